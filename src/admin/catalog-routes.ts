@@ -1,0 +1,43 @@
+import { createRoute } from "@hono/zod-openapi";
+import { invalidateCatalogCache } from "../catalog/cache";
+import { CatalogDocument } from "../catalog/schema";
+import { readCatalog, replaceCatalog } from "../catalog/store";
+import { notFound } from "../http/problem";
+import { createRouter, problems } from "../http/router";
+
+export const adminCatalogRoutes = createRouter();
+
+const security = [{ adminBearer: [] }];
+
+adminCatalogRoutes.openapi(
+  createRoute({
+    method: "put",
+    path: "/admin/catalog",
+    tags: ["Admin"],
+    summary: "Replace the whole catalog atomically",
+    security,
+    request: { body: { required: true, content: { "application/json": { schema: CatalogDocument } } } },
+    responses: { 204: { description: "Replaced; the instance that took it serves it at once" }, ...problems(400, 401, 404, 413) },
+  }),
+  async (c) => {
+    await replaceCatalog(c.env.DB, c.req.valid("json"));
+    await invalidateCatalogCache();
+    return c.body(null, 204);
+  },
+);
+
+adminCatalogRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/admin/catalog",
+    tags: ["Admin"],
+    summary: "The stored catalog document, including what the public endpoints hide",
+    security,
+    responses: { 200: { description: "The catalog document", content: { "application/json": { schema: CatalogDocument } } }, ...problems(401, 404) },
+  }),
+  async (c) => {
+    const doc = await readCatalog(c.env.DB);
+    if (!doc) throw notFound("No catalog has been loaded yet.");
+    return c.json(doc, 200);
+  },
+);

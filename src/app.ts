@@ -1,0 +1,46 @@
+import { Scalar } from "@scalar/hono-api-reference";
+import { adminCatalogRoutes } from "./admin/catalog-routes";
+import { requireAdmin } from "./admin/guard";
+import { PUBLIC_CATALOG_PATHS, catalogRoutes } from "./catalog/routes";
+import { limitBody, publicCors, requestId } from "./http/middleware";
+import { problemResponse, toApiError } from "./http/problem";
+import { createRouter } from "./http/router";
+import { notFoundOrMethodNotAllowed } from "./http/routing";
+
+export const API_VERSION = "12.0.1";
+const OPENAPI_PATH = "/v1/openapi.json";
+
+/** Assembles the Worker: middleware order, route mounting, OpenAPI, and the two error handlers. */
+export function createApp() {
+  const app = createRouter();
+
+  app.use("*", requestId);
+  for (const path of [...PUBLIC_CATALOG_PATHS, OPENAPI_PATH]) app.use(path, publicCors);
+  app.use("/admin/*", requireAdmin, limitBody(16 * 1024 * 1024));
+  app.use("/v1/*", limitBody(1024 * 1024));
+  app.use("/auth/*", limitBody(1024 * 1024));
+
+  app.route("/", catalogRoutes);
+  app.route("/", adminCatalogRoutes);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "adminBearer", { type: "http", scheme: "bearer", description: "ADMIN_TOKEN (operators only)" });
+  app.doc31(OPENAPI_PATH, {
+    openapi: "3.1.0",
+    info: {
+      title: "Project Chat API v1",
+      version: API_VERSION,
+      description: "Project chats, personal API tokens and the anonymous public catalog. Errors are RFC 9457 problem+json.",
+    },
+  });
+  app.get("/v1/docs", Scalar({ url: OPENAPI_PATH, pageTitle: "Project Chat API v1" }));
+
+  app.notFound(notFoundOrMethodNotAllowed(app));
+  app.onError((error, c) => {
+    const problem = toApiError(error);
+    const id = c.get("requestId");
+    // Path only: query strings and headers may carry secrets and are never logged.
+    if (problem.status >= 500) console.error(JSON.stringify({ level: "error", requestId: id, method: c.req.method, path: c.req.path, error: String((error as Error)?.stack ?? error) }));
+    return problemResponse(problem, id);
+  });
+  return app;
+}

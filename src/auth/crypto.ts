@@ -1,0 +1,19 @@
+const encoder = new TextEncoder();
+
+export async function sha256(value: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(value)));
+}
+
+export async function sha256Hex(value: string): Promise<string> {
+  return toHex(await sha256(value));
+}
+
+export function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Compares two secrets in constant time: both are hashed first so their lengths never leak. */
+export async function secretsEqual(given: string, expected: string): Promise<boolean> {
+  const [a, b] = await Promise.all([sha256(given), sha256(expected)]);
+  return crypto.subtle.timingSafeEqual(a, b);
+}

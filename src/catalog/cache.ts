@@ -1,0 +1,81 @@
+import type { Env } from "../env";
+import { numberVar } from "../env";
+import { LANGUAGES, type CatalogDocument, type Language } from "./schema";
+import { readCatalog } from "./store";
+
+export type RenderedBody = { body: string; etag: string; renderedAt: number };
+export type CatalogEndpoint = "plans" | "privacy-policy" | "terms-of-use" | "chat-banners" | "page-top-banners" | "poll";
+export const CATALOG_ENDPOINTS: CatalogEndpoint[] = ["plans", "privacy-policy", "terms-of-use", "chat-banners", "page-top-banners", "poll"];
+
+// Isolate memory: a hot request is a Map lookup, no D1 and no Cache API round trip.
+const rendered = new Map<string, RenderedBody>();
+let documentLoad: { promise: Promise<CatalogDocument | null>; loadedAt: number } | undefined;
+// Bumped by every invalidation so a read that started before a PUT cannot store what it read.
+let generation = 0;
+
+const cacheSeconds = (env: Env) => numberVar(env.CATALOG_CACHE_SECONDS, 30);
+const cacheKey = (endpoint: CatalogEndpoint, language: Language) =>
+  new Request(`https://catalog.cache.internal/${endpoint}/${language}`);
+
+async function strongEtag(body: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body)));
+  return `"${Array.from(digest.subarray(0, 16), (b) => b.toString(16).padStart(2, "0")).join("")}"`;
+}
+
+function loadDocument(env: Env, now: number, maxAgeMs: number): Promise<CatalogDocument | null> {
+  if (documentLoad && now - documentLoad.loadedAt < maxAgeMs) return documentLoad.promise;
+  const load = { promise: readCatalog(env.DB), loadedAt: now };
+  documentLoad = load;
+  load.promise.catch(() => { if (documentLoad === load) documentLoad = undefined; });
+  return load.promise;
+}
+
+/**
+ * The rendered body of one catalog endpoint in one language: from isolate memory, else the
+ * colo's Cache API, else D1. Nothing is served older than CATALOG_CACHE_SECONDS after it was rendered.
+ */
+export async function renderCached(
+  env: Env,
+  ctx: Pick<ExecutionContext, "waitUntil">,
+  endpoint: CatalogEndpoint,
+  language: Language,
+  render: (doc: CatalogDocument | null) => unknown,
+): Promise<RenderedBody> {
+  const key = `${endpoint}/${language}`;
+  const maxAgeMs = cacheSeconds(env) * 1000;
+  const now = Date.now();
+  const hot = rendered.get(key);
+  if (hot && now - hot.renderedAt < maxAgeMs) return hot;
+
+  const startedAt = generation;
+  const cache = await caches.open("catalog");
+  const shared = maxAgeMs > 0 ? await cache.match(cacheKey(endpoint, language)) : undefined;
+  if (shared) {
+    const renderedAt = Number(shared.headers.get("x-rendered-at"));
+    const entry = { body: await shared.text(), etag: shared.headers.get("etag") ?? "", renderedAt };
+    if (now - renderedAt < maxAgeMs && entry.etag) {
+      if (startedAt === generation) rendered.set(key, entry);
+      return entry;
+    }
+  }
+
+  const body = JSON.stringify(render(await loadDocument(env, now, maxAgeMs)));
+  const entry = { body, etag: await strongEtag(body), renderedAt: now };
+  if (startedAt === generation && maxAgeMs > 0) {
+    rendered.set(key, entry);
+    const stored = new Response(body, {
+      headers: { "cache-control": `max-age=${cacheSeconds(env)}`, etag: entry.etag, "x-rendered-at": String(now) },
+    });
+    ctx.waitUntil(cache.put(cacheKey(endpoint, language), stored));
+  }
+  return entry;
+}
+
+/** Drops every cached rendering, in memory and in this colo's Cache API, after the catalog changed. */
+export async function invalidateCatalogCache(): Promise<void> {
+  generation++;
+  rendered.clear();
+  documentLoad = undefined;
+  const cache = await caches.open("catalog");
+  await Promise.all(CATALOG_ENDPOINTS.flatMap((e) => LANGUAGES.map((l) => cache.delete(cacheKey(e, l)))));
+}

@@ -1,0 +1,97 @@
+import { createRoute, type z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { resolveLanguage } from "../http/language";
+import { ApiError } from "../http/problem";
+import { createRouter, problems } from "../http/router";
+import { renderCached, type CatalogEndpoint } from "./cache";
+import { renderBanners, renderLegalDocument, renderPlans, renderPoll } from "./render";
+import { ChatBanner, LegalDocument, PageTopBanner, PlanCatalog, PollResponse, type CatalogDocument, type Language } from "./schema";
+
+export const PUBLIC_CATALOG_PATHS = ["/v1/plans", "/v1/privacy-policy", "/v1/terms-of-use", "/v1/chat-banners", "/v1/chat-banners/page-top", "/v1/poll"];
+
+type Endpoint = {
+  name: CatalogEndpoint;
+  path: string;
+  summary: string;
+  schema: z.ZodType;
+  // Legal texts and the poll must be fetched fresh by browsers; the lists may be reused for a minute.
+  cacheControl: string;
+  render: (doc: CatalogDocument | null, language: Language, env: AppEnv["Bindings"]) => unknown;
+};
+
+const appOrigin = (env: AppEnv["Bindings"]) => env.APP_ORIGIN || "http://localhost:5173";
+const LISTS = "public, max-age=60";
+const FRESH = "no-store";
+
+const endpoints: Endpoint[] = [
+  {
+    name: "plans", path: "/v1/plans", summary: "The plan catalog: the free plan and the active paid plans", schema: PlanCatalog, cacheControl: LISTS,
+    render: (doc, language) => {
+      if (!doc) throw new ApiError(503, "service_unavailable", "The plan catalog has not been loaded yet.", { headers: { "retry-after": "60" } });
+      return renderPlans(doc, language);
+    },
+  },
+  {
+    name: "privacy-policy", path: "/v1/privacy-policy", summary: "The privacy policy", schema: LegalDocument, cacheControl: FRESH,
+    render: (doc, language) => renderLegalDocument(doc?.privacyPolicy ?? emptyLegalDocument, language),
+  },
+  {
+    name: "terms-of-use", path: "/v1/terms-of-use", summary: "The terms of use", schema: LegalDocument, cacheControl: FRESH,
+    render: (doc, language) => renderLegalDocument(doc?.termsOfUse ?? emptyLegalDocument, language),
+  },
+  {
+    name: "chat-banners", path: "/v1/chat-banners", summary: "Active chat banners in stored order", schema: ChatBanner.array(), cacheControl: LISTS,
+    render: (doc, language, env) => renderBanners(doc?.chatBanners ?? [], language, appOrigin(env)),
+  },
+  {
+    name: "page-top-banners", path: "/v1/chat-banners/page-top", summary: "Active page-top banners in stored order", schema: PageTopBanner.array(), cacheControl: LISTS,
+    render: (doc, language, env) => renderBanners(doc?.pageTopBanners ?? [], language, appOrigin(env)),
+  },
+  {
+    name: "poll", path: "/v1/poll", summary: "The enabled questionnaire, or null", schema: PollResponse, cacheControl: FRESH,
+    render: (doc, language) => (doc ? renderPoll(doc, language) : { poll: null }),
+  },
+];
+
+// An empty body means the document is not published (spec, "Legal document").
+const emptyLegalDocument = { contentMarkdownEn: "", contentMarkdownRu: "", contentMarkdownEs: "", acceptanceUpdateTitle: "" };
+
+/** RFC 9110 If-None-Match: weak comparison, a list of tags, or "*". */
+function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === "*") return true;
+  return header.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
+}
+
+async function serve(c: Context<AppEnv>, endpoint: Endpoint): Promise<Response> {
+  const language = resolveLanguage(c.req.header("accept-language"));
+  const { body, etag } = await renderCached(c.env, c.executionCtx, endpoint.name, language, (doc) => endpoint.render(doc, language, c.env));
+  const headers = {
+    "cache-control": endpoint.cacheControl,
+    "content-language": language,
+    vary: "Accept-Language",
+    etag,
+  };
+  if (matchesIfNoneMatch(c.req.header("if-none-match"), etag)) return new Response(null, { status: 304, headers });
+  return new Response(body, { status: 200, headers: { ...headers, "content-type": "application/json; charset=utf-8" } });
+}
+
+export const catalogRoutes = createRouter();
+
+for (const endpoint of endpoints) {
+  const route = createRoute({
+    method: "get",
+    path: endpoint.path,
+    tags: ["Public catalog"],
+    summary: endpoint.summary,
+    description: "Anonymous. Language from Accept-Language (en, ru, es; English otherwise). HEAD gives the headers alone; OPTIONS answers CORS preflight.",
+    parameters: [{ name: "Accept-Language", in: "header", required: false, schema: { type: "string", example: "ru-RU,ru;q=0.9,en;q=0.8" } }],
+    responses: {
+      200: { description: "The resource in the request language", content: { "application/json": { schema: endpoint.schema } } },
+      304: { description: "Not modified (If-None-Match matched the ETag)" },
+      ...problems(405),
+    },
+  });
+  catalogRoutes.openapi(route, (c) => serve(c, endpoint) as never);
+}

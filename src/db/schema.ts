@@ -1,0 +1,134 @@
+import { integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { AVAILABLE_FUNCTIONS } from "../catalog/schema";
+
+// Translatable text keeps all three authored languages; the plain field is chosen per request.
+const translated = <N extends string>(name: N, column: string) =>
+  ({
+    [`${name}En`]: text(`${column}_en`).notNull().default(""),
+    [`${name}Ru`]: text(`${column}_ru`).notNull().default(""),
+    [`${name}Es`]: text(`${column}_es`).notNull().default(""),
+  }) as Record<`${N}En` | `${N}Ru` | `${N}Es`, ReturnType<typeof text>>;
+
+const json = <T>(column: string) => text(column, { mode: "json" }).$type<T>().notNull();
+
+export type IncludedSection = {
+  titleEn: string; titleRu: string; titleEs: string;
+  contentMarkdownEn: string; contentMarkdownRu: string; contentMarkdownEs: string;
+};
+
+const planColumns = () => ({
+  ...translated("title", "title"),
+  ...translated("descriptionLineOne", "description_line_one"),
+  ...translated("descriptionLineTwo", "description_line_two"),
+  includedSections: json<IncludedSection[]>("included_sections"),
+  availableFunctions: json<(typeof AVAILABLE_FUNCTIONS)[number][]>("available_functions"),
+  maxProjects: integer("max_projects"),
+  maxAppsPerProject: integer("max_apps_per_project"),
+  mainColor: text("main_color").notNull(),
+});
+
+/** The single free plan (id is always 1). */
+export const freePlan = sqliteTable("catalog_free_plan", {
+  id: integer("id").primaryKey(),
+  ...planColumns(),
+  monthlyCredits: integer("monthly_credits").notNull(),
+  paidPlanCompletionCredits: integer("paid_plan_completion_credits").notNull(),
+  phoneVerificationCredits: integer("phone_verification_credits").notNull(),
+  registrationCredits: integer("registration_credits").notNull(),
+});
+
+export const paidPlans = sqliteTable("catalog_paid_plans", {
+  id: text("id").primaryKey(),
+  position: integer("position").notNull(),
+  order: integer("sort_order").notNull(),
+  isActive: integer("is_active", { mode: "boolean" }).notNull(),
+  isPopular: integer("is_popular", { mode: "boolean" }).notNull(),
+  creditsDoNotExpire: integer("credits_do_not_expire", { mode: "boolean" }).notNull(),
+  ...planColumns(),
+});
+
+export const planDurations = sqliteTable(
+  "catalog_plan_durations",
+  {
+    planId: text("plan_id").notNull().references(() => paidPlans.id, { onDelete: "cascade" }),
+    id: text("id").notNull(),
+    position: integer("position").notNull(),
+    months: integer("months").notNull(),
+    creditAccumulationMonths: real("credit_accumulation_months").notNull().default(0),
+    creditsDoNotExpire: integer("credits_do_not_expire", { mode: "boolean" }).notNull().default(false),
+    isArchived: integer("is_archived", { mode: "boolean" }).notNull().default(false),
+  },
+  (t) => [primaryKey({ columns: [t.planId, t.id] })],
+);
+
+export const planCreditOptions = sqliteTable(
+  "catalog_plan_credit_options",
+  {
+    planId: text("plan_id").notNull(),
+    durationId: text("duration_id").notNull(),
+    id: text("id").notNull(),
+    position: integer("position").notNull(),
+    credits: integer("credits"),
+    price: integer("price"),
+    isNegotiatedPrice: integer("is_negotiated_price", { mode: "boolean" }).notNull().default(false),
+    isArchived: integer("is_archived", { mode: "boolean" }).notNull().default(false),
+  },
+  (t) => [primaryKey({ columns: [t.planId, t.durationId, t.id] })],
+);
+
+export const legalDocuments = sqliteTable("catalog_legal_documents", {
+  kind: text("kind", { enum: ["privacy_policy", "terms_of_use"] }).primaryKey(),
+  ...translated("contentMarkdown", "content_markdown"),
+  acceptanceUpdateTitle: text("acceptance_update_title").notNull().default(""),
+});
+
+export const banners = sqliteTable("catalog_banners", {
+  id: text("id").primaryKey(),
+  placement: text("placement", { enum: ["chat", "page_top"] }).notNull(),
+  position: integer("position").notNull(),
+  ...translated("contentMarkdown", "content_markdown"),
+  iconName: text("icon_name").notNull(),
+  iconColor: text("icon_color"),
+  linkUrl: text("link_url").notNull(),
+  openInNewTab: integer("open_in_new_tab", { mode: "boolean" }).notNull(),
+  archived: integer("archived", { mode: "boolean" }).notNull().default(false),
+  backgroundColor: text("background_color"),
+  textColor: text("text_color"),
+  weight: integer("weight"),
+});
+
+/** The single questionnaire (id is always 1); its questions and options have their own tables. */
+export const polls = sqliteTable("catalog_poll", {
+  id: integer("id").primaryKey(),
+  revision: integer("revision").notNull(),
+  completionEpoch: integer("completion_epoch"),
+  hasDefinition: integer("has_definition", { mode: "boolean" }).notNull(),
+  ...translated("title", "title"),
+  iconName: text("icon_name").notNull().default(""),
+  iconColor: text("icon_color"),
+  backgroundColor: text("background_color"),
+  textColor: text("text_color"),
+  weight: integer("weight"),
+  ...translated("previewTitle", "preview_title"),
+  ...translated("previewDescription", "preview_description"),
+  enabled: integer("enabled", { mode: "boolean" }).notNull().default(false),
+  bonusCredits: integer("bonus_credits"),
+  startQuestionId: text("start_question_id").notNull().default(""),
+});
+
+export const pollQuestions = sqliteTable("catalog_poll_questions", {
+  id: text("id").primaryKey(),
+  position: integer("position").notNull(),
+  ...translated("title", "title"),
+  type: text("type", { enum: ["single", "multiple"] }).notNull(),
+  nextQuestionId: text("next_question_id"),
+});
+
+export const pollOptions = sqliteTable("catalog_poll_options", {
+  id: text("id").primaryKey(),
+  questionId: text("question_id").notNull().references(() => pollQuestions.id, { onDelete: "cascade" }),
+  position: integer("position").notNull(),
+  ...translated("label", "label"),
+  isCustom: integer("is_custom", { mode: "boolean" }).notNull().default(false),
+  nextQuestionId: text("next_question_id"),
+});

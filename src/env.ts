@@ -1,0 +1,22 @@
+/** Bindings and vars, as declared in wrangler.toml (secrets come from `wrangler secret put` or .dev.vars). */
+export interface Env {
+  DB: D1Database;
+  ADMIN_TOKEN?: string;
+  APP_ORIGIN?: string;
+  APP_ORIGINS?: string;
+  RATE_LIMIT_PER_MINUTE?: string;
+  AGENT_MODE?: string;
+  AGENT_URL?: string;
+  AGENT_SECRET?: string;
+  LOCAL_AGENT_DELAY_MS?: string;
+  TASK_CREDIT_COST?: string;
+  CATALOG_CACHE_SECONDS?: string;
+}
+
+export type AppEnv = { Bindings: Env; Variables: { requestId: string } };
+
+/** Reads a numeric var, falling back to the documented default when unset or not a number. */
+export function numberVar(value: string | undefined, fallback: number): number {
+  const parsed = value === undefined || value.trim() === "" ? NaN : Number(value);
+  return Number.isFinite(parsed) && parsed >= 0 ? parsed : fallback;
+}

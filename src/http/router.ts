@@ -1,0 +1,28 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../env";
+import { validationHook } from "./problem";
+
+/** A sub-router whose validation failures produce the same problem+json as every other error. */
+export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+export const problemContent = {
+  "application/problem+json": {
+    schema: {
+      type: "object" as const,
+      required: ["type", "title", "status", "detail", "code"],
+      properties: {
+        type: { type: "string" as const },
+        title: { type: "string" as const },
+        status: { type: "integer" as const },
+        detail: { type: "string" as const },
+        code: { type: "string" as const },
+        errors: { type: "array" as const, items: { type: "object" as const, properties: { path: { type: "string" as const }, message: { type: "string" as const } } } },
+      },
+    },
+  },
+};
+
+/** OpenAPI response entries for the problem statuses a route can answer. */
+export function problems(...statuses: number[]) {
+  return Object.fromEntries(statuses.map((s) => [s, { description: "Problem details (RFC 9457)", content: problemContent }]));
+}

@@ -1,0 +1,6 @@
+import { createApp } from "./app";
+import type { Env } from "./env";
+
+const app = createApp();
+
+export default { fetch: app.fetch } satisfies ExportedHandler<Env>;
