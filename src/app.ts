@@ -39,7 +39,11 @@ export function createApp() {
     const problem = toApiError(error);
     const id = c.get("requestId");
     // Path only: query strings and headers may carry secrets and are never logged.
-    if (problem.status >= 500) console.error(JSON.stringify({ level: "error", requestId: id, method: c.req.method, path: c.req.path, error: String((error as Error)?.stack ?? error) }));
+    if (problem.status >= 500) {
+      const unexpected = problem.code === "internal_error";
+      const entry = { level: unexpected ? "error" : "warn", requestId: id, method: c.req.method, path: c.req.path, status: problem.status, error: unexpected ? String((error as Error)?.stack ?? error) : problem.message };
+      (unexpected ? console.error : console.warn)(JSON.stringify(entry));
+    }
     return problemResponse(problem, id);
   });
   return app;

@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+// npm run dev: migrate local D1, start wrangler dev on 127.0.0.1:8787, and seed the demo data when the database is empty.
+import { LOCAL_URL, adminClient, applyLocalMigrations, localAdminToken, startWranglerDev, waitUntilUp } from "./lib.mjs";
+import { seedDemoData } from "./seed-data.mjs";
+
+const adminToken = localAdminToken();
+applyLocalMigrations();
+const child = startWranglerDev({ extraArgs: process.argv.slice(2) });
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+child.on("exit", (code) => process.exit(code ?? 0));
+
+try {
+  await waitUntilUp(LOCAL_URL, child);
+  const call = adminClient(LOCAL_URL, adminToken);
+  if ((await call("GET", "/admin/catalog")).status === 404) await seedDemoData(call);
+  console.log(`\nReady: ${LOCAL_URL}/v1/plans  ·  API reference: ${LOCAL_URL}/v1/docs\n`);
+} catch (error) {
+  console.error(`Could not seed the demo data: ${error.message}`);
+}

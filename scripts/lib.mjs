@@ -1,0 +1,97 @@
+// Helpers shared by the dev, seed and admin scripts: the local admin secret, a server to talk to, admin calls.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, appendFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const projectDir = join(dirname(fileURLToPath(import.meta.url)), "..");
+export const LOCAL_URL = "http://127.0.0.1:8787";
+const devVarsPath = join(projectDir, ".dev.vars");
+
+/** The ADMIN_TOKEN of local dev: from the environment, else .dev.vars, which gets a fresh one on first use. */
+export function localAdminToken() {
+  if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
+  const existing = existsSync(devVarsPath) ? readFileSync(devVarsPath, "utf8").match(/^ADMIN_TOKEN\s*=\s*"?([^"\n]+)"?/m)?.[1] : undefined;
+  if (existing) return existing;
+  const token = "dev-admin-" + randomBytes(18).toString("base64url");
+  appendFileSync(devVarsPath, `ADMIN_TOKEN="${token}"\n`);
+  console.log(`Wrote a new local ADMIN_TOKEN to .dev.vars (it is git-ignored).`);
+  return token;
+}
+
+export function applyLocalMigrations(extraArgs = []) {
+  const result = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", ...extraArgs], {
+    cwd: projectDir, stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, CI: "true" },
+  });
+  if (result.status !== 0) throw new Error("applying the local D1 migrations failed");
+}
+
+export async function isUp(url) {
+  try {
+    const r = await fetch(`${url}/v1/openapi.json`);
+    await r.arrayBuffer();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function waitUntilUp(url, child, seconds = 90) {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new Error("wrangler dev exited before it was ready");
+    if (await isUp(url)) return;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`${url} did not come up within ${seconds} s`);
+}
+
+export function startWranglerDev({ port = 8787, inspectorPort = 9229, quiet = false, extraArgs = [] } = {}) {
+  return spawn("wrangler", ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false", ...extraArgs], {
+    cwd: projectDir, stdio: quiet ? "ignore" : "inherit", detached: quiet,
+  });
+}
+
+/**
+ * Runs fn against url when given; else against local dev if it is running; else starts a
+ * temporary local Worker on a spare port for the duration of fn.
+ */
+export async function withServer(url, fn) {
+  if (url) return fn(url);
+  if (await isUp(LOCAL_URL)) return fn(LOCAL_URL);
+  localAdminToken();
+  applyLocalMigrations();
+  const port = 8790 + Math.floor(Math.random() * 100);
+  const child = startWranglerDev({ port, inspectorPort: port + 1000, quiet: true });
+  const temporary = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilUp(temporary, child);
+    return await fn(temporary);
+  } finally {
+    try { process.kill(-child.pid, "SIGTERM"); } catch {}
+  }
+}
+
+export function adminClient(url, token) {
+  return async function call(method, path, body) {
+    const r = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    let json;
+    try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
+    return { status: r.status, json, text };
+  };
+}
+
+/** Throws a readable error unless the answer has one of the expected statuses. */
+export function expect(answer, statuses, what) {
+  if (!statuses.includes(answer.status)) {
+    const detail = answer.json?.errors ? answer.json.errors.map((e) => `  ${e.path}: ${e.message}`).join("\n") : answer.json?.detail ?? answer.text;
+    throw new Error(`${what}: HTTP ${answer.status}\n${detail}`);
+  }
+  return answer;
+}

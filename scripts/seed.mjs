@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+// npm run seed [-- --url URL --token ADMIN_TOKEN]: loads the demo data, replacing what is there.
+import { parseArgs } from "node:util";
+import { adminClient, localAdminToken, withServer } from "./lib.mjs";
+import { seedDemoData } from "./seed-data.mjs";
+
+const { values } = parseArgs({ options: { url: { type: "string" }, token: { type: "string" } } });
+await withServer(values.url, (url) => seedDemoData(adminClient(url, values.token ?? (values.url ? process.env.ADMIN_TOKEN : localAdminToken()))));

@@ -1,0 +1,61 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { catalogFixture } from "../fixtures/catalog";
+import { admin, call, env } from "../helpers";
+
+const plansIn = (language: string) => call("GET", "/v1/plans", { headers: { "accept-language": language } });
+
+beforeEach(async () => {
+  expect((await admin("PUT", "/admin/catalog", catalogFixture())).status).toBe(204);
+});
+afterEach(() => vi.restoreAllMocks());
+
+describe("catalog cache", () => {
+  it("serves a warm request without reading D1", async () => {
+    const warm = await plansIn("ru");
+    // Emptied behind the cache's back: only a request that reads D1 could notice.
+    await env.DB.exec("DELETE FROM catalog_paid_plans");
+    const again = await plansIn("ru");
+    expect(again.status).toBe(200);
+    expect(again.json.plans).toHaveLength(2);
+    expect(again.headers.get("etag")).toBe(warm.headers.get("etag"));
+  });
+
+  it("keys renderings by the normalised language, not the raw header", async () => {
+    const first = await plansIn("ru-RU,ru;q=0.9");
+    await env.DB.exec("DELETE FROM catalog_paid_plans");
+    const second = await plansIn("ru");
+    expect(second.headers.get("etag")).toBe(first.headers.get("etag"));
+  });
+
+  it("stores each rendering in the Cache API for other isolates of the colo", async () => {
+    const r = await plansIn("es");
+    const cache = await caches.open("catalog");
+    // The write happens in waitUntil, after the response went out.
+    let cached: Response | undefined;
+    for (let i = 0; i < 50 && !cached; i++) {
+      cached = await cache.match("https://catalog.cache.internal/plans/es");
+      if (!cached) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(cached).toBeDefined();
+    expect(cached!.headers.get("etag")).toBe(r.headers.get("etag"));
+    expect(cached!.headers.get("cache-control")).toBe("max-age=30");
+    expect(await cached!.text()).toBe(r.text);
+  });
+
+  it("reads D1 again once CATALOG_CACHE_SECONDS have passed", async () => {
+    await plansIn("en");
+    await env.DB.exec("UPDATE catalog_free_plan SET title_en = 'Changed behind the cache'");
+    expect((await plansIn("en")).json.freePlan.title).toBe("Free");
+    const now = Date.now();
+    vi.spyOn(Date, "now").mockReturnValue(now + 31_000);
+    expect((await plansIn("en")).json.freePlan.title).toBe("Changed behind the cache");
+  });
+
+  it("shows an admin change at once on the instance that took it", async () => {
+    await plansIn("en");
+    const doc = catalogFixture();
+    doc.freePlan.titleEn = "Renamed";
+    expect((await admin("PUT", "/admin/catalog", doc)).status).toBe(204);
+    expect((await plansIn("en")).json.freePlan.title).toBe("Renamed");
+  });
+});
