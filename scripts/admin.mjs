@@ -9,6 +9,13 @@ const USAGE = `usage: npm run admin -- <command> [options] [--url URL] [--token 
 
   catalog import FILE                         replace the whole catalog with FILE (JSON catalog document)
   catalog export [FILE]                       print the stored catalog document, or write it to FILE
+  account create --email E --password P [--credits N]
+  account password --account ID --password P
+  credits set --account ID --credits N
+  project create --name NAME --owner ACCOUNT_ID [--id UUID]
+  project suspend --project ID                project activate --project ID
+  member set --project ID --account ID --role owner|editor|viewer
+  member remove --project ID --account ID
 
 --url defaults to local dev (http://127.0.0.1:8787); --token defaults to $ADMIN_TOKEN, then .dev.vars.`;
 
@@ -16,6 +23,8 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     url: { type: "string" }, token: { type: "string" }, help: { type: "boolean", short: "h" },
+    email: { type: "string" }, password: { type: "string" }, credits: { type: "string" }, account: { type: "string" },
+    name: { type: "string" }, owner: { type: "string" }, id: { type: "string" }, project: { type: "string" }, role: { type: "string" },
   },
 });
 
@@ -32,6 +41,28 @@ const commands = {
     return `Wrote ${file}.`;
   },
 };
+
+const need = (o, ...keys) => {
+  for (const k of keys) if (o[k] === undefined) throw new Error(`missing --${k}`);
+  return o;
+};
+const show = (answer) => JSON.stringify(answer.json, null, 2);
+Object.assign(commands, {
+  "account create": async (call, _, o) =>
+    show(expect(await call("POST", "/admin/accounts", { email: need(o, "email", "password").email, password: o.password, ...(o.credits ? { credits: Number(o.credits) } : {}) }), [201], "account create")),
+  "account password": async (call, _, o) => show(expect(await call("PATCH", `/admin/accounts/${need(o, "account", "password").account}`, { password: o.password }), [200], "account password")),
+  "credits set": async (call, _, o) => show(expect(await call("PATCH", `/admin/accounts/${need(o, "account", "credits").account}`, { credits: Number(o.credits) }), [200], "credits set")),
+  "project create": async (call, _, o) =>
+    show(expect(await call("POST", "/admin/projects", { name: need(o, "name", "owner").name, ownerAccountId: o.owner, ...(o.id ? { id: o.id } : {}) }), [201], "project create")),
+  "project suspend": async (call, _, o) => show(expect(await call("PATCH", `/admin/projects/${need(o, "project").project}`, { status: "suspended" }), [200], "project suspend")),
+  "project activate": async (call, _, o) => show(expect(await call("PATCH", `/admin/projects/${need(o, "project").project}`, { status: "active" }), [200], "project activate")),
+  "member set": async (call, _, o) =>
+    show(expect(await call("PUT", `/admin/projects/${need(o, "project", "account", "role").project}/members/${o.account}`, { role: o.role }), [200], "member set")),
+  "member remove": async (call, _, o) => {
+    expect(await call("DELETE", `/admin/projects/${need(o, "project", "account").project}/members/${o.account}`), [204], "member remove");
+    return "Removed.";
+  },
+});
 
 const name = positionals.slice(0, 2).join(" ");
 const command = commands[name];

@@ -14,5 +14,13 @@ export const DEMO = {
 export async function seedDemoData(call) {
   const catalog = JSON.parse(readFileSync(join(projectDir, "scripts/demo/catalog.json"), "utf8"));
   expect(await call("PUT", "/admin/catalog", catalog), [204], "loading the demo catalog");
-  console.log("Seeded the demo catalog.");
+  const created = await call("POST", "/admin/accounts", { email: DEMO.email, password: DEMO.password, credits: DEMO.credits });
+  expect(created, [201, 409], "creating the demo account");
+  if (created.status === 409) {
+    console.log(`The demo account exists already; left as it is.`);
+  } else {
+    const project = await call("POST", "/admin/projects", { id: DEMO.projectId, name: DEMO.projectName, ownerAccountId: created.json.id });
+    expect(project, [201, 409], "creating the demo project");
+  }
+  console.log(`Seeded the demo catalog, ${DEMO.email} / ${DEMO.password} and project ${DEMO.projectId}.`);
 }

@@ -1,6 +1,10 @@
 import { Scalar } from "@scalar/hono-api-reference";
+import { adminAccountRoutes } from "./admin/accounts-routes";
 import { adminCatalogRoutes } from "./admin/catalog-routes";
 import { requireAdmin } from "./admin/guard";
+import { tokenGate } from "./auth/gate";
+import { authRoutes } from "./auth/routes";
+import { accountCors } from "./auth/session";
 import { PUBLIC_CATALOG_PATHS, catalogRoutes } from "./catalog/routes";
 import { limitBody, publicCors, requestId } from "./http/middleware";
 import { problemResponse, toApiError } from "./http/problem";
@@ -18,11 +22,18 @@ export function createApp() {
   for (const path of [...PUBLIC_CATALOG_PATHS, OPENAPI_PATH]) app.use(path, publicCors);
   app.use("/admin/*", requireAdmin, limitBody(16 * 1024 * 1024));
   app.use("/v1/*", limitBody(1024 * 1024));
-  app.use("/auth/*", limitBody(1024 * 1024));
+  app.use("/auth/*", accountCors, limitBody(1024 * 1024));
+  app.use("/v1/projects/*", tokenGate);
 
   app.route("/", catalogRoutes);
+  app.route("/", authRoutes);
   app.route("/", adminCatalogRoutes);
+  app.route("/", adminAccountRoutes);
 
+  app.openAPIRegistry.registerComponent("securitySchemes", "userApiTokenBearer", {
+    type: "http", scheme: "bearer", description: "A personal API token (pct_…) from POST /auth/api-tokens, with the chat:read and/or chat:write scope",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "accountSessionBearer", { type: "http", scheme: "bearer", description: "An account session token (pcs_…) from POST /auth/token" });
   app.openAPIRegistry.registerComponent("securitySchemes", "adminBearer", { type: "http", scheme: "bearer", description: "ADMIN_TOKEN (operators only)" });
   app.doc31(OPENAPI_PATH, {
     openapi: "3.1.0",

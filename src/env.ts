@@ -1,6 +1,9 @@
 /** Bindings and vars, as declared in wrangler.toml (secrets come from `wrangler secret put` or .dev.vars). */
+import type { TokenGate } from "./auth/token-gate";
+
 export interface Env {
   DB: D1Database;
+  TOKEN_GATE: DurableObjectNamespace<TokenGate>;
   ADMIN_TOKEN?: string;
   APP_ORIGIN?: string;
   APP_ORIGINS?: string;

@@ -3,4 +3,6 @@ import type { Env } from "./env";
 
 const app = createApp();
 
+export { TokenGate } from "./auth/token-gate";
+
 export default { fetch: app.fetch } satisfies ExportedHandler<Env>;

@@ -8,9 +8,9 @@ const FALLBACK: Record<Language, readonly Language[]> = {
 const SUFFIX: Record<Language, "En" | "Ru" | "Es"> = { en: "En", ru: "Ru", es: "Es" };
 
 /** Adds the plain field for each name: the requested language, else en, ru, es, first non-empty. */
-function localise<T extends object>(item: T, language: Language, names: readonly string[]): T & Record<string, string> {
+function localise<T extends object, N extends string>(item: T, language: Language, names: readonly N[]): Record<N, string> & T {
   const source = item as Record<string, unknown>;
-  const plain: Record<string, string> = {};
+  const plain = {} as Record<N, string>;
   for (const name of names) {
     const texts = FALLBACK[language].map((l) => source[`${name}${SUFFIX[l]}`]);
     plain[name] = (texts.find((v) => typeof v === "string" && v !== "") as string | undefined) ?? "";

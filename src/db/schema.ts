@@ -1,4 +1,5 @@
-import { integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { check, index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import type { AVAILABLE_FUNCTIONS } from "../catalog/schema";
 
 // Translatable text keeps all three authored languages; the plain field is chosen per request.
@@ -132,3 +133,72 @@ export const pollOptions = sqliteTable("catalog_poll_options", {
   isCustom: integer("is_custom", { mode: "boolean" }).notNull().default(false),
   nextQuestionId: text("next_question_id"),
 });
+
+// ---- accounts, projects, sessions and API tokens ----
+
+export const accounts = sqliteTable(
+  "accounts",
+  {
+    id: text("id").primaryKey(),
+    // Stored lower-cased, so the unique index makes addresses unique case-insensitively.
+    email: text("email").notNull().unique(),
+    passwordHash: text("password_hash").notNull(),
+    credits: integer("credits").notNull().default(0),
+    createdAt: text("created_at").notNull(),
+  },
+  // The last line of defence for "nothing goes negative" when tasks take credits.
+  (t) => [check("credits_not_negative", sql`${t.credits} >= 0`)],
+);
+
+export const projects = sqliteTable("projects", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  ownerAccountId: text("owner_account_id").notNull().references(() => accounts.id),
+  status: text("status", { enum: ["active", "suspended"] }).notNull().default("active"),
+  createdAt: text("created_at").notNull(),
+});
+
+export const projectMembers = sqliteTable(
+  "project_members",
+  {
+    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ["owner", "editor", "viewer"] }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.accountId] })],
+);
+
+export const sessions = sqliteTable("sessions", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  tokenHash: text("token_hash").notNull().unique(),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+});
+
+export const apiTokens = sqliteTable(
+  "api_tokens",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    tokenHash: text("token_hash").notNull().unique(),
+    prefix: text("prefix").notNull(),
+    scopes: json<("chat:read" | "chat:write")[]>("scopes"),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    revokedAt: text("revoked_at"),
+    lastUsedAt: text("last_used_at"),
+  },
+  (t) => [index("api_tokens_by_account").on(t.accountId, t.createdAt)],
+);
+
+export const signInFailures = sqliteTable(
+  "sign_in_failures",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    email: text("email").notNull(),
+    failedAt: integer("failed_at").notNull(),
+  },
+  (t) => [index("sign_in_failures_by_email").on(t.email, t.failedAt)],
+);

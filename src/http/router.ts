@@ -3,7 +3,7 @@ import type { AppEnv } from "../env";
 import { validationHook } from "./problem";
 
 /** A sub-router whose validation failures produce the same problem+json as every other error. */
-export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+export const createRouter = <E extends AppEnv = AppEnv>() => new OpenAPIHono<E>({ defaultHook: validationHook });
 
 export const problemContent = {
   "application/problem+json": {

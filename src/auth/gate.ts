@@ -1,0 +1,49 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { ApiError } from "../http/problem";
+import type { Scope } from "./schemas";
+import { API_TOKEN_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
+
+export type ApiCaller = { accountId: string; scopes: Scope[] };
+export type GatedEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: ApiCaller } };
+
+const POLICY = "per-token";
+
+export const invalidToken = (detail: string) =>
+  new ApiError(401, "unauthorized", detail, { headers: { "www-authenticate": 'Bearer realm="api", error="invalid_token"' } });
+
+/**
+ * The gate in front of /v1/projects/*: a personal API token from the Authorization header (never
+ * the query string), checksum-checked before any lookup, then one round trip to its TokenGate
+ * object, which answers 401 or 429 or admits and counts the request.
+ */
+export const tokenGate = createMiddleware<GatedEnv>(async (c, next) => {
+  if (c.req.method === "OPTIONS") return next();
+  const token = bearerToken(c.req.header("authorization"));
+  if (!token) throw invalidToken("Send a personal API token as Authorization: Bearer pct_….");
+  if (!isWellFormedSecret(token, API_TOKEN_PREFIX)) throw invalidToken("The API token is not valid.");
+  const tokenHash = await hashSecret(token);
+  const verdict = await c.env.TOKEN_GATE.getByName(tokenHash).admit(tokenHash);
+  if (verdict.kind === "invalid") throw invalidToken("The API token is invalid, expired or revoked.");
+  const policy = `"${POLICY}";q=${verdict.limit};w=60`;
+  if (verdict.kind === "limited") {
+    throw new ApiError(429, "rate_limited", `This token may make ${verdict.limit} requests a minute; try again in ${verdict.retryAfterSeconds} s.`, {
+      headers: { "retry-after": String(verdict.retryAfterSeconds), "ratelimit-policy": policy, ratelimit: `"${POLICY}";r=0;t=${verdict.retryAfterSeconds}` },
+    });
+  }
+  c.set("caller", { accountId: verdict.accountId, scopes: verdict.scopes });
+  await next();
+  c.res.headers.set("ratelimit-policy", policy);
+  c.res.headers.set("ratelimit", `"${POLICY}";r=${verdict.remaining};t=${verdict.resetSeconds}`);
+});
+
+/** 403 unless the admitted token carries the scope (RFC 6750 insufficient_scope names it). */
+export const requireScope = (scope: Scope) =>
+  createMiddleware<GatedEnv>(async (c, next) => {
+    if (!c.get("caller").scopes.includes(scope)) {
+      throw new ApiError(403, "insufficient_scope", `This operation needs a token with the ${scope} scope.`, {
+        headers: { "www-authenticate": `Bearer realm="api", error="insufficient_scope", scope="${scope}"` },
+      });
+    }
+    await next();
+  });

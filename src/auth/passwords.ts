@@ -1,0 +1,30 @@
+const encoder = new TextEncoder();
+// Workers' WebCrypto refuses PBKDF2 above 100000 iterations; the stored format records the count so it can rise later.
+export const PBKDF2_ITERATIONS = 100_000;
+const SALT_BYTES = 16;
+const HASH_BITS = 256;
+
+const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+const unb64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+
+async function derive(password: string, salt: Uint8Array, iterations: number): Promise<Uint8Array> {
+  const key = await crypto.subtle.importKey("raw", encoder.encode(password), "PBKDF2", false, ["deriveBits"]);
+  return new Uint8Array(await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations }, key, HASH_BITS));
+}
+
+/** Format: pbkdf2-sha256$<iterations>$<salt base64>$<hash base64>. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = crypto.getRandomValues(new Uint8Array(SALT_BYTES));
+  return `pbkdf2-sha256$${PBKDF2_ITERATIONS}$${b64(salt)}$${b64(await derive(password, salt, PBKDF2_ITERATIONS))}`;
+}
+
+// Verified against when the email is unknown, so both failures take the same time.
+const DECOY_HASH = `pbkdf2-sha256$${PBKDF2_ITERATIONS}$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`;
+
+export async function verifyPassword(password: string, stored: string | undefined): Promise<boolean> {
+  const [algorithm, iterations, salt, hash] = (stored ?? DECOY_HASH).split("$");
+  if (algorithm !== "pbkdf2-sha256" || !iterations || !salt || !hash) return false;
+  const expected = unb64(hash);
+  const actual = await derive(password, unb64(salt), Number(iterations));
+  return crypto.subtle.timingSafeEqual(actual, expected) && stored !== undefined;
+}

@@ -1,0 +1,109 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { setCookie } from "hono/cookie";
+import { ApiError, notFound } from "../http/problem";
+import { createRouter, problems } from "../http/router";
+import { clearSignInFailures, createSession, findAccountByEmail, recordSignInFailure, signInRetryAfter } from "./accounts";
+import { findUnrevokedToken, insertTokenWithinLimit, listTokens, markRevoked, MAX_ACTIVE_TOKENS, toItem } from "./api-tokens";
+import { verifyPassword } from "./passwords";
+import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest } from "./schemas";
+import { API_TOKEN_PREFIX, SESSION_PREFIX, generateSecret, hashSecret } from "./secrets";
+import { SESSION_COOKIE, appOrigins, requireSession, type SessionEnv } from "./session";
+
+export const authRoutes = createRouter<SessionEnv>();
+const sessionSecurity = [{ accountSessionBearer: [] }];
+
+authRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/auth/token",
+    tags: ["Account"],
+    summary: "Sign in with email and password; returns an account session token",
+    request: { body: { required: true, content: { "application/json": { schema: SignInRequest } } } },
+    responses: { 200: { description: "A session token for /auth/*", content: { "application/json": { schema: SessionToken } } }, ...problems(400, 401, 429) },
+  }),
+  async (c) => {
+    const { password } = c.req.valid("json");
+    const email = c.req.valid("json").email.trim().toLowerCase();
+    const now = Date.now();
+    const retryAfter = await signInRetryAfter(c.env.DB, email, now);
+    if (retryAfter > 0) {
+      throw new ApiError(429, "rate_limited", "Too many failed sign-ins for this email; try again later.", { headers: { "retry-after": String(retryAfter) } });
+    }
+    const account = await findAccountByEmail(c.env.DB, email);
+    // Runs PBKDF2 even for an unknown email, so both failures look and take the same.
+    const valid = await verifyPassword(password, account?.passwordHash);
+    if (!account || !valid) {
+      await recordSignInFailure(c.env.DB, email, now);
+      throw new ApiError(401, "unauthorized", "The email or password is wrong.", { headers: { "www-authenticate": 'Bearer realm="account"' } });
+    }
+    await clearSignInFailures(c.env.DB, email);
+    const token = generateSecret(SESSION_PREFIX);
+    const { expiresAt } = await createSession(c.env.DB, account.id, await hashSecret(token), now);
+    const origin = c.req.header("origin");
+    if (origin && appOrigins(c.env).includes(origin)) {
+      setCookie(c, SESSION_COOKIE, token, { path: "/auth", httpOnly: true, secure: true, sameSite: "None", expires: new Date(expiresAt) });
+    }
+    c.header("cache-control", "no-store");
+    return c.json({ token, tokenType: "Bearer" as const, expiresAt }, 200);
+  },
+);
+
+authRoutes.use("/auth/api-tokens", requireSession);
+authRoutes.use("/auth/api-tokens/*", requireSession);
+
+authRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/auth/api-tokens",
+    tags: ["Account"],
+    summary: "Create a personal API token; the secret is in this response only",
+    security: sessionSecurity,
+    request: { body: { required: true, content: { "application/json": { schema: CreateApiTokenRequest } } } },
+    responses: { 201: { description: "Created", content: { "application/json": { schema: CreatedApiToken } } }, ...problems(400, 401, 409) },
+  }),
+  async (c) => {
+    const input = c.req.valid("json");
+    const token = generateSecret(API_TOKEN_PREFIX);
+    const row = await insertTokenWithinLimit(
+      c.env.DB,
+      { accountId: c.get("accountId"), name: input.name, tokenHash: await hashSecret(token), prefix: token.slice(0, 12), scopes: input.scopes, expiresAt: new Date(input.expiresAt).toISOString() },
+      new Date().toISOString(),
+    );
+    if (!row) throw new ApiError(409, "token_limit_reached", `An account may have at most ${MAX_ACTIVE_TOKENS} active tokens; delete one first.`);
+    c.header("cache-control", "no-store");
+    return c.json({ token, item: toItem(row) }, 201);
+  },
+);
+
+authRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/auth/api-tokens",
+    tags: ["Account"],
+    summary: "The account's unrevoked tokens, newest first (expired ones included)",
+    security: sessionSecurity,
+    responses: { 200: { description: "Token records, without secrets", content: { "application/json": { schema: ApiTokenList } } }, ...problems(401) },
+  }),
+  async (c) => c.json({ items: (await listTokens(c.env.DB, c.get("accountId"))).map(toItem) }, 200),
+);
+
+authRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/auth/api-tokens/{tokenId}",
+    tags: ["Account"],
+    summary: "Revoke a token: later requests with it are refused; accepted work is not cancelled",
+    security: sessionSecurity,
+    request: { params: z.object({ tokenId: z.string().openapi({ format: "uuid" }) }) },
+    responses: { 204: { description: "Revoked" }, ...problems(401, 404) },
+  }),
+  async (c) => {
+    const { tokenId } = c.req.valid("param");
+    const token = await findUnrevokedToken(c.env.DB, c.get("accountId"), tokenId);
+    if (!token) throw notFound("You have no unrevoked token with this id.");
+    // The gate learns first, so the token stops working even if the D1 write below fails.
+    await c.env.TOKEN_GATE.getByName(token.tokenHash).revoke(token.tokenHash);
+    await markRevoked(c.env.DB, tokenId, new Date().toISOString());
+    return c.body(null, 204);
+  },
+);

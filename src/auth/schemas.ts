@@ -1,0 +1,51 @@
+import { z } from "@hono/zod-openapi";
+
+export const SCOPES = ["chat:read", "chat:write"] as const;
+export type Scope = (typeof SCOPES)[number];
+const MAX_TOKEN_DAYS = 365;
+const DAY_MS = 86_400_000;
+
+export const Email = z.email().max(320).transform((e) => e.trim().toLowerCase());
+
+export const SignInRequest = z.strictObject({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }).openapi("SignInRequest");
+
+export const SessionToken = z
+  .object({
+    token: z.string().openapi({ example: "pcs_…" }),
+    tokenType: z.literal("Bearer"),
+    expiresAt: z.iso.datetime(),
+  })
+  .openapi("SessionToken");
+
+export const CreateApiTokenRequest = z
+  .strictObject({
+    name: z.string().trim().min(1).max(100),
+    scopes: z
+      .array(z.enum(SCOPES))
+      .min(1)
+      .max(2)
+      .refine((s) => new Set(s).size === s.length, "scopes must not repeat"),
+    expiresAt: z.iso
+      .datetime({ message: "must be an ISO 8601 UTC timestamp ending in Z" })
+      .refine((t) => Date.parse(t) > Date.now(), "must be in the future")
+      .refine((t) => Date.parse(t) <= Date.now() + MAX_TOKEN_DAYS * DAY_MS, `must be within the next ${MAX_TOKEN_DAYS} days`),
+  })
+  .openapi("CreateApiTokenRequest");
+
+export const ApiTokenItem = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    prefix: z.string().openapi({ description: "The first 12 characters of the token, to recognise it" }),
+    scopes: z.array(z.enum(SCOPES)),
+    createdAt: z.iso.datetime(),
+    expiresAt: z.iso.datetime(),
+    lastUsedAt: z.iso.datetime().nullable(),
+  })
+  .openapi("ApiTokenItem");
+
+export const CreatedApiToken = z
+  .object({ token: z.string().openapi({ description: "The secret, shown only in this response" }), item: ApiTokenItem })
+  .openapi("CreatedApiToken");
+
+export const ApiTokenList = z.object({ items: z.array(ApiTokenItem) }).openapi("ApiTokenList");

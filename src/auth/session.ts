@@ -1,0 +1,57 @@
+import { getCookie } from "hono/cookie";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { ApiError } from "../http/problem";
+import { findSessionAccount } from "./accounts";
+import { SESSION_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
+
+export type SessionEnv = AppEnv & { Variables: AppEnv["Variables"] & { accountId: string } };
+export const SESSION_COOKIE = "session";
+
+/** The web-application origins whose session cookie is honoured (APP_ORIGINS, else APP_ORIGIN). */
+export function appOrigins(env: AppEnv["Bindings"]): string[] {
+  const list = env.APP_ORIGINS || env.APP_ORIGIN || "http://localhost:5173";
+  return list.split(",").map((o) => o.trim().replace(/\/$/, "")).filter(Boolean);
+}
+
+const unauthorized = (detail: string) =>
+  new ApiError(401, "unauthorized", detail, { headers: { "www-authenticate": 'Bearer realm="account", error="invalid_token"' } });
+
+/**
+ * Token management needs an account session: a pcs_ bearer, or the session cookie when the
+ * request comes from an allowed web-application origin (which also rules out cross-site forgery).
+ */
+export const requireSession = createMiddleware<SessionEnv>(async (c, next) => {
+  const bearer = bearerToken(c.req.header("authorization"));
+  const origin = c.req.header("origin");
+  const cookie = !bearer && origin && appOrigins(c.env).includes(origin) ? getCookie(c, SESSION_COOKIE) : undefined;
+  const secret = bearer ?? cookie;
+  if (!secret) throw unauthorized("Sign in (POST /auth/token) and send the session token as Authorization: Bearer pcs_….");
+  if (!isWellFormedSecret(secret, SESSION_PREFIX)) throw unauthorized("An account session token is required; API tokens cannot manage tokens.");
+  const accountId = await findSessionAccount(c.env.DB, await hashSecret(secret), Date.now());
+  if (!accountId) throw unauthorized("The session is invalid or has expired; sign in again.");
+  c.set("accountId", accountId);
+  await next();
+});
+
+/** Credentialed CORS on /auth/* for exactly the APP_ORIGINS origins; other origins get no CORS headers. */
+export const accountCors = createMiddleware<AppEnv>(async (c, next) => {
+  const origin = c.req.header("origin");
+  const allowed = origin !== undefined && appOrigins(c.env).includes(origin);
+  if (allowed && c.req.method === "OPTIONS") {
+    return c.body(null, 204, {
+      "access-control-allow-origin": origin,
+      "access-control-allow-credentials": "true",
+      "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
+      "access-control-allow-headers": c.req.header("access-control-request-headers") ?? "authorization, content-type",
+      "access-control-max-age": "600",
+      vary: "Origin",
+    });
+  }
+  await next();
+  c.res.headers.append("vary", "Origin");
+  if (allowed) {
+    c.res.headers.set("access-control-allow-origin", origin);
+    c.res.headers.set("access-control-allow-credentials", "true");
+  }
+});

@@ -1,0 +1,96 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { numberVar } from "../env";
+import { findTokenByHash, touchLastUsed } from "./api-tokens";
+import type { Scope } from "./schemas";
+
+export type GateVerdict =
+  | { kind: "invalid" }
+  | { kind: "limited"; limit: number; retryAfterSeconds: number }
+  | { kind: "allowed"; accountId: string; scopes: Scope[]; limit: number; remaining: number; resetSeconds: number };
+
+type TokenRecord = { accountId: string; scopes: Scope[]; expiresAt: number; revoked: boolean };
+
+const WINDOW_MS = 60_000;
+const LAST_USED_EVERY_MS = 60_000;
+const SCHEMA_VERSION = 1;
+
+/**
+ * One object per API token (named by the token's hash): it knows the token's account, scopes,
+ * expiry and revocation, and counts its requests over a rolling minute. The count and the
+ * admission happen in one synchronous stretch, so parallel requests are counted exactly.
+ */
+export class TokenGate extends DurableObject<Env> {
+  private record: TokenRecord | undefined;
+  private loading: Promise<TokenRecord | undefined> | undefined;
+  private lastUsedWrittenAt = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const sql = ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
+    const version = sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'schema'").toArray()[0]?.value ?? 0;
+    if (version < SCHEMA_VERSION) {
+      sql.exec("CREATE TABLE IF NOT EXISTS token (hash TEXT PRIMARY KEY, account_id TEXT, scopes TEXT, expires_at INTEGER, revoked INTEGER NOT NULL)");
+      sql.exec("CREATE TABLE IF NOT EXISTS hits (at INTEGER NOT NULL)");
+      sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", SCHEMA_VERSION);
+    }
+  }
+
+  /** Decides one request: invalid token, over the limit, or allowed (and counted). */
+  async admit(tokenHash: string): Promise<GateVerdict> {
+    const record = this.record ?? (await this.load(tokenHash));
+    const now = Date.now();
+    if (!record || record.revoked || record.expiresAt <= now) return { kind: "invalid" };
+
+    // From here to the return there is no await: nothing interleaves between count and insert.
+    const limit = Math.max(1, Math.floor(numberVar(this.env.RATE_LIMIT_PER_MINUTE, 60)));
+    const sql = this.ctx.storage.sql;
+    sql.exec("DELETE FROM hits WHERE at <= ?", now - WINDOW_MS);
+    const { count, oldest } = sql.exec<{ count: number; oldest: number | null }>("SELECT COUNT(*) AS count, MIN(at) AS oldest FROM hits").one();
+    const frees = (at: number | null) => Math.max(1, Math.ceil(((at ?? now) + WINDOW_MS - now) / 1000));
+    if (count >= limit) return { kind: "limited", limit, retryAfterSeconds: frees(oldest) };
+    sql.exec("INSERT INTO hits (at) VALUES (?)", now);
+
+    if (now - this.lastUsedWrittenAt >= LAST_USED_EVERY_MS) {
+      this.lastUsedWrittenAt = now;
+      this.ctx.waitUntil(touchLastUsed(this.env.DB, tokenHash, new Date(now).toISOString()).catch(() => (this.lastUsedWrittenAt = 0)));
+    }
+    return { kind: "allowed", accountId: record.accountId, scopes: record.scopes, limit, remaining: limit - count - 1, resetSeconds: frees(oldest ?? now) };
+  }
+
+  /** Blocks every later request with this token. Durable before it returns. */
+  async revoke(tokenHash: string): Promise<void> {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO token (hash, revoked) VALUES (?, 1) ON CONFLICT(hash) DO UPDATE SET revoked = 1",
+      tokenHash,
+    );
+    if (this.record) this.record.revoked = true;
+    else this.record = { accountId: "", scopes: [], expiresAt: 0, revoked: true };
+  }
+
+  private load(tokenHash: string): Promise<TokenRecord | undefined> {
+    this.loading ??= this.loadOnce(tokenHash).finally(() => (this.loading = undefined));
+    return this.loading;
+  }
+
+  private async loadOnce(tokenHash: string): Promise<TokenRecord | undefined> {
+    const sql = this.ctx.storage.sql;
+    const stored = () => sql.exec<{ account_id: string | null; scopes: string | null; expires_at: number | null; revoked: number }>("SELECT * FROM token WHERE hash = ?", tokenHash).toArray()[0];
+    let row = stored();
+    if (!row || row.account_id === null) {
+      const fromD1 = await findTokenByHash(this.env.DB, tokenHash);
+      if (!fromD1) return undefined; // unknown tokens are not remembered, so they cannot fill storage
+      // A revoke that landed while D1 was read wins: the upsert keeps revoked = 1.
+      sql.exec(
+        `INSERT INTO token (hash, account_id, scopes, expires_at, revoked) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT(hash) DO UPDATE SET account_id = excluded.account_id, scopes = excluded.scopes, expires_at = excluded.expires_at, revoked = MAX(revoked, excluded.revoked)`,
+        tokenHash, fromD1.accountId, JSON.stringify(fromD1.scopes), Date.parse(fromD1.expiresAt), fromD1.revokedAt ? 1 : 0,
+      );
+      row = stored();
+    }
+    if (!row || row.account_id === null) return undefined;
+    this.record = { accountId: row.account_id, scopes: JSON.parse(row.scopes ?? "[]"), expiresAt: row.expires_at ?? 0, revoked: row.revoked === 1 };
+    return this.record;
+  }
+}

@@ -1,0 +1,53 @@
+import { and, eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { projectMembers, projects } from "../db/schema";
+import { ApiError } from "../http/problem";
+
+export type Role = "owner" | "editor" | "viewer";
+export type ProjectStatus = "active" | "suspended";
+const view = (p: typeof projects.$inferSelect) => ({ id: p.id, name: p.name, ownerAccountId: p.ownerAccountId, status: p.status });
+
+/** Creates the project with its owner as the first member, in one transaction. */
+export async function createProject(d1: D1Database, input: { id?: string; name: string; ownerAccountId: string }) {
+  const db = drizzle(d1);
+  const row = { id: input.id ?? crypto.randomUUID(), name: input.name, ownerAccountId: input.ownerAccountId, status: "active" as const, createdAt: new Date().toISOString() };
+  try {
+    await db.batch([
+      db.insert(projects).values(row),
+      db.insert(projectMembers).values({ projectId: row.id, accountId: row.ownerAccountId, role: "owner" }),
+    ]);
+  } catch (error) {
+    const message = String((error as Error)?.message ?? error);
+    if (/UNIQUE constraint failed/i.test(message)) throw new ApiError(409, "conflict", "A project with this id already exists.");
+    if (/FOREIGN KEY constraint failed/i.test(message)) throw new ApiError(400, "invalid_request", "ownerAccountId does not name an account.", { errors: [{ path: "ownerAccountId", message: "no such account" }] });
+    throw error;
+  }
+  return view(row);
+}
+
+export async function setProjectStatus(d1: D1Database, id: string, status: ProjectStatus) {
+  const [row] = await drizzle(d1).update(projects).set({ status }).where(eq(projects.id, id)).returning();
+  if (!row) throw new ApiError(404, "not_found", "No project has this id.");
+  return view(row);
+}
+
+export async function setMember(d1: D1Database, projectId: string, accountId: string, role: Role) {
+  try {
+    await drizzle(d1)
+      .insert(projectMembers)
+      .values({ projectId, accountId, role })
+      .onConflictDoUpdate({ target: [projectMembers.projectId, projectMembers.accountId], set: { role } });
+  } catch (error) {
+    if (/FOREIGN KEY constraint failed/i.test(String((error as Error)?.message ?? error))) throw new ApiError(404, "not_found", "No such project or account.");
+    throw error;
+  }
+  return { projectId, accountId, role };
+}
+
+export async function removeMember(d1: D1Database, projectId: string, accountId: string) {
+  const db = drizzle(d1);
+  const [project] = await db.select({ owner: projects.ownerAccountId }).from(projects).where(eq(projects.id, projectId));
+  if (project?.owner === accountId) throw new ApiError(409, "conflict", "The project's owner stays a member; transfer the project first.");
+  const removed = await db.delete(projectMembers).where(and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId))).returning();
+  if (removed.length === 0) throw new ApiError(404, "not_found", "This account is not a member of this project.");
+}
