@@ -31,3 +31,34 @@ export function expectProblem(r: Awaited<ReturnType<typeof call>>, status: numbe
 }
 
 export { env };
+
+export const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+
+export async function newAccount(credits = 1000) {
+  const email = `u-${crypto.randomUUID()}@example.test`;
+  const password = `pw-${crypto.randomUUID()}`;
+  const r = await admin("POST", "/admin/accounts", { email, password, credits });
+  expect(r.status, r.text).toBe(201);
+  return { id: r.json.id as string, email, password };
+}
+
+export async function signIn(account: { email: string; password: string }) {
+  const r = await call("POST", "/auth/token", { body: { email: account.email, password: account.password } });
+  expect(r.status, r.text).toBe(200);
+  return r.json.token as string;
+}
+
+export async function newToken(session: string, scopes: string[] = ["chat:read", "chat:write"], days = 30) {
+  const r = await call("POST", "/auth/api-tokens", { token: session, body: { name: "test", scopes, expiresAt: inDays(days) } });
+  expect(r.status, r.text).toBe(201);
+  return r.json.token as string;
+}
+
+/** An account owning a project, with a session and a read+write API token. */
+export async function world(options: { credits?: number } = {}) {
+  const account = await newAccount(options.credits ?? 1000);
+  const r = await admin("POST", "/admin/projects", { name: "test project", ownerAccountId: account.id });
+  expect(r.status, r.text).toBe(201);
+  const session = await signIn(account);
+  return { account, projectId: r.json.id as string, session, token: await newToken(session) };
+}

@@ -23,8 +23,10 @@ const DECOY_HASH = `pbkdf2-sha256$${PBKDF2_ITERATIONS}$AAAAAAAAAAAAAAAAAAAAAA==$
 
 export async function verifyPassword(password: string, stored: string | undefined): Promise<boolean> {
   const [algorithm, iterations, salt, hash] = (stored ?? DECOY_HASH).split("$");
-  if (algorithm !== "pbkdf2-sha256" || !iterations || !salt || !hash) return false;
+  const count = Number(iterations);
+  // Above the runtime's cap deriveBits fails in production (workerd #1346); refuse such a hash outright.
+  if (algorithm !== "pbkdf2-sha256" || !Number.isInteger(count) || count < 1 || count > PBKDF2_ITERATIONS || !salt || !hash) return false;
   const expected = unb64(hash);
-  const actual = await derive(password, unb64(salt), Number(iterations));
+  const actual = await derive(password, unb64(salt), count);
   return crypto.subtle.timingSafeEqual(actual, expected) && stored !== undefined;
 }

@@ -1,0 +1,117 @@
+import { evictDurableObject } from "cloudflare:test";
+import { Hono } from "hono";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { tokenGate } from "../../src/auth/gate";
+import { hashSecret } from "../../src/auth/secrets";
+import { toApiError, problemResponse } from "../../src/http/problem";
+import { call, env, world } from "../helpers";
+
+afterEach(() => vi.restoreAllMocks());
+
+async function gateFor(token: string) {
+  const hash = await hashSecret(token);
+  return { hash, stub: env.TOKEN_GATE.getByName(hash) };
+}
+
+describe("TokenGate", () => {
+  it("admits exactly the limit of 90 parallel requests and tells when to retry", async () => {
+    const { hash, stub } = await gateFor((await world()).token);
+    const verdicts = await Promise.all(Array.from({ length: 90 }, () => stub.admit(hash)));
+    expect(verdicts.filter((v) => v.kind === "allowed")).toHaveLength(60);
+    const limited = verdicts.filter((v) => v.kind === "limited");
+    expect(limited).toHaveLength(30);
+    for (const v of limited) expect(v.kind === "limited" && v.retryAfterSeconds >= 1 && v.retryAfterSeconds <= 60).toBe(true);
+    const remaining = verdicts.flatMap((v) => (v.kind === "allowed" ? [v.remaining] : [])).sort((a, b) => a - b);
+    expect(remaining).toEqual(Array.from({ length: 60 }, (_, i) => i));
+  });
+
+  it("keeps counting across an eviction", async () => {
+    const { hash, stub } = await gateFor((await world()).token);
+    for (let i = 0; i < 60; i++) await stub.admit(hash);
+    await evictDurableObject(stub);
+    expect((await stub.admit(hash)).kind).toBe("limited");
+  });
+
+  it("frees the budget as the rolling minute moves on", async () => {
+    const { hash, stub } = await gateFor((await world()).token);
+    const start = Date.now();
+    vi.spyOn(Date, "now").mockReturnValue(start);
+    for (let i = 0; i < 60; i++) await stub.admit(hash);
+    expect((await stub.admit(hash)).kind).toBe("limited");
+    vi.spyOn(Date, "now").mockReturnValue(start + 60_001);
+    expect((await stub.admit(hash)).kind).toBe("allowed");
+  });
+
+  it("refuses a revoked token at once, also after an eviction", async () => {
+    const { hash, stub } = await gateFor((await world()).token);
+    expect((await stub.admit(hash)).kind).toBe("allowed");
+    await stub.revoke(hash);
+    expect((await stub.admit(hash)).kind).toBe("invalid");
+    await evictDurableObject(stub);
+    expect((await stub.admit(hash)).kind).toBe("invalid");
+  });
+
+  it("keeps a revocation that arrives before the token was ever used", async () => {
+    const { hash, stub } = await gateFor((await world()).token);
+    await stub.revoke(hash);
+    await evictDurableObject(stub).catch(() => undefined);
+    expect((await stub.admit(hash)).kind).toBe("invalid");
+  });
+
+  it("refuses an expired token and an unknown one", async () => {
+    const w = await world();
+    const { hash, stub } = await gateFor(w.token);
+    await env.DB.prepare("UPDATE api_tokens SET expires_at = ? WHERE token_hash = ?").bind(new Date(Date.now() - 1000).toISOString(), hash).run();
+    expect((await stub.admit(hash)).kind).toBe("invalid");
+    const unknown = await hashSecret("pct_unknown");
+    expect((await env.TOKEN_GATE.getByName(unknown).admit(unknown)).kind).toBe("invalid");
+  });
+
+  it("stops admitting when the token expires while the object is warm", async () => {
+    const { hash, stub } = await gateFor((await world()).token);
+    expect((await stub.admit(hash)).kind).toBe("allowed");
+    vi.spyOn(Date, "now").mockReturnValue(Date.now() + 31 * 86_400_000);
+    expect((await stub.admit(hash)).kind).toBe("invalid");
+  });
+
+  it("records lastUsedAt on first use", async () => {
+    const w = await world();
+    const { hash, stub } = await gateFor(w.token);
+    await stub.admit(hash);
+    let lastUsed: unknown = null;
+    for (let i = 0; i < 50 && !lastUsed; i++) {
+      lastUsed = (await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE token_hash = ?").bind(hash).first())?.last_used_at;
+      if (!lastUsed) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(lastUsed).toMatch(/Z$/);
+    expect((await call("GET", "/auth/api-tokens", { token: w.session })).json.items[0].lastUsedAt).toBe(lastUsed);
+  });
+});
+
+describe("the gate middleware", () => {
+  const appWith = (gateEnv: object) => {
+    const app = new Hono();
+    app.use("*", tokenGate as never);
+    app.get("*", (c) => c.text("through"));
+    app.onError((e) => problemResponse(toApiError(e)));
+    return (authorization?: string) => app.request("/v1/projects/x/chats", { headers: authorization ? { authorization } : {} }, gateEnv);
+  };
+
+  it("refuses missing, malformed and badly checksummed tokens without asking any gate", async () => {
+    const getByName = vi.fn();
+    const request = appWith({ TOKEN_GATE: { getByName } });
+    const tokens = [undefined, "Basic abc", "Bearer pcs_" + "a".repeat(38), "Bearer pct_notarealtoken000000000000000000000", "Bearer pct_" + "A".repeat(38)];
+    for (const header of tokens) {
+      const r = await request(header);
+      expect(r.status).toBe(401);
+      expect(r.headers.get("www-authenticate")).toBe('Bearer realm="api", error="invalid_token"');
+    }
+    expect(getByName).not.toHaveBeenCalled();
+  });
+
+  it("never reads a token from the query string", async () => {
+    const w = await world();
+    const r = await call("GET", `/v1/projects/${w.projectId}/chats?access_token=${w.token}`);
+    expect(r.status).toBe(401);
+  });
+});
