@@ -1,11 +1,14 @@
 import { Scalar } from "@scalar/hono-api-reference";
 import { adminAccountRoutes } from "./admin/accounts-routes";
 import { adminCatalogRoutes } from "./admin/catalog-routes";
+import { adminMaintenanceRoutes } from "./admin/maintenance-routes";
+import { agentCallbackRoutes } from "./agent/callback-routes";
 import { requireAdmin } from "./admin/guard";
 import { tokenGate } from "./auth/gate";
 import { authRoutes } from "./auth/routes";
 import { accountCors } from "./auth/session";
 import { PUBLIC_CATALOG_PATHS, catalogRoutes } from "./catalog/routes";
+import { chatRoutes } from "./chats/routes";
 import { limitBody, publicCors, requestId } from "./http/middleware";
 import { problemResponse, toApiError } from "./http/problem";
 import { createRouter } from "./http/router";
@@ -22,13 +25,17 @@ export function createApp() {
   for (const path of [...PUBLIC_CATALOG_PATHS, OPENAPI_PATH]) app.use(path, publicCors);
   app.use("/admin/*", requireAdmin, limitBody(16 * 1024 * 1024));
   app.use("/v1/*", limitBody(1024 * 1024));
+  app.use("/agent/*", limitBody(1024 * 1024));
   app.use("/auth/*", accountCors, limitBody(1024 * 1024));
   app.use("/v1/projects/*", tokenGate);
 
   app.route("/", catalogRoutes);
   app.route("/", authRoutes);
+  app.route("/", chatRoutes);
+  app.route("/", agentCallbackRoutes);
   app.route("/", adminCatalogRoutes);
   app.route("/", adminAccountRoutes);
+  app.route("/", adminMaintenanceRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "userApiTokenBearer", {
     type: "http", scheme: "bearer", description: "A personal API token (pct_…) from POST /auth/api-tokens, with the chat:read and/or chat:write scope",

@@ -1,9 +1,11 @@
 /** Bindings and vars, as declared in wrangler.toml (secrets come from `wrangler secret put` or .dev.vars). */
 import type { TokenGate } from "./auth/token-gate";
+import type { ChatRoom } from "./chats/chat-room";
 
 export interface Env {
   DB: D1Database;
   TOKEN_GATE: DurableObjectNamespace<TokenGate>;
+  CHAT_ROOM: DurableObjectNamespace<ChatRoom>;
   ADMIN_TOKEN?: string;
   APP_ORIGIN?: string;
   APP_ORIGINS?: string;
@@ -11,6 +13,7 @@ export interface Env {
   AGENT_MODE?: string;
   AGENT_URL?: string;
   AGENT_SECRET?: string;
+  AGENT_TIMEOUT_SECONDS?: string;
   LOCAL_AGENT_DELAY_MS?: string;
   TASK_CREDIT_COST?: string;
   CATALOG_CACHE_SECONDS?: string;

@@ -4,5 +4,6 @@ import type { Env } from "./env";
 const app = createApp();
 
 export { TokenGate } from "./auth/token-gate";
+export { ChatRoom } from "./chats/chat-room";
 
 export default { fetch: app.fetch } satisfies ExportedHandler<Env>;

@@ -202,3 +202,38 @@ export const signInFailures = sqliteTable(
   },
   (t) => [index("sign_in_failures_by_email").on(t.email, t.failedAt)],
 );
+
+// ---- chats: the list index that each ChatRoom object keeps current, and what tasks cost ----
+
+/** A copy of each chat's summary for listing; the chat's Durable Object is the source of truth. */
+export const chatIndex = sqliteTable(
+  "chat_index",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id").notNull(),
+    title: text("title").notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    archivedAt: text("archived_at"),
+    lastMessageAt: text("last_message_at"),
+    latestAgentPreview: text("latest_agent_preview").notNull().default(""),
+    isWorking: integer("is_working", { mode: "boolean" }).notNull().default(false),
+    queuedCount: integer("queued_count").notNull().default(0),
+    // Written only when newer, so a late write of an older snapshot cannot win.
+    version: integer("version").notNull(),
+  },
+  (t) => [index("chat_index_by_project").on(t.projectId, t.archivedAt, t.updatedAt)],
+);
+
+/** One row per charged task: the primary key makes a retried charge a no-op; triggers move the credits. */
+export const creditCharges = sqliteTable("credit_charges", {
+  taskId: text("task_id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id),
+  amount: integer("amount").notNull(),
+  chargedAt: text("charged_at").notNull(),
+});
+
+export const settings = sqliteTable("settings", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});

@@ -10,7 +10,7 @@ const view = (p: typeof projects.$inferSelect) => ({ id: p.id, name: p.name, own
 /** Creates the project with its owner as the first member, in one transaction. */
 export async function createProject(d1: D1Database, input: { id?: string; name: string; ownerAccountId: string }) {
   const db = drizzle(d1);
-  const row = { id: input.id ?? crypto.randomUUID(), name: input.name, ownerAccountId: input.ownerAccountId, status: "active" as const, createdAt: new Date().toISOString() };
+  const row = { id: (input.id ?? crypto.randomUUID()).toLowerCase(), name: input.name, ownerAccountId: input.ownerAccountId, status: "active" as const, createdAt: new Date().toISOString() };
   try {
     await db.batch([
       db.insert(projects).values(row),

@@ -1,0 +1,40 @@
+import { z } from "zod";
+import type { AgentPort, AgentResult } from "./port";
+
+const START_TIMEOUT_MS = 15_000;
+export const AgentResultBody = z.strictObject({ status: z.enum(["success", "failed"]), content: z.string().max(100_000) });
+
+/**
+ * An external agent (docs/agent-protocol.md): the task is POSTed to AGENT_URL with the shared
+ * secret. A 200 carries the result at once; a 202 means the agent will POST it to callbackUrl
+ * before the deadline. Anything else, or no answer in time, fails the task.
+ */
+export function httpAgent(options: { url: string; secret: string; resultTimeoutMs: number; fetch?: typeof fetch }): AgentPort {
+  const send = options.fetch ?? ((input, init) => fetch(input, init));
+  return {
+    async start(task, now) {
+      const response = await send(options.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${options.secret}` },
+        body: JSON.stringify(task),
+        signal: AbortSignal.timeout(START_TIMEOUT_MS),
+      });
+      if (response.status === 202) {
+        await response.body?.cancel();
+        return { kind: "pending", checkAt: now + options.resultTimeoutMs };
+      }
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new Error(`the agent answered HTTP ${response.status}`);
+      }
+      const parsed = AgentResultBody.safeParse(await response.json().catch(() => undefined));
+      if (!parsed.success) throw new Error("the agent answered with a body that is not a result");
+      return { kind: "finished", result: parsed.data };
+    },
+    check(_task, startedAt, now): AgentResult | { checkAt: number } {
+      const deadline = startedAt + options.resultTimeoutMs;
+      if (now < deadline) return { checkAt: deadline };
+      return { status: "failed", content: `The agent did not send a result within ${Math.round(options.resultTimeoutMs / 1000)} s.` };
+    },
+  };
+}

@@ -1,0 +1,242 @@
+import { DurableObject } from "cloudflare:workers";
+import { agentFor } from "../agent/select";
+import type { AgentResult, AgentTask } from "../agent/port";
+import { numberVar, type Env } from "../env";
+import { chargeTask, isMaintenance, refundTask } from "./credits";
+import { decodeCursor, encodeCursor } from "./cursor";
+import { upsertChatIndex } from "./index-store";
+import { RoomStorage, type SubmissionRow, type TaskRow } from "./room-storage";
+import type { Chat, Message, QueueEntry, Submission } from "./schemas";
+
+export type SubmitRequest = { idempotencyKey: string; content: string; replyToMessageId: string | null; maintenance: boolean; origin: string };
+export type SubmitOutcome =
+  | { kind: "accepted"; submission: Submission; replayed: boolean }
+  | { kind: "key_reused" }
+  | { kind: "archived" }
+  | { kind: "unknown_reply_target" }
+  | { kind: "not_found" };
+export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null } | { kind: "bad_cursor" } | { kind: "not_found" };
+
+const MAINTENANCE_POLL_MS = 2_000;
+const RETRY_MS = 5_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * One object per chat, the single source of truth for its title, archive state, messages, queue,
+ * idempotency keys and running task. Requests only record; the alarm runs tasks one at a time.
+ */
+export class ChatRoom extends DurableObject<Env> {
+  private readonly store: RoomStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new RoomStorage(ctx.storage.sql);
+    if (this.store.isInitialised()) this.store.migrate();
+  }
+
+  private belongsTo(projectId: string): boolean {
+    return this.store.isInitialised() && this.store.chat()?.project_id === projectId;
+  }
+
+  async create(chatId: string, projectId: string, title: string): Promise<Chat> {
+    this.store.migrate();
+    if (!this.store.chat()) this.store.insertChat({ id: chatId, project_id: projectId, title, created_at: iso(Date.now()) });
+    await this.syncIndex();
+    return this.store.view();
+  }
+
+  async get(projectId: string): Promise<Chat | null> {
+    return this.belongsTo(projectId) ? this.store.view() : null;
+  }
+
+  async rename(projectId: string, title: string): Promise<Chat | null> {
+    if (!this.belongsTo(projectId)) return null;
+    this.store.touch(Date.now(), { title });
+    await this.syncIndex();
+    return this.store.view();
+  }
+
+  async setArchived(projectId: string, archived: boolean): Promise<Chat | null> {
+    if (!this.belongsTo(projectId)) return null;
+    const current = this.store.chat()!.archived_at;
+    if (archived !== (current !== null)) this.store.touch(Date.now(), { archived_at: archived ? iso(Date.now()) : null });
+    await this.syncIndex();
+    return this.store.view();
+  }
+
+  /** Accepts a message once per idempotency key. The lookup and the insert share one synchronous stretch. */
+  async submit(projectId: string, request: SubmitRequest): Promise<SubmitOutcome> {
+    if (!this.belongsTo(projectId)) return { kind: "not_found" };
+    const chatId = this.store.chat()!.id;
+    const existing = this.store.submissionByKey(request.idempotencyKey);
+    if (existing) {
+      const same = existing.content === request.content && existing.reply_to === request.replyToMessageId;
+      if (!same) return { kind: "key_reused" };
+      return { kind: "accepted", replayed: true, submission: { submissionId: existing.id, chatId, disposition: existing.disposition } };
+    }
+    if (this.store.chat()!.archived_at !== null) return { kind: "archived" };
+    if (request.replyToMessageId && !this.store.hasMessage(request.replyToMessageId)) return { kind: "unknown_reply_target" };
+    const now = Date.now();
+    const started = !request.maintenance && !this.store.hasPendingWork();
+    const row = this.store.insertSubmission({
+      id: crypto.randomUUID(), idempotency_key: request.idempotencyKey, content: request.content, reply_to: request.replyToMessageId,
+      disposition: started ? "started" : "queued", status: started ? "dispatching" : "queued", created_at: iso(now),
+    });
+    this.store.touch(now, { callback_origin: request.origin });
+    await this.scheduleAt(now);
+    return { kind: "accepted", replayed: false, submission: { submissionId: row.id, chatId, disposition: row.disposition } };
+  }
+
+  async messages(projectId: string, cursor: string | undefined, limit: number): Promise<MessagesOutcome> {
+    if (!this.belongsTo(projectId)) return { kind: "not_found" };
+    const chatId = this.store.chat()!.id;
+    const before = cursor === undefined ? null : decodeCursor(chatId, cursor);
+    if (before === undefined) return { kind: "bad_cursor" };
+    const page = this.store.messagesBefore(before, limit);
+    return { kind: "page", items: page.items, nextCursor: page.more && page.lastSeq !== null ? encodeCursor(chatId, page.lastSeq) : null };
+  }
+
+  async queue(projectId: string): Promise<QueueEntry[] | null> {
+    return this.belongsTo(projectId) ? this.store.queue(Date.now()) : null;
+  }
+
+  /** An external agent's result for a task (the http adapter's callback). */
+  async completeTask(taskId: string, result: AgentResult): Promise<"done" | "already_finished" | "unknown"> {
+    if (!this.store.isInitialised()) return "unknown";
+    const task = this.store.runningTask();
+    if (!task || task.id !== taskId) return this.store.submissionOfTask(taskId) ? "already_finished" : "unknown";
+    await this.finishTask(task, result);
+    await this.scheduleAt(Date.now());
+    return "done";
+  }
+
+  override async alarm(): Promise<void> {
+    if (!this.store.isInitialised() || !this.store.chat()) return;
+    try {
+      await this.runDueWork();
+    } finally {
+      await this.syncIndex();
+    }
+  }
+
+  /** Finishes what is due, then dispatches queued submissions in order, one task at a time. */
+  private async runDueWork(): Promise<void> {
+    await this.payRefunds();
+    for (let step = 0; step < 100; step++) {
+      const now = Date.now();
+      const task = this.store.runningTask();
+      if (task) {
+        if (task.check_at > now) return this.scheduleAt(task.check_at);
+        const result = this.agent().check(this.agentTask(this.store.submission(task.submission_id)!, task.id), task.started_at, now);
+        if ("checkAt" in result) this.store.setTaskCheckAt(task.id, result.checkAt);
+        else await this.finishTask(task, result);
+        continue;
+      }
+      const next = this.store.nextSubmission();
+      if (!next) return;
+      if (!next.task_id) {
+        if (await isMaintenance(this.env.DB)) {
+          if (next.status === "dispatching") this.store.setSubmission(next.id, "queued");
+          return this.scheduleAt(now + MAINTENANCE_POLL_MS);
+        }
+        // The task id is stored before credits are taken, so a restart retries the same idempotent charge.
+        this.store.setSubmission(next.id, "dispatching", { task_id: crypto.randomUUID() });
+        this.store.touch(now);
+      }
+      if (!(await this.dispatch(this.store.submission(next.id)!))) return this.scheduleAt(Date.now() + RETRY_MS);
+    }
+  }
+
+  /** Charges and starts one submission's task. False when D1 could not be reached (retry later). */
+  private async dispatch(submission: SubmissionRow): Promise<boolean> {
+    const taskId = submission.task_id!;
+    const projectId = this.store.chat()!.project_id;
+    let charged: boolean;
+    try {
+      charged = await chargeTask(this.env.DB, projectId, taskId, Math.floor(numberVar(this.env.TASK_CREDIT_COST, 1)));
+    } catch (error) {
+      console.warn(JSON.stringify({ level: "warn", event: "charge_failed", chatId: this.store.chat()!.id, error: String(error) }));
+      return false;
+    }
+    const now = Date.now();
+    if (!charged) {
+      this.store.setSubmission(submission.id, "failed", { failed_at: now });
+      this.store.insertMessage({ id: crypto.randomUUID(), role: "error", content: "Not enough credits to run this task. Top up the project owner's balance and send the message again.", createdAt: iso(now), status: null, taskId });
+      this.store.touch(now);
+      return true;
+    }
+    const task: TaskRow = { id: taskId, submission_id: submission.id, owner_message_id: crypto.randomUUID(), started_at: now, check_at: now };
+    this.store.insertMessage({ id: crypto.randomUUID(), role: "user", content: submission.content, createdAt: iso(now), status: null, taskId: null });
+    this.store.insertMessage({ id: task.owner_message_id, role: "owner", content: "", createdAt: iso(now), status: "working", taskId });
+    this.store.setSubmission(submission.id, "running");
+    this.store.insertTask(task);
+    this.store.touch(now);
+    await this.syncIndex();
+    try {
+      const start = await this.agent().start(this.agentTask(submission, taskId), now);
+      if (start.kind === "finished") await this.finishTask(task, start.result);
+      else this.store.setTaskCheckAt(taskId, start.checkAt);
+    } catch (error) {
+      await this.finishTask(task, { status: "failed", content: "" }, `The agent could not take the task: ${String((error as Error)?.message ?? error).slice(0, 300)}`);
+    }
+    return true;
+  }
+
+  /** Records a task's end: the reply, a visible error on failure (credits given back), the queue moves on. */
+  private async finishTask(task: TaskRow, result: AgentResult, failureDetail?: string): Promise<void> {
+    if (this.store.runningTask()?.id !== task.id) return;
+    const now = Date.now();
+    this.store.finishMessage(task.owner_message_id, result.status, result.content);
+    if (result.status === "failed") {
+      const detail = failureDetail ?? (result.content ? "The agent could not complete this task." : "The agent did not finish this task.");
+      this.store.insertMessage({ id: crypto.randomUUID(), role: "error", content: `${detail} Its credits were returned.`, createdAt: iso(now), status: null, taskId: task.id });
+      this.store.owesRefund(task.id);
+    }
+    this.store.setSubmission(task.submission_id, "done");
+    this.store.deleteTask(task.id);
+    this.store.touch(now);
+    await this.payRefunds();
+  }
+
+  private async payRefunds(): Promise<void> {
+    for (const taskId of this.store.pendingRefunds()) {
+      try {
+        await refundTask(this.env.DB, taskId);
+        this.store.refunded(taskId);
+      } catch {
+        await this.scheduleAt(Date.now() + RETRY_MS);
+        return;
+      }
+    }
+  }
+
+  /** Copies the summary to the D1 list index; on failure the alarm tries again, nothing is lost. */
+  private async syncIndex(): Promise<void> {
+    const chat = this.store.chat();
+    if (!chat || chat.indexed_version >= chat.version) return;
+    try {
+      await upsertChatIndex(this.env.DB, chat.project_id, this.store.view(), chat.version);
+      this.store.markIndexed(chat.version);
+    } catch (error) {
+      console.warn(JSON.stringify({ level: "warn", event: "chat_index_write_failed", chatId: chat.id, error: String(error) }));
+      await this.scheduleAt(Date.now() + RETRY_MS);
+    }
+  }
+
+  private async scheduleAt(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  private agent() {
+    return agentFor(this.env);
+  }
+
+  private agentTask(submission: SubmissionRow, taskId: string): AgentTask {
+    const chat = this.store.chat()!;
+    return {
+      taskId, chatId: chat.id, projectId: chat.project_id, content: submission.content, replyToMessageId: submission.reply_to,
+      callbackUrl: chat.callback_origin ? `${chat.callback_origin}/agent/chats/${chat.id}/tasks/${taskId}/result` : null,
+    };
+  }
+}

@@ -1,0 +1,200 @@
+import { PREVIEW_MAX, type Chat, type Message, type QueueEntry } from "./schemas";
+
+export type ChatRow = {
+  id: string; project_id: string; title: string; created_at: string; updated_at: string; archived_at: string | null;
+  version: number; indexed_version: number; callback_origin: string | null;
+};
+export type SubmissionStatus = "queued" | "dispatching" | "running" | "done" | "failed";
+export type SubmissionRow = {
+  seq: number; id: string; idempotency_key: string; content: string; reply_to: string | null; disposition: "queued" | "started";
+  status: SubmissionStatus; created_at: string; task_id: string | null; failed_at: number | null;
+};
+export type TaskRow = { id: string; submission_id: string; owner_message_id: string; started_at: number; check_at: number };
+type MessageRow = { seq: number; id: string; role: Message["role"]; content: string; created_at: string; status: Message["status"]; task_id: string | null };
+
+// Append-only: each entry upgrades the schema by one version, once, when the object wakes.
+const MIGRATIONS: string[][] = [
+  [
+    `CREATE TABLE chat (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, title TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+       archived_at TEXT, version INTEGER NOT NULL, indexed_version INTEGER NOT NULL DEFAULT 0, callback_origin TEXT)`,
+    `CREATE TABLE messages (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, role TEXT NOT NULL, content TEXT NOT NULL,
+       created_at TEXT NOT NULL, status TEXT, task_id TEXT)`,
+    `CREATE TABLE submissions (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, idempotency_key TEXT NOT NULL UNIQUE,
+       content TEXT NOT NULL, reply_to TEXT, disposition TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, task_id TEXT, failed_at INTEGER)`,
+    "CREATE INDEX submissions_by_status ON submissions (status, seq)",
+    `CREATE TABLE tasks (id TEXT PRIMARY KEY, submission_id TEXT NOT NULL, owner_message_id TEXT NOT NULL, started_at INTEGER NOT NULL, check_at INTEGER NOT NULL)`,
+    // Refunds owed to the project owner for failed tasks, until D1 has taken them.
+    "CREATE TABLE pending_refunds (task_id TEXT PRIMARY KEY)",
+  ],
+];
+
+const FAILED_KEPT_MS = 24 * 3600_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The chat's own SQLite storage: synchronous queries, so callers control where awaits may interleave. */
+export class RoomStorage {
+  constructor(private readonly sql: SqlStorage) {}
+
+  /** True once create() has run; reads only, so probing an unknown chat id writes nothing. */
+  isInitialised(): boolean {
+    return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray().length > 0;
+  }
+
+  migrate(): void {
+    this.sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
+    const current = this.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'schema'").toArray()[0]?.value ?? 0;
+    for (let version = current; version < MIGRATIONS.length; version++) {
+      for (const statement of MIGRATIONS[version]!) this.sql.exec(statement);
+      this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", version + 1);
+    }
+  }
+
+  chat(): ChatRow | undefined {
+    return this.sql.exec<ChatRow>("SELECT * FROM chat").toArray()[0];
+  }
+
+  insertChat(row: Pick<ChatRow, "id" | "project_id" | "title" | "created_at">): void {
+    this.sql.exec("INSERT INTO chat (id, project_id, title, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 1)", row.id, row.project_id, row.title, row.created_at, row.created_at);
+  }
+
+  /** Records a change to anything the chat summary shows; the index is then behind until synced. */
+  touch(now: number, changes: { title?: string; archived_at?: string | null; callback_origin?: string } = {}): void {
+    const chat = this.chat()!;
+    this.sql.exec(
+      "UPDATE chat SET title = ?, archived_at = ?, callback_origin = ?, updated_at = ?, version = version + 1",
+      changes.title ?? chat.title,
+      changes.archived_at === undefined ? chat.archived_at : changes.archived_at,
+      changes.callback_origin ?? chat.callback_origin,
+      // Never backwards, so the list order stays stable even if the clock is.
+      iso(Math.max(now, Date.parse(chat.updated_at))),
+    );
+  }
+
+  markIndexed(version: number): void {
+    this.sql.exec("UPDATE chat SET indexed_version = MAX(indexed_version, ?)", version);
+  }
+
+  view(): Chat {
+    const chat = this.chat()!;
+    const last = this.sql.exec<{ created_at: string }>("SELECT created_at FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0];
+    const owner = this.sql.exec<{ content: string }>("SELECT content FROM messages WHERE role = 'owner' ORDER BY seq DESC LIMIT 1").toArray()[0];
+    const counts = this.sql
+      .exec<{ queued: number; active: number }>(
+        "SELECT SUM(status = 'queued') AS queued, SUM(status IN ('dispatching', 'running')) AS active FROM submissions WHERE status IN ('queued', 'dispatching', 'running')",
+      )
+      .one();
+    return {
+      id: chat.id, title: chat.title, createdAt: chat.created_at, updatedAt: chat.updated_at, archivedAt: chat.archived_at,
+      lastMessageAt: last?.created_at ?? null,
+      latestAgentPreview: [...(owner?.content ?? "")].slice(0, PREVIEW_MAX).join(""),
+      isAwaitingUser: false,
+      isWorking: (counts.active ?? 0) > 0,
+      queuedCount: counts.queued ?? 0,
+    };
+  }
+
+  // ---- submissions ----
+  submissionByKey(key: string): SubmissionRow | undefined {
+    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE idempotency_key = ?", key).toArray()[0];
+  }
+
+  hasPendingWork(): boolean {
+    return this.sql.exec("SELECT 1 FROM submissions WHERE status IN ('queued', 'dispatching', 'running') LIMIT 1").toArray().length > 0;
+  }
+
+  insertSubmission(row: Omit<SubmissionRow, "seq" | "task_id" | "failed_at">): SubmissionRow {
+    this.sql.exec(
+      "INSERT INTO submissions (id, idempotency_key, content, reply_to, disposition, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      row.id, row.idempotency_key, row.content, row.reply_to, row.disposition, row.status, row.created_at,
+    );
+    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE id = ?", row.id).one();
+  }
+
+  /** The next submission to dispatch: one already dispatching (resumed after a restart) or the oldest queued. */
+  nextSubmission(): SubmissionRow | undefined {
+    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE status IN ('dispatching', 'queued') ORDER BY status = 'dispatching' DESC, seq LIMIT 1").toArray()[0];
+  }
+
+  setSubmission(id: string, status: SubmissionStatus, extra: { task_id?: string; failed_at?: number } = {}): void {
+    this.sql.exec(
+      "UPDATE submissions SET status = ?, task_id = COALESCE(?, task_id), failed_at = COALESCE(?, failed_at) WHERE id = ?",
+      status, extra.task_id ?? null, extra.failed_at ?? null, id,
+    );
+  }
+
+  queue(now: number): QueueEntry[] {
+    return this.sql
+      .exec<{ id: string; content: string; status: string; created_at: string }>(
+        "SELECT id, content, status, created_at FROM submissions WHERE status IN ('queued', 'dispatching') OR (status = 'failed' AND failed_at > ?) ORDER BY seq",
+        now - FAILED_KEPT_MS,
+      )
+      .toArray()
+      .map((r) => ({ id: r.id, content: r.content, status: r.status as QueueEntry["status"], createdAt: r.created_at }));
+  }
+
+  // ---- messages ----
+  hasMessage(id: string): boolean {
+    return this.sql.exec("SELECT 1 FROM messages WHERE id = ?", id).toArray().length > 0;
+  }
+
+  insertMessage(message: Message): void {
+    this.sql.exec(
+      "INSERT INTO messages (id, role, content, created_at, status, task_id) VALUES (?, ?, ?, ?, ?, ?)",
+      message.id, message.role, message.content, message.createdAt, message.status, message.taskId,
+    );
+  }
+
+  finishMessage(id: string, status: "success" | "failed", content: string): void {
+    this.sql.exec("UPDATE messages SET status = ?, content = ? WHERE id = ?", status, content, id);
+  }
+
+  /** Newest first, strictly older than beforeSeq: keyset pages stay stable while messages arrive. */
+  messagesBefore(beforeSeq: number | null, limit: number): { items: Message[]; lastSeq: number | null; more: boolean } {
+    const rows = this.sql
+      .exec<MessageRow>("SELECT * FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?", beforeSeq ?? Number.MAX_SAFE_INTEGER, limit + 1)
+      .toArray();
+    const page = rows.slice(0, limit);
+    return {
+      items: page.map((r) => ({ id: r.id, role: r.role, content: r.content, createdAt: r.created_at, status: r.status, taskId: r.task_id })),
+      lastSeq: page.at(-1)?.seq ?? null,
+      more: rows.length > limit,
+    };
+  }
+
+  // ---- the running task (at most one) ----
+  runningTask(): TaskRow | undefined {
+    return this.sql.exec<TaskRow>("SELECT * FROM tasks").toArray()[0];
+  }
+
+  insertTask(task: TaskRow): void {
+    this.sql.exec("INSERT INTO tasks (id, submission_id, owner_message_id, started_at, check_at) VALUES (?, ?, ?, ?, ?)", task.id, task.submission_id, task.owner_message_id, task.started_at, task.check_at);
+  }
+
+  setTaskCheckAt(id: string, checkAt: number): void {
+    this.sql.exec("UPDATE tasks SET check_at = ? WHERE id = ?", checkAt, id);
+  }
+
+  deleteTask(id: string): void {
+    this.sql.exec("DELETE FROM tasks WHERE id = ?", id);
+  }
+
+  owesRefund(taskId: string): void {
+    this.sql.exec("INSERT OR IGNORE INTO pending_refunds (task_id) VALUES (?)", taskId);
+  }
+
+  pendingRefunds(): string[] {
+    return this.sql.exec<{ task_id: string }>("SELECT task_id FROM pending_refunds").toArray().map((r) => r.task_id);
+  }
+
+  refunded(taskId: string): void {
+    this.sql.exec("DELETE FROM pending_refunds WHERE task_id = ?", taskId);
+  }
+
+  submissionOfTask(taskId: string): SubmissionRow | undefined {
+    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE task_id = ?", taskId).toArray()[0];
+  }
+
+  submission(id: string): SubmissionRow | undefined {
+    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE id = ?", id).toArray()[0];
+  }
+}

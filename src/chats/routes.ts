@@ -1,0 +1,160 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { requireScope, type GatedEnv } from "../auth/gate";
+import { ApiError, invalidRequest, notFound } from "../http/problem";
+import { createRouter, problems } from "../http/router";
+import { requireProjectAccess } from "../projects/access";
+import { listChats } from "./index-store";
+import { maintenanceFlag } from "./maintenance";
+import {
+  Chat, ChatList, ChatParams, ChatTitleBody, ListChatsQuery, MessagePage, MessagesQuery, ProjectParams, Queue, SendMessageBody, SendMessageHeaders, Submission,
+} from "./schemas";
+
+export const chatRoutes = createRouter<GatedEnv>();
+
+const security = [{ userApiTokenBearer: [] }];
+const read = [requireScope("chat:read")];
+const write = [requireScope("chat:write")];
+const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
+const body = <T extends z.ZodType>(schema: T) => ({ required: true, ...json(schema) });
+const chatProblems = problems(400, 401, 403, 404, 429);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The caller's project access, then the chat's object; a malformed id is simply not found. */
+async function room(c: Context<GatedEnv>, need: "read" | "write", params: { projectId: string; chatId?: string }) {
+  if (!UUID.test(params.projectId) || (params.chatId !== undefined && !UUID.test(params.chatId))) throw notFound();
+  const access = await requireProjectAccess(c.env.DB, params.projectId.toLowerCase(), c.get("caller").accountId, need);
+  return { access, stub: params.chatId ? c.env.CHAT_ROOM.getByName(params.chatId.toLowerCase()) : undefined };
+}
+
+const chatNotFound = () => notFound("The chat does not exist in this project or is not available to you.");
+const found = <T>(value: T | null): T => {
+  if (value === null) throw chatNotFound();
+  return value;
+};
+
+chatRoutes.openapi(
+  createRoute({
+    method: "get", path: "/v1/projects/{projectId}/chats", tags: ["Chats"], summary: "List the project's chats, newest updatedAt first", security, middleware: read,
+    request: { params: ProjectParams, query: ListChatsQuery },
+    responses: { 200: { description: "Active chats, or archived ones with archived=true", ...json(ChatList) }, ...chatProblems },
+  }),
+  async (c) => {
+    const { access } = await room(c, "read", c.req.valid("param"));
+    return c.json({ items: await listChats(c.env.DB, access.projectId, c.req.valid("query").archived === "true") }, 200);
+  },
+);
+
+chatRoutes.openapi(
+  createRoute({
+    method: "post", path: "/v1/projects/{projectId}/chats", tags: ["Chats"], summary: "Create an empty chat", security, middleware: write,
+    request: { params: ProjectParams, body: body(ChatTitleBody) },
+    responses: { 201: { description: "The new chat", ...json(Chat) }, ...chatProblems },
+  }),
+  async (c) => {
+    const { access } = await room(c, "write", c.req.valid("param"));
+    const chatId = crypto.randomUUID();
+    const chat = await c.env.CHAT_ROOM.getByName(chatId).create(chatId, access.projectId, c.req.valid("json").title);
+    return c.json(chat, 201);
+  },
+);
+
+chatRoutes.openapi(
+  createRoute({
+    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}", tags: ["Chats"], summary: "Read a chat", security, middleware: read,
+    request: { params: ChatParams },
+    responses: { 200: { description: "The chat", ...json(Chat) }, ...chatProblems },
+  }),
+  async (c) => {
+    const { access, stub } = await room(c, "read", c.req.valid("param"));
+    return c.json(found(await stub!.get(access.projectId)), 200);
+  },
+);
+
+chatRoutes.openapi(
+  createRoute({
+    method: "patch", path: "/v1/projects/{projectId}/chats/{chatId}", tags: ["Chats"], summary: "Rename a chat", security, middleware: write,
+    request: { params: ChatParams, body: body(ChatTitleBody) },
+    responses: { 200: { description: "The renamed chat", ...json(Chat) }, ...chatProblems },
+  }),
+  async (c) => {
+    const { access, stub } = await room(c, "write", c.req.valid("param"));
+    return c.json(found(await stub!.rename(access.projectId, c.req.valid("json").title)), 200);
+  },
+);
+
+for (const [action, archived] of [["archive", true], ["restore", false]] as const) {
+  chatRoutes.openapi(
+    createRoute({
+      method: "post", path: `/v1/projects/{projectId}/chats/{chatId}/${action}`, tags: ["Chats"], security, middleware: write,
+      summary: archived ? "Archive a chat (it then refuses messages)" : "Restore an archived chat",
+      request: { params: ChatParams },
+      responses: { 200: { description: "The chat", ...json(Chat) }, ...chatProblems },
+    }),
+    async (c) => {
+      const { access, stub } = await room(c, "write", c.req.valid("param"));
+      return c.json(found(await stub!.setArchived(access.projectId, archived)), 200);
+    },
+  );
+}
+
+chatRoutes.openapi(
+  createRoute({
+    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}/messages", tags: ["Messages"], summary: "Message history, newest first", security, middleware: read,
+    request: { params: ChatParams, query: MessagesQuery },
+    responses: { 200: { description: "A page of messages; pass nextCursor as cursor for older ones", ...json(MessagePage) }, ...chatProblems },
+  }),
+  async (c) => {
+    const { access, stub } = await room(c, "read", c.req.valid("param"));
+    const { cursor, limit } = c.req.valid("query");
+    const page = await stub!.messages(access.projectId, cursor, limit);
+    if (page.kind === "not_found") throw chatNotFound();
+    if (page.kind === "bad_cursor") throw invalidRequest("The cursor is not one this chat gave out.", [{ path: "cursor", message: "unknown or malformed cursor" }]);
+    return c.json({ items: page.items, nextCursor: page.nextCursor }, 200);
+  },
+);
+
+chatRoutes.openapi(
+  createRoute({
+    method: "post", path: "/v1/projects/{projectId}/chats/{chatId}/messages", tags: ["Messages"], security, middleware: write,
+    summary: "Send a message to the chat agent; 202 confirms acceptance, not completion",
+    description: "Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true.",
+    request: { params: ChatParams, headers: SendMessageHeaders, body: body(SendMessageBody) },
+    responses: {
+      202: { description: "Accepted", headers: { "Idempotency-Replayed": { schema: { type: "string", enum: ["true"] } } }, ...json(Submission) },
+      ...problems(400, 401, 403, 404, 409, 429),
+    },
+  }),
+  async (c) => {
+    const params = c.req.valid("param");
+    const [{ access, stub }, maintenance] = await Promise.all([room(c, "write", params), maintenanceFlag(c.env.DB)]);
+    const { content, replyToMessageId } = c.req.valid("json");
+    const outcome = await stub!.submit(access.projectId, {
+      idempotencyKey: c.req.valid("header")["idempotency-key"].toLowerCase(),
+      content,
+      replyToMessageId: replyToMessageId?.toLowerCase() ?? null,
+      maintenance,
+      origin: new URL(c.req.url).origin,
+    });
+    switch (outcome.kind) {
+      case "not_found": throw chatNotFound();
+      case "archived": throw new ApiError(409, "chat_archived", "The chat is archived; restore it before sending messages.");
+      case "key_reused": throw new ApiError(409, "idempotency_key_reused", "This idempotency-key was used for a different message; use a new key for a new message.");
+      case "unknown_reply_target": throw invalidRequest("replyToMessageId does not name a message of this chat.", [{ path: "replyToMessageId", message: "not a message of this chat" }]);
+    }
+    if (outcome.replayed) c.header("idempotency-replayed", "true");
+    return c.json(outcome.submission, 202);
+  },
+);
+
+chatRoutes.openapi(
+  createRoute({
+    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}/queue", tags: ["Messages"], summary: "Pending, dispatching and failed submissions, in order", security, middleware: read,
+    request: { params: ChatParams },
+    responses: { 200: { description: "The queue", ...json(Queue) }, ...chatProblems },
+  }),
+  async (c) => {
+    const { access, stub } = await room(c, "read", c.req.valid("param"));
+    return c.json({ items: found(await stub!.queue(access.projectId)) }, 200);
+  },
+);
