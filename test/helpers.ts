@@ -62,3 +62,27 @@ export async function world(options: { credits?: number } = {}) {
   const session = await signIn(account);
   return { account, projectId: r.json.id as string, session, token: await newToken(session) };
 }
+
+export type World = Awaited<ReturnType<typeof world>>;
+export const chatsPath = (w: { projectId: string }) => `/v1/projects/${w.projectId}/chats`;
+
+export async function newChat(w: World, title = "chat") {
+  const r = await call("POST", chatsPath(w), { token: w.token, body: { title } });
+  expect(r.status, r.text).toBe(201);
+  return r.json as { id: string; title: string };
+}
+
+export function send(w: World, chatId: string, content: string, key: string = crypto.randomUUID(), extra: Record<string, unknown> = {}) {
+  return call("POST", `${chatsPath(w)}/${chatId}/messages`, { token: w.token, headers: { "idempotency-key": key }, body: { content, ...extra } });
+}
+
+/** Polls until check returns a value (the local agent takes LOCAL_AGENT_DELAY_MS, 50 ms in tests). */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined | null | false>, ms = 5_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -96,7 +96,8 @@ export class ChatRoom extends DurableObject<Env> {
     return { kind: "page", items: page.items, nextCursor: page.more && page.lastSeq !== null ? encodeCursor(chatId, page.lastSeq) : null };
   }
 
-  async queue(projectId: string): Promise<QueueEntry[] | null> {
+  // Not named "queue": that name is reserved for the Queues handler and is not callable over RPC.
+  async queueEntries(projectId: string): Promise<QueueEntry[] | null> {
     return this.belongsTo(projectId) ? this.store.queue(Date.now()) : null;
   }
 

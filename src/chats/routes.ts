@@ -155,6 +155,6 @@ chatRoutes.openapi(
   }),
   async (c) => {
     const { access, stub } = await room(c, "read", c.req.valid("param"));
-    return c.json({ items: found(await stub!.queue(access.projectId)) }, 200);
+    return c.json({ items: found(await stub!.queueEntries(access.projectId)) }, 200);
   },
 );
