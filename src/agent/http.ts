@@ -9,32 +9,39 @@ export const AgentResultBody = z.strictObject({ status: z.enum(["success", "fail
  * secret. A 200 carries the result at once; a 202 means the agent will POST it to callbackUrl
  * before the deadline. Anything else, or no answer in time, fails the task.
  */
-export function httpAgent(options: { url: string; secret: string; resultTimeoutMs: number; fetch?: typeof fetch }): AgentPort {
+export function httpAgent(options: { url: string; secret: string; resultTimeoutMs: number; startTimeoutMs?: number; fetch?: typeof fetch }): AgentPort {
   const send = options.fetch ?? ((input, init) => fetch(input, init));
   return {
     async start(task, now) {
-      const response = await send(options.url, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${options.secret}` },
-        body: JSON.stringify(task),
-        signal: AbortSignal.timeout(START_TIMEOUT_MS),
-      });
-      if (response.status === 202) {
-        await response.body?.cancel();
-        return { kind: "pending", checkAt: now + options.resultTimeoutMs };
+      // A timer cleared once the answer is in, so nothing lingers in the object after the call.
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(new Error("the agent did not answer in time")), options.startTimeoutMs ?? START_TIMEOUT_MS);
+      try {
+        const response = await send(options.url, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${options.secret}` },
+          body: JSON.stringify(task),
+          signal: abort.signal,
+        });
+        if (response.status === 202) {
+          await response.body?.cancel();
+          return { kind: "pending", checkAt: now + options.resultTimeoutMs };
+        }
+        if (!response.ok) {
+          await response.body?.cancel();
+          throw new Error(`the agent answered HTTP ${response.status}`);
+        }
+        const parsed = AgentResultBody.safeParse(await response.json().catch(() => undefined));
+        if (!parsed.success) throw new Error("the agent answered with a body that is not a result");
+        return { kind: "finished", result: parsed.data };
+      } finally {
+        clearTimeout(timer);
       }
-      if (!response.ok) {
-        await response.body?.cancel();
-        throw new Error(`the agent answered HTTP ${response.status}`);
-      }
-      const parsed = AgentResultBody.safeParse(await response.json().catch(() => undefined));
-      if (!parsed.success) throw new Error("the agent answered with a body that is not a result");
-      return { kind: "finished", result: parsed.data };
     },
     check(_task, startedAt, now): AgentResult | { checkAt: number } {
       const deadline = startedAt + options.resultTimeoutMs;
       if (now < deadline) return { checkAt: deadline };
-      return { status: "failed", content: `The agent did not send a result within ${Math.round(options.resultTimeoutMs / 1000)} s.` };
+      return { status: "failed", content: "", error: `The agent did not send a result within ${Math.round(options.resultTimeoutMs / 1000)} s.` };
     },
   };
 }

@@ -8,7 +8,8 @@ export type AgentTask = {
   callbackUrl: string | null;
 };
 
-export type AgentResult = { status: "success" | "failed"; content: string };
+/** A task's outcome; error explains a failure the agent did not report itself (no answer, bad answer). */
+export type AgentResult = { status: "success" | "failed"; content: string; error?: string };
 
 /** The answer to starting a task: a result at once, or a time at which to look again. */
 export type AgentStart = { kind: "finished"; result: AgentResult } | { kind: "pending"; checkAt: number };

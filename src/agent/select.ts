@@ -9,7 +9,7 @@ export function agentFor(env: Env): AgentPort {
     if (!env.AGENT_URL || !env.AGENT_SECRET) {
       return {
         start: async () => { throw new Error("AGENT_MODE is http but AGENT_URL or AGENT_SECRET is not set"); },
-        check: () => ({ status: "failed", content: "The agent is not configured." }),
+        check: () => ({ status: "failed", content: "", error: "The agent is not configured." }),
       };
     }
     return httpAgent({ url: env.AGENT_URL, secret: env.AGENT_SECRET, resultTimeoutMs: numberVar(env.AGENT_TIMEOUT_SECONDS, 600) * 1000 });

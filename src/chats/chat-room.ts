@@ -178,18 +178,18 @@ export class ChatRoom extends DurableObject<Env> {
       if (start.kind === "finished") await this.finishTask(task, start.result);
       else this.store.setTaskCheckAt(taskId, start.checkAt);
     } catch (error) {
-      await this.finishTask(task, { status: "failed", content: "" }, `The agent could not take the task: ${String((error as Error)?.message ?? error).slice(0, 300)}`);
+      await this.finishTask(task, { status: "failed", content: "", error: `The agent could not take the task: ${String((error as Error)?.message ?? error).slice(0, 300)}` });
     }
     return true;
   }
 
   /** Records a task's end: the reply, a visible error on failure (credits given back), the queue moves on. */
-  private async finishTask(task: TaskRow, result: AgentResult, failureDetail?: string): Promise<void> {
+  private async finishTask(task: TaskRow, result: AgentResult): Promise<void> {
     if (this.store.runningTask()?.id !== task.id) return;
     const now = Date.now();
     this.store.finishMessage(task.owner_message_id, result.status, result.content);
     if (result.status === "failed") {
-      const detail = failureDetail ?? (result.content ? "The agent could not complete this task." : "The agent did not finish this task.");
+      const detail = result.error ?? "The agent could not complete this task.";
       this.store.insertMessage({ id: crypto.randomUUID(), role: "error", content: `${detail} Its credits were returned.`, createdAt: iso(now), status: null, taskId: task.id });
       this.store.owesRefund(task.id);
     }
