@@ -16,6 +16,7 @@ const USAGE = `usage: npm run admin -- <command> [options] [--url URL] [--token 
   project suspend --project ID                project activate --project ID
   member set --project ID --account ID --role owner|editor|viewer
   member remove --project ID --account ID
+  maintenance on|off
 
 --url defaults to local dev (http://127.0.0.1:8787); --token defaults to $ADMIN_TOKEN, then .dev.vars.`;
 
@@ -58,6 +59,8 @@ Object.assign(commands, {
   "project activate": async (call, _, o) => show(expect(await call("PATCH", `/admin/projects/${need(o, "project").project}`, { status: "active" }), [200], "project activate")),
   "member set": async (call, _, o) =>
     show(expect(await call("PUT", `/admin/projects/${need(o, "project", "account", "role").project}/members/${o.account}`, { role: o.role }), [200], "member set")),
+  "maintenance on": async (call) => show(expect(await call("PUT", "/admin/maintenance", { enabled: true }), [200], "maintenance on")),
+  "maintenance off": async (call) => show(expect(await call("PUT", "/admin/maintenance", { enabled: false }), [200], "maintenance off")),
   "member remove": async (call, _, o) => {
     expect(await call("DELETE", `/admin/projects/${need(o, "project", "account").project}/members/${o.account}`), [204], "member remove");
     return "Removed.";
