@@ -24,6 +24,9 @@ export class TokenGate extends DurableObject<Env> {
   private record: TokenRecord | undefined;
   private loading: Promise<TokenRecord | undefined> | undefined;
   private lastUsedWrittenAt = 0;
+  // Admission times inside the window, oldest first: a mirror of the hits table, so a request costs O(1).
+  private hits: number[] | undefined;
+  private oldestHit = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -33,6 +36,7 @@ export class TokenGate extends DurableObject<Env> {
     if (version < SCHEMA_VERSION) {
       sql.exec("CREATE TABLE IF NOT EXISTS token (hash TEXT PRIMARY KEY, account_id TEXT, scopes TEXT, expires_at INTEGER, revoked INTEGER NOT NULL)");
       sql.exec("CREATE TABLE IF NOT EXISTS hits (at INTEGER NOT NULL)");
+      sql.exec("CREATE INDEX IF NOT EXISTS hits_by_time ON hits (at)");
       sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", SCHEMA_VERSION);
     }
   }
@@ -46,11 +50,26 @@ export class TokenGate extends DurableObject<Env> {
     // From here to the return there is no await: nothing interleaves between count and insert.
     const limit = Math.max(1, Math.floor(numberVar(this.env.RATE_LIMIT_PER_MINUTE, 60)));
     const sql = this.ctx.storage.sql;
-    sql.exec("DELETE FROM hits WHERE at <= ?", now - WINDOW_MS);
-    const { count, oldest } = sql.exec<{ count: number; oldest: number | null }>("SELECT COUNT(*) AS count, MIN(at) AS oldest FROM hits").one();
+    const hits = (this.hits ??= sql.exec<{ at: number }>("SELECT at FROM hits ORDER BY at").toArray().map((r) => r.at));
+    const cutoff = now - WINDOW_MS;
+    let expired = this.oldestHit;
+    while (expired < hits.length && hits[expired]! <= cutoff) expired++;
+    if (expired > this.oldestHit) {
+      sql.exec("DELETE FROM hits WHERE at <= ?", cutoff);
+      this.oldestHit = expired;
+      // Compact now and then, so the array does not grow with every request ever admitted.
+      if (this.oldestHit > 1024 && this.oldestHit * 2 > hits.length) {
+        this.hits = hits.slice(this.oldestHit);
+        this.oldestHit = 0;
+      }
+    }
+    const window = this.hits!;
+    const count = window.length - this.oldestHit;
+    const oldest = count > 0 ? window[this.oldestHit]! : null;
     const frees = (at: number | null) => Math.max(1, Math.ceil(((at ?? now) + WINDOW_MS - now) / 1000));
     if (count >= limit) return { kind: "limited", limit, retryAfterSeconds: frees(oldest) };
     sql.exec("INSERT INTO hits (at) VALUES (?)", now);
+    window.push(now);
 
     if (now - this.lastUsedWrittenAt >= LAST_USED_EVERY_MS) {
       this.lastUsedWrittenAt = now;

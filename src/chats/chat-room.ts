@@ -18,6 +18,8 @@ export type SubmitOutcome =
 export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null } | { kind: "bad_cursor" } | { kind: "not_found" };
 
 const MAINTENANCE_POLL_MS = 2_000;
+// Queued submissions reach the list index after this delay, so a burst of sends costs one D1 write.
+const INDEX_SYNC_DELAY_MS = 500;
 const RETRY_MS = 5_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -83,7 +85,7 @@ export class ChatRoom extends DurableObject<Env> {
       disposition: started ? "started" : "queued", status: started ? "dispatching" : "queued", created_at: iso(now),
     });
     this.store.touch(now, { callback_origin: request.origin });
-    await this.scheduleAt(now);
+    await this.scheduleAt(started ? now : now + INDEX_SYNC_DELAY_MS);
     return { kind: "accepted", replayed: false, submission: { submissionId: row.id, chatId, disposition: row.disposition } };
   }
 

@@ -78,18 +78,15 @@ export class RoomStorage {
     const chat = this.chat()!;
     const last = this.sql.exec<{ created_at: string }>("SELECT created_at FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0];
     const owner = this.sql.exec<{ content: string }>("SELECT content FROM messages WHERE role = 'owner' ORDER BY seq DESC LIMIT 1").toArray()[0];
-    const counts = this.sql
-      .exec<{ queued: number; active: number }>(
-        "SELECT SUM(status = 'queued') AS queued, SUM(status IN ('dispatching', 'running')) AS active FROM submissions WHERE status IN ('queued', 'dispatching', 'running')",
-      )
-      .one();
+    const queued = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM submissions WHERE status = 'queued'").one().n;
+    const working = this.sql.exec("SELECT 1 FROM submissions WHERE status IN ('dispatching', 'running') LIMIT 1").toArray().length > 0;
     return {
       id: chat.id, title: chat.title, createdAt: chat.created_at, updatedAt: chat.updated_at, archivedAt: chat.archived_at,
       lastMessageAt: last?.created_at ?? null,
       latestAgentPreview: [...(owner?.content ?? "")].slice(0, PREVIEW_MAX).join(""),
       isAwaitingUser: false,
-      isWorking: (counts.active ?? 0) > 0,
-      queuedCount: counts.queued ?? 0,
+      isWorking: working,
+      queuedCount: queued,
     };
   }
 
@@ -112,7 +109,9 @@ export class RoomStorage {
 
   /** The next submission to dispatch: one already dispatching (resumed after a restart) or the oldest queued. */
   nextSubmission(): SubmissionRow | undefined {
-    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE status IN ('dispatching', 'queued') ORDER BY status = 'dispatching' DESC, seq LIMIT 1").toArray()[0];
+    // Two index lookups rather than one sort over everything pending.
+    const first = (status: SubmissionStatus) => this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE status = ? ORDER BY seq LIMIT 1", status).toArray()[0];
+    return first("dispatching") ?? first("queued");
   }
 
   setSubmission(id: string, status: SubmissionStatus, extra: { task_id?: string; failed_at?: number } = {}): void {

@@ -1,0 +1,134 @@
+#!/usr/bin/env node
+// npm run bench: the service and a bare Worker under wrangler dev on this machine, driven by autocannon.
+// Prints requests/s, p50 and p99 per scenario and the ratio to the bare Worker measured in the same run.
+import autocannon from "autocannon";
+import { spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { projectDir, waitUntilUp } from "./lib.mjs";
+import { seedDemoData } from "./seed-data.mjs";
+import { adminClient } from "./lib.mjs";
+
+const { values } = parseArgs({ options: { duration: { type: "string", default: "5" }, connections: { type: "string", default: "16" }, rounds: { type: "string", default: "3" } } });
+const ROUNDS = Number(values.rounds);
+const DURATION = Number(values.duration);
+const CONNECTIONS = Number(values.connections);
+const ADMIN = "bench-admin-" + randomUUID();
+const TARGETS = { catalog: 0.9, authGet: 0.7, post: 0.5 };
+
+function start(name, args, cwd) {
+  const child = spawn("wrangler", ["dev", "--ip", "127.0.0.1", "--log-level", "error", "--show-interactive-dev-session=false", ...args], { cwd, stdio: "ignore", detached: true });
+  return { child, stop: () => { try { process.kill(-child.pid, "SIGTERM"); } catch {} } };
+}
+
+async function load(url, { method = "GET", headers = {}, body, setupRequest } = {}, duration = DURATION) {
+  const result = await autocannon({
+    url, method, headers, body, connections: CONNECTIONS, duration, pipelining: 1,
+    ...(setupRequest ? { requests: [{ method, headers, body, setupRequest }] } : {}),
+  });
+  const bad = result.non2xx + result.errors + result.timeouts;
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, bad, total: result.requests.total };
+}
+
+const state = mkdtempSync(join(tmpdir(), "bench-state-"));
+const servicePort = 8870, barePort = 8880;
+const service = `http://127.0.0.1:${servicePort}`, bare = `http://127.0.0.1:${barePort}`;
+const vars = {
+  // One token carries the whole load, so its limit is lifted; the agent works at its dev-default pace.
+  ADMIN_TOKEN: ADMIN, RATE_LIMIT_PER_MINUTE: "100000000", LOCAL_AGENT_DELAY_MS: "1500", TASK_CREDIT_COST: "1", AGENT_MODE: "local", CATALOG_CACHE_SECONDS: "30",
+};
+const servers = [];
+try {
+  const migrated = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: projectDir, stdio: "ignore", env: { ...process.env, CI: "true" } });
+  if (migrated.status !== 0) throw new Error("migrations failed");
+  servers.push(start("service", ["--port", String(servicePort), "--inspector-port", String(servicePort + 1), "--persist-to", state, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])], projectDir));
+  servers.push(start("bare", ["--port", String(barePort), "--inspector-port", String(barePort + 1)], join(projectDir, "scripts/bench/bare")));
+  await Promise.all([waitUntilUp(service, servers[0].child), waitUntil(bare)]);
+
+  // Seed: the demo data, a rich account, a token, chats with history, 200 chats in one project.
+  const admin = adminClient(service, ADMIN);
+  await seedDemoData(admin);
+  const json = (r) => r.json();
+  const account = await json(await post(`${service}/admin/accounts`, { email: `bench-${randomUUID()}@example.test`, password: "bench-password", credits: 1_000_000_000 }, ADMIN));
+  const project = await json(await post(`${service}/admin/projects`, { name: "bench", ownerAccountId: account.id }, ADMIN));
+  const listProject = await json(await post(`${service}/admin/projects`, { name: "bench list", ownerAccountId: account.id }, ADMIN));
+  const session = (await json(await post(`${service}/auth/token`, { email: account.email, password: "bench-password" }))).token;
+  const token = (await json(await post(`${service}/auth/api-tokens`, { name: "bench", scopes: ["chat:read", "chat:write"], expiresAt: new Date(Date.now() + 86400_000).toISOString() }, session))).token;
+  const chatsUrl = (p) => `${service}/v1/projects/${p}/chats`;
+  const chat = await json(await post(chatsUrl(project.id), { title: "bench chat" }, token));
+  for (let i = 0; i < 20; i++) await post(`${chatsUrl(project.id)}/${chat.id}/messages`, { content: `history ${i}` }, token, { "idempotency-key": randomUUID() });
+  // Messages and the list read what exists: 20 submissions become 40 messages as the agent works through them.
+  for (let i = 0; i < 200; i++) await post(chatsUrl(listProject.id), { title: `chat ${i}` }, token);
+  const postChats = [];
+  for (let i = 0; i < 16; i++) postChats.push((await json(await post(chatsUrl(project.id), { title: `post ${i}` }, token))).id);
+  const auth = { authorization: `Bearer ${token}` };
+  const replayKey = randomUUID();
+  await post(`${chatsUrl(project.id)}/${chat.id}/messages`, { content: "replayed" }, token, { "idempotency-key": replayKey });
+
+  let next = 0;
+  const probes = process.env.BENCH_PROBES ? [
+    ["probe: 401 no token", "authGet", chatsUrl(project.id), {}],
+    ["probe: gate + 404 bad id", "authGet", `${chatsUrl(project.id)}/x`, { headers: auth }],
+    ["probe: openapi-free 404", "catalog", `${service}/nothing`, {}],
+  ] : [];
+  const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
+  const scenarios = [...probes,
+    ["GET /v1/plans (ru)", "catalog", `${service}/v1/plans`, { headers: { "accept-language": "ru" } }],
+    ["GET /v1/poll", "catalog", `${service}/v1/poll`, {}],
+    ["GET a chat", "authGet", `${chatsUrl(project.id)}/${chat.id}`, { headers: auth }],
+    ["GET messages", "authGet", `${chatsUrl(project.id)}/${chat.id}/messages?limit=20`, { headers: auth }],
+    ["GET chats list (200 chats)", "authGet", chatsUrl(listProject.id), { headers: auth }],
+    ["POST message (unique keys)", "post", `${chatsUrl(project.id)}/${postChats[0]}/messages`, {
+      method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ content: "bench message" }),
+      setupRequest: (req) => ({ ...req, path: `/v1/projects/${project.id}/chats/${postChats[next++ % postChats.length]}/messages`, headers: { ...req.headers, "idempotency-key": randomUUID() } }),
+    }],
+    ["POST message (replayed key)", "post", `${chatsUrl(project.id)}/${chat.id}/messages`, {
+      method: "POST", headers: { ...auth, "content-type": "application/json", "idempotency-key": replayKey }, body: JSON.stringify({ content: "replayed" }),
+    }],
+  ];
+
+  await load(bare, {}, 2); // warm-up
+  const rows = [];
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  for (const [name, kind, url, options] of scenarios.filter(([n]) => !only || only.test(n))) {
+    await load(url, options, 2); // warm caches and the objects
+    // Alternate bare and service runs and keep the median ratio: the machine's noise hits both.
+    const runs = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const baseline = await load(bare);
+      const measured = await load(url, options);
+      runs.push({ ...measured, bare: baseline.rps, ratio: measured.rps / baseline.rps });
+    }
+    const mid = runs.find((r) => r.ratio === median(runs.map((x) => x.ratio)));
+    rows.push({ name, kind, ...mid, bad: runs.reduce((n, r) => n + r.bad, 0) });
+  }
+
+  const pad = (s, n) => String(s).padEnd(n);
+  console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s, median ratio\n`);
+  console.log(`${pad("scenario", 30)}${pad("req/s", 10)}${pad("p50 ms", 9)}${pad("p99 ms", 9)}${pad("bare req/s", 12)}${pad("ratio", 8)}${pad("target", 8)}non-2xx`);
+  let missed = 0;
+  for (const r of rows) {
+    const target = TARGETS[r.kind];
+    const ok = r.ratio >= target;
+    if (!ok) missed++;
+    console.log(`${pad(r.name, 30)}${pad(r.rps.toFixed(0), 10)}${pad(r.p50, 9)}${pad(r.p99, 9)}${pad(r.bare.toFixed(0), 12)}${pad(r.ratio.toFixed(2), 8)}${pad(`≥${target}${ok ? "" : " MISS"}`, 8)}${r.bad}`);
+  }
+  console.log(missed ? `\n${missed} scenario(s) below target.` : "\nAll targets met.");
+} finally {
+  for (const s of servers) s.stop();
+  rmSync(state, { recursive: true, force: true });
+}
+
+async function waitUntil(url) {
+  for (let i = 0; i < 300; i++) {
+    try { await (await fetch(url)).arrayBuffer(); return; } catch { await new Promise((r) => setTimeout(r, 300)); }
+  }
+  throw new Error(`${url} did not start`);
+}
+
+function post(url, body, token, headers = {}) {
+  return fetch(url, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: JSON.stringify(body) });
+}
