@@ -1,7 +1,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-// Two workerd projects: the default (built-in local agent) and one whose chats use the http agent adapter.
+// Three workerd projects: the default (built-in local agent), property tests, and chats on the http agent adapter.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   const project = (name: string, include: string[], vars: Record<string, string>, exclude: string[] = []) => ({
@@ -16,7 +16,9 @@ export default defineConfig(async () => {
   return {
     test: {
       projects: [
-        project("workers", ["test/**/*.test.ts"], {}, ["test/http-agent/**"]),
+        project("workers", ["test/**/*.test.ts"], {}, ["test/http-agent/**", "test/fuzz/**"]),
+        // Property tests send hundreds of requests per token: the limit is lifted so each reaches validation.
+        project("fuzz", ["test/fuzz/**/*.test.ts"], { RATE_LIMIT_PER_MINUTE: "1000000" }),
         project("http-agent", ["test/http-agent/**/*.test.ts"], { AGENT_MODE: "http", AGENT_URL: "https://agent.test/tasks", AGENT_SECRET: "agent-test-secret", AGENT_TIMEOUT_SECONDS: "60" }),
       ],
     },

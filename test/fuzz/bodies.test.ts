@@ -1,0 +1,116 @@
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { catalogFixture } from "../fixtures/catalog";
+import { admin, call, chatsPath, env, newChat, world, type World } from "../helpers";
+
+let w: World;
+let chatId: string;
+let catalogBefore: unknown;
+
+beforeAll(async () => {
+  w = await world();
+  chatId = (await newChat(w, "fuzz")).id;
+  expect((await admin("PUT", "/admin/catalog", catalogFixture())).status).toBe(204);
+  catalogBefore = (await admin("GET", "/admin/catalog")).json;
+});
+
+/** Everything a hostile or broken client might send as a body. */
+const hostileBody = fc.oneof(
+  fc.jsonValue().map((v) => JSON.stringify(v)),
+  fc.anything({ withObjectString: true, withNullPrototype: true }).map((v) => { try { return JSON.stringify(v) ?? "null"; } catch { return "{}"; } }),
+  fc.string({ unit: "binary", maxLength: 300 }),
+  fc.dictionary(fc.constantFrom("__proto__", "constructor", "prototype", "title", "content", "name", "scopes", "expiresAt", "email", "password", "plans"), fc.jsonValue())
+    .map((o) => JSON.stringify(o).replace('"prototype"', '"__proto__"')),
+  fc.constantFrom('{"__proto__":{"isAdmin":true}}', '{"constructor":{"prototype":{"x":1}}}', '{"title":{"$gt":""}}', '{"content":["a"]}', "\u0000\u0001", "{", "[]", "null", "1e999"),
+  fc.integer({ min: 1, max: 200_000 }).map((n) => JSON.stringify({ title: "x".repeat(n), content: "y".repeat(n), name: "z".repeat(n) })),
+);
+const invalidUtf8 = fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => new Uint8Array([0x7b, 0x22, 0x74, 0x22, 0x3a, 0x22, 0xff, 0xfe, ...bytes, 0x22, 0x7d]));
+
+type Target = { method: string; path: string; token: string | undefined; headers: Record<string, string> };
+const targets = (): Target[] => [
+  { method: "POST", path: chatsPath(w), token: w.token, headers: {} },
+  { method: "PATCH", path: `${chatsPath(w)}/${chatId}`, token: w.token, headers: {} },
+  { method: "POST", path: `${chatsPath(w)}/${chatId}/messages`, token: w.token, headers: { "idempotency-key": crypto.randomUUID() } },
+  { method: "POST", path: "/auth/api-tokens", token: w.session, headers: {} },
+  { method: "POST", path: "/auth/token", token: undefined, headers: {} },
+  { method: "PUT", path: "/admin/catalog", token: "test-admin-token", headers: {} },
+  { method: "POST", path: "/admin/accounts", token: "test-admin-token", headers: {} },
+  { method: "PUT", path: "/admin/maintenance", token: "test-admin-token", headers: {} },
+];
+
+async function snapshot() {
+  const tokens = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_tokens").first<{ n: number }>();
+  const accounts = await env.DB.prepare("SELECT COUNT(*) AS n FROM accounts").first<{ n: number }>();
+  const chat = await env.CHAT_ROOM.getByName(chatId).get(w.projectId);
+  const page = await env.CHAT_ROOM.getByName(chatId).messages(w.projectId, undefined, 100);
+  const list = await env.DB.prepare("SELECT COUNT(*) AS n FROM chat_index WHERE project_id = ?").bind(w.projectId).first<{ n: number }>();
+  return { tokens: tokens!.n, accounts: accounts!.n, chat, page, list: list!.n };
+}
+
+function expectClientProblem(r: { status: number; headers: Headers; json: any }, what: string) {
+  expect(r.status, what).toBeGreaterThanOrEqual(400);
+  expect(r.status, what).toBeLessThan(500);
+  expect(r.headers.get("content-type"), what).toContain("application/problem+json");
+  expect(r.json?.status, what).toBe(r.status);
+}
+
+describe("hostile request bodies", () => {
+  it("always get a 4xx problem and change nothing", async () => {
+    const before = await snapshot();
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 7 }), fc.oneof(hostileBody, invalidUtf8), fc.constantFrom("application/json", "application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded", ""), async (t, raw, contentType) => {
+        const target = targets()[t]!;
+        const headers: Record<string, string> = { ...target.headers, ...(contentType ? { "content-type": contentType } : {}) };
+        const r = await call(target.method, target.path, { token: target.token, raw, headers });
+        if (r.status < 400) {
+          // The only acceptable success is a body that really is valid for the route; the fuzzer rarely makes one.
+          expect(target.path, `accepted ${String(raw).slice(0, 80)}`).toMatch(/maintenance$/);
+          await admin("PUT", "/admin/maintenance", { enabled: false });
+          return;
+        }
+        expectClientProblem(r, `${target.method} ${target.path} ${String(raw).slice(0, 80)}`);
+      }),
+      { numRuns: 300 },
+    );
+    expect(await snapshot()).toEqual(before);
+    expect((await admin("GET", "/admin/catalog")).json).toEqual(catalogBefore);
+  });
+
+  it("refuse a 1 MB body with a 4xx problem", async () => {
+    for (const target of targets()) {
+      const raw = JSON.stringify({ title: "x".repeat(1024 * 1024), content: "x".repeat(1024 * 1024) });
+      expectClientProblem(await call(target.method, target.path, { token: target.token, raw, headers: { ...target.headers, "content-type": "application/json" } }), target.path);
+    }
+  });
+});
+
+describe("hostile headers", () => {
+  const headerValue = fc.oneof(fc.string({ maxLength: 200 }), fc.constantFrom("", " ", "Bearer", "Bearer ", "Bearer pct_", "bearer pcs_x", "*", "W/\"x\"", "ru;q=abc"))
+    .filter((v) => /^[\t\x20-\x7e]*$/.test(v));
+
+  it("never cause a 500 on any route", async () => {
+    const paths = () => ["/v1/plans", "/v1/poll", chatsPath(w), `${chatsPath(w)}/${chatId}`, `${chatsPath(w)}/${chatId}/messages?limit=5`, `${chatsPath(w)}/${chatId}/queue`, "/auth/api-tokens", "/admin/catalog"];
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 7 }), fc.constantFrom("authorization", "accept-language", "if-none-match", "idempotency-key", "origin", "cookie", "content-type", "x-request-id"), headerValue, async (p, name, value) => {
+        const r = await call("GET", paths()[p]!, { headers: { [name]: value } });
+        expect(r.status, `${name}: ${value}`).toBeLessThan(500);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("never cause a 500 from odd query strings and idempotency keys", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ maxLength: 60 }), fc.string({ maxLength: 60 }), async (query, key) => {
+        const q = encodeURIComponent(query);
+        for (const path of [`${chatsPath(w)}?archived=${q}`, `${chatsPath(w)}/${chatId}/messages?cursor=${q}&limit=${q}`]) {
+          const r = await call("GET", path, { token: w.token });
+          expect(r.status, path).toBeLessThan(500);
+        }
+        const sent = await call("POST", `${chatsPath(w)}/${chatId}/messages`, { token: w.token, headers: { "idempotency-key": key.replace(/[^\x20-\x7e]/g, "") }, body: { content: "" } });
+        expect(sent.status).toBe(400);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

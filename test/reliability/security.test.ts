@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { secretsEqual } from "../../src/auth/crypto";
+import { call, chatsPath, env, expectProblem, inDays, newChat, send, world } from "../helpers";
+
+afterEach(() => vi.restoreAllMocks());
+
+function captureLogs() {
+  const lines: string[] = [];
+  for (const level of ["log", "info", "warn", "error", "debug"] as const) {
+    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => { lines.push(args.map(String).join(" ")); });
+  }
+  return lines;
+}
+
+describe("secrets", () => {
+  it("never appear in logs, even when a request fails on our side", async () => {
+    const logs = captureLogs();
+    const w = await world();
+    const c = await newChat(w);
+    await send(w, c.id, "hello");
+    await call("GET", chatsPath(w), { token: w.token.slice(0, -1) + "x" });
+    await env.DB.exec("ALTER TABLE api_tokens RENAME TO api_tokens_offline");
+    let failed;
+    try {
+      failed = await call("POST", "/auth/api-tokens", { token: w.session, body: { name: "x", scopes: ["chat:read"], expiresAt: inDays(1) } });
+    } finally {
+      await env.DB.exec("ALTER TABLE api_tokens_offline RENAME TO api_tokens");
+    }
+    expectProblem(failed, 500, "internal_error");
+    expect(failed.text).not.toMatch(/api_tokens|D1|SQL/);
+    const requestId = failed.headers.get("x-request-id")!;
+    expect(logs.some((line) => line.includes(requestId) && line.includes('"level":"error"'))).toBe(true); // logged, with its request id
+    const everything = logs.join("\n");
+    for (const secret of [w.token, w.session, w.token.slice(4, 20), w.session.slice(4, 20)]) expect(everything).not.toContain(secret);
+    expect(everything.toLowerCase()).not.toContain("authorization");
+  });
+
+  it("are never returned after creation", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const responses = [
+      await call("GET", "/auth/api-tokens", { token: w.session }),
+      await call("GET", chatsPath(w), { token: w.token }),
+      await call("GET", `${chatsPath(w)}/${c.id}`, { token: w.token }),
+      await send(w, c.id, "hi"),
+    ];
+    for (const r of responses) {
+      expect(r.text).not.toContain(w.token.slice(12));
+      expect(r.text).not.toContain(w.session.slice(4));
+    }
+  });
+
+  it("are compared in constant time whatever their lengths", async () => {
+    expect(await secretsEqual("abc", "abc")).toBe(true);
+    expect(await secretsEqual("abc", "abd")).toBe(false);
+    expect(await secretsEqual("", "abc")).toBe(false);
+    expect(await secretsEqual("a".repeat(10_000), "a")).toBe(false);
+  });
+});
