@@ -10,6 +10,7 @@ import { accountCors } from "./auth/session";
 import { PUBLIC_CATALOG_PATHS, catalogRoutes } from "./catalog/routes";
 import { chatRoutes } from "./chats/routes";
 import { limitBody, publicCors, requestId } from "./http/middleware";
+import { describeForLog } from "./db/errors";
 import { problemResponse, toApiError } from "./http/problem";
 import { createRouter } from "./http/router";
 import { notFoundOrMethodNotAllowed } from "./http/routing";
@@ -59,7 +60,7 @@ export function createApp() {
     // Path only: query strings and headers may carry secrets and are never logged.
     if (problem.status >= 500) {
       const unexpected = problem.code === "internal_error";
-      const entry = { level: unexpected ? "error" : "warn", requestId: id, method: c.req.method, path: c.req.path, status: problem.status, error: unexpected ? String((error as Error)?.stack ?? error) : problem.message };
+      const entry = { level: unexpected ? "error" : "warn", requestId: id, method: c.req.method, path: c.req.path, status: problem.status, error: unexpected ? describeForLog(error) : problem.message };
       (unexpected ? console.error : console.warn)(JSON.stringify(entry));
     }
     return problemResponse(problem, id);

@@ -1,5 +1,6 @@
 import { and, eq, gt, lte } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
+import { isUniqueViolation } from "../db/errors";
 import { accounts, sessions, signInFailures } from "../db/schema";
 import { ApiError } from "../http/problem";
 import { hashPassword } from "./passwords";
@@ -7,7 +8,6 @@ import { hashPassword } from "./passwords";
 export type AccountView = { id: string; email: string; credits: number };
 const view = (a: AccountView): AccountView => ({ id: a.id, email: a.email, credits: a.credits });
 
-const isUniqueViolation = (error: unknown) => /UNIQUE constraint failed/i.test(String((error as Error)?.message ?? error));
 
 export async function createAccount(d1: D1Database, input: { email: string; password: string; credits: number }): Promise<AccountView> {
   const row = { id: crypto.randomUUID(), email: input.email, passwordHash: await hashPassword(input.password), credits: input.credits, createdAt: new Date().toISOString() };

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { agentFor } from "../agent/select";
 import type { AgentResult, AgentTask } from "../agent/port";
+import { describeForLog } from "../db/errors";
 import { numberVar, type Env } from "../env";
 import { chargeTask, isMaintenance, refundTask } from "./credits";
 import { decodeCursor, encodeCursor } from "./cursor";
@@ -158,7 +159,7 @@ export class ChatRoom extends DurableObject<Env> {
     try {
       charged = await chargeTask(this.env.DB, projectId, taskId, Math.floor(numberVar(this.env.TASK_CREDIT_COST, 1)));
     } catch (error) {
-      console.warn(JSON.stringify({ level: "warn", event: "charge_failed", chatId: this.store.chat()!.id, error: String(error) }));
+      console.warn(JSON.stringify({ level: "warn", event: "charge_failed", chatId: this.store.chat()!.id, error: describeForLog(error) }));
       return false;
     }
     const now = Date.now();
@@ -221,7 +222,7 @@ export class ChatRoom extends DurableObject<Env> {
       await upsertChatIndex(this.env.DB, chat.project_id, this.store.view(), chat.version);
       this.store.markIndexed(chat.version);
     } catch (error) {
-      console.warn(JSON.stringify({ level: "warn", event: "chat_index_write_failed", chatId: chat.id, error: String(error) }));
+      console.warn(JSON.stringify({ level: "warn", event: "chat_index_write_failed", chatId: chat.id, error: describeForLog(error) }));
       await this.scheduleAt(Date.now() + RETRY_MS);
     }
   }

@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
+import { isForeignKeyViolation, isUniqueViolation } from "../db/errors";
 import { projectMembers, projects } from "../db/schema";
 import { ApiError } from "../http/problem";
 
@@ -17,9 +18,8 @@ export async function createProject(d1: D1Database, input: { id?: string; name: 
       db.insert(projectMembers).values({ projectId: row.id, accountId: row.ownerAccountId, role: "owner" }),
     ]);
   } catch (error) {
-    const message = String((error as Error)?.message ?? error);
-    if (/UNIQUE constraint failed/i.test(message)) throw new ApiError(409, "conflict", "A project with this id already exists.");
-    if (/FOREIGN KEY constraint failed/i.test(message)) throw new ApiError(400, "invalid_request", "ownerAccountId does not name an account.", { errors: [{ path: "ownerAccountId", message: "no such account" }] });
+    if (isUniqueViolation(error)) throw new ApiError(409, "conflict", "A project with this id already exists.");
+    if (isForeignKeyViolation(error)) throw new ApiError(400, "invalid_request", "ownerAccountId does not name an account.", { errors: [{ path: "ownerAccountId", message: "no such account" }] });
     throw error;
   }
   return view(row);
@@ -38,7 +38,7 @@ export async function setMember(d1: D1Database, projectId: string, accountId: st
       .values({ projectId, accountId, role })
       .onConflictDoUpdate({ target: [projectMembers.projectId, projectMembers.accountId], set: { role } });
   } catch (error) {
-    if (/FOREIGN KEY constraint failed/i.test(String((error as Error)?.message ?? error))) throw new ApiError(404, "not_found", "No such project or account.");
+    if (isForeignKeyViolation(error)) throw new ApiError(404, "not_found", "No such project or account.");
     throw error;
   }
   return { projectId, accountId, role };

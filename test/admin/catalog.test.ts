@@ -108,3 +108,21 @@ describe("PUT /admin/catalog", () => {
     expectProblem(await call("PUT", "/admin/catalog", { token: "test-admin-token", raw: "x", headers: { "content-type": "text/plain" } }), 400);
   });
 });
+
+describe("accounts and projects", () => {
+  it("refuses a second account with the same email in any case with 409", async () => {
+    const email = `dup-${crypto.randomUUID()}@example.test`;
+    expect((await admin("POST", "/admin/accounts", { email, password: "password-1" })).status).toBe(201);
+    expectProblem(await admin("POST", "/admin/accounts", { email: email.toUpperCase(), password: "password-2" }), 409, "conflict");
+  });
+
+  it("refuses a second project with the same id and an unknown owner", async () => {
+    const owner = (await admin("POST", "/admin/accounts", { email: `o-${crypto.randomUUID()}@example.test`, password: "password-1" })).json;
+    const id = crypto.randomUUID();
+    expect((await admin("POST", "/admin/projects", { id, name: "p", ownerAccountId: owner.id })).status).toBe(201);
+    expectProblem(await admin("POST", "/admin/projects", { id: id.toUpperCase(), name: "p", ownerAccountId: owner.id }), 409, "conflict");
+    expectProblem(await admin("POST", "/admin/projects", { name: "p", ownerAccountId: crypto.randomUUID() }), 400, "invalid_request");
+    expectProblem(await admin("PUT", `/admin/projects/${crypto.randomUUID()}/members/${owner.id}`, { role: "viewer" }), 404);
+    expectProblem(await admin("PATCH", `/admin/accounts/${crypto.randomUUID()}`, { credits: 5 }), 404);
+  });
+});
