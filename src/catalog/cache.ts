@@ -4,6 +4,8 @@ import { LANGUAGES, type CatalogDocument, type Language } from "./schema";
 import { readCatalog } from "./store";
 
 export type RenderedBody = { body: string; etag: string; renderedAt: number };
+/** Where a rendering came from, for the Server-Timing header: memory, the colo cache, or D1. */
+export type CacheSource = "memory" | "colo" | "d1";
 export type CatalogEndpoint = "plans" | "privacy-policy" | "terms-of-use" | "chat-banners" | "page-top-banners" | "poll";
 export const CATALOG_ENDPOINTS: CatalogEndpoint[] = ["plans", "privacy-policy", "terms-of-use", "chat-banners", "page-top-banners", "poll"];
 
@@ -40,12 +42,12 @@ export async function renderCached(
   endpoint: CatalogEndpoint,
   language: Language,
   render: (doc: CatalogDocument | null) => unknown,
-): Promise<RenderedBody> {
+): Promise<RenderedBody & { source: CacheSource }> {
   const key = `${endpoint}/${language}`;
   const maxAgeMs = cacheSeconds(env) * 1000;
   const now = Date.now();
   const hot = rendered.get(key);
-  if (hot && now - hot.renderedAt < maxAgeMs) return hot;
+  if (hot && now - hot.renderedAt < maxAgeMs) return { ...hot, source: "memory" };
 
   const startedAt = generation;
   const cache = await caches.open("catalog");
@@ -55,7 +57,7 @@ export async function renderCached(
     const entry = { body: await shared.text(), etag: shared.headers.get("etag") ?? "", renderedAt };
     if (now - renderedAt < maxAgeMs && entry.etag) {
       if (startedAt === generation) rendered.set(key, entry);
-      return entry;
+      return { ...entry, source: "colo" };
     }
   }
 
@@ -68,7 +70,7 @@ export async function renderCached(
     });
     ctx.waitUntil(cache.put(cacheKey(endpoint, language), stored));
   }
-  return entry;
+  return { ...entry, source: "d1" };
 }
 
 /** Drops every cached rendering, in memory and in this colo's Cache API, after the catalog changed. */

@@ -66,8 +66,11 @@ function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
 
 async function serve(c: Context<AppEnv>, endpoint: Endpoint): Promise<Response> {
   const language = resolveLanguage(c.req.header("accept-language"));
-  const { body, etag } = await renderCached(c.env, c.executionCtx, endpoint.name, language, (doc) => endpoint.render(doc, language, c.env));
+  const started = Date.now();
+  const { body, etag, source } = await renderCached(c.env, c.executionCtx, endpoint.name, language, (doc) => endpoint.render(doc, language, c.env));
   const headers = {
+    // Workers clocks move only across I/O, so dur is the time spent waiting on the cache or D1.
+    "server-timing": `catalog;desc=${source};dur=${Date.now() - started}`,
     "cache-control": endpoint.cacheControl,
     "content-language": language,
     vary: "Accept-Language",

@@ -29,7 +29,7 @@ export const publicCors = createMiddleware<AppEnv>(async (c, next) => {
   }
   await next();
   c.res.headers.set("access-control-allow-origin", "*");
-  c.res.headers.set("access-control-expose-headers", "content-language, etag, x-request-id");
+  c.res.headers.set("access-control-expose-headers", "content-language, etag, server-timing, x-request-id");
 });
 
 /** Refuses bodies over maxBytes before anything reads them. */

@@ -10,6 +10,11 @@ beforeEach(async () => {
 afterEach(() => vi.restoreAllMocks());
 
 describe("catalog cache", () => {
+  it("says where each rendering came from in Server-Timing", async () => {
+    expect((await plansIn("ru")).headers.get("server-timing")).toMatch(/^catalog;desc=d1;dur=\d+$/);
+    expect((await plansIn("ru")).headers.get("server-timing")).toMatch(/^catalog;desc=memory;dur=0$/);
+  });
+
   it("serves a warm request without reading D1", async () => {
     const warm = await plansIn("ru");
     // Emptied behind the cache's back: only a request that reads D1 could notice.
