@@ -86,3 +86,14 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** A chat's messages, newest first, read from its object directly so polling spends no token budget. */
+export async function peek(w: { projectId: string }, chatId: string) {
+  const page = await env.CHAT_ROOM.getByName(chatId).messages(w.projectId, undefined, 100);
+  if (page.kind !== "page") throw new Error(page.kind);
+  return page.items;
+}
+
+export async function creditsOf(accountId: string): Promise<number> {
+  return (await env.DB.prepare("SELECT credits FROM accounts WHERE id = ?").bind(accountId).first<{ credits: number }>())!.credits;
+}

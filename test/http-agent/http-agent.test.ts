@@ -1,6 +1,6 @@
 import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { call, env, eventually, expectProblem, newChat, send, world, type World } from "../helpers";
+import { call, creditsOf, env, eventually, expectProblem, newChat, peek, send, world, type World } from "../helpers";
 
 type AgentCall = { url: string; authorization: string | null; body: any };
 const realFetch = globalThis.fetch;
@@ -20,12 +20,6 @@ function fakeAgent(respond: (call: AgentCall) => Response | Promise<Response>) {
 
 afterEach(() => vi.restoreAllMocks());
 
-const peek = async (w: World, chatId: string) => {
-  const page = await env.CHAT_ROOM.getByName(chatId).messages(w.projectId, undefined, 100);
-  if (page.kind !== "page") throw new Error(page.kind);
-  return page.items;
-};
-const credits = async (w: World) => (await env.DB.prepare("SELECT credits FROM accounts WHERE id = ?").bind(w.account.id).first<{ credits: number }>())!.credits;
 const settled = (w: World, chatId: string) =>
   eventually("the task to end", async () => { const items = await peek(w, chatId); return items.some((m) => m.role === "owner" && m.status !== "working") && items; });
 const callback = (chatId: string, taskId: string, body: unknown, secret = "agent-test-secret") =>
@@ -74,7 +68,7 @@ describe("http agent adapter", () => {
     const items = await settled(w, c.id);
     expect(items[0]).toMatchObject({ role: "error", taskId: items[1]!.taskId });
     expect(items[1]).toMatchObject({ role: "owner", status: "failed" });
-    expect(await eventually("the refund", async () => (await credits(w)) === 1000)).toBe(true);
+    expect(await eventually("the refund", async () => (await creditsOf(w.account.id)) === 1000)).toBe(true);
     const summary = (await call("GET", `/v1/projects/${w.projectId}/chats/${c.id}`, { token: w.token })).json;
     expect(summary.isWorking).toBe(false);
   });

@@ -28,13 +28,29 @@ describe("HTTP basics", () => {
     expectProblem(await call("PUT", "/admin/catalog", { token: "test-admin-token", raw: "x".repeat(17 * 1024 * 1024), headers: { "content-type": "application/json" } }), 413, "payload_too_large");
   });
 
-  it("serves the OpenAPI 3.1 document and its reference page", async () => {
+  it("serves the OpenAPI 3.1 document, covering every endpoint and the bearer scheme, and its reference page", async () => {
     const doc = (await call("GET", "/v1/openapi.json")).json;
     expect(doc.openapi).toMatch(/^3\.1/);
     expect(doc.info).toMatchObject({ version: "12.0.1", title: expect.stringContaining("v1") });
     for (const path of ["/v1/plans", "/v1/privacy-policy", "/v1/terms-of-use", "/v1/chat-banners", "/v1/chat-banners/page-top", "/v1/poll"]) {
       expect(doc.paths[path]?.get, path).toBeDefined();
     }
+    for (const path of ["/auth/token", "/auth/api-tokens", "/auth/api-tokens/{tokenId}"]) expect(doc.paths[path], path).toBeDefined();
+    const chatPaths: Record<string, string[]> = {
+      "/v1/projects/{projectId}/chats": ["get", "post"],
+      "/v1/projects/{projectId}/chats/{chatId}": ["get", "patch"],
+      "/v1/projects/{projectId}/chats/{chatId}/archive": ["post"],
+      "/v1/projects/{projectId}/chats/{chatId}/restore": ["post"],
+      "/v1/projects/{projectId}/chats/{chatId}/messages": ["get", "post"],
+      "/v1/projects/{projectId}/chats/{chatId}/queue": ["get"],
+    };
+    for (const [path, methods] of Object.entries(chatPaths)) {
+      for (const method of methods) {
+        expect(doc.paths[path]?.[method]?.security, `${method} ${path}`).toEqual([{ userApiTokenBearer: [] }]);
+      }
+    }
+    expect(doc.components.securitySchemes.userApiTokenBearer).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(doc.paths["/v1/projects/{projectId}/chats/{chatId}/messages"].post.parameters.map((p: { name: string }) => p.name)).toContain("idempotency-key");
     const page = await call("GET", "/v1/docs");
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toContain("text/html");

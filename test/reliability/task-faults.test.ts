@@ -1,15 +1,9 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
-import { chatsPath, call, env, eventually, newChat, send, world, type World } from "../helpers";
+import { chatsPath, call, creditsOf, env, eventually, newChat, peek, send, world, type World } from "../helpers";
 
 const stubOf = (chatId: string) => env.CHAT_ROOM.getByName(chatId);
-const peek = async (w: World, chatId: string) => {
-  const page = await stubOf(chatId).messages(w.projectId, undefined, 100);
-  if (page.kind !== "page") throw new Error(page.kind);
-  return page.items;
-};
-const credits = async (w: World) => (await env.DB.prepare("SELECT credits FROM accounts WHERE id = ?").bind(w.account.id).first<{ credits: number }>())!.credits;
 const charges = async (taskId: string) => (await env.DB.prepare("SELECT COUNT(*) AS n FROM credit_charges WHERE task_id = ?").bind(taskId).first<{ n: number }>())!.n;
 const sql = (chatId: string, query: string, ...bindings: unknown[]) =>
   runInDurableObject(stubOf(chatId), (_: ChatRoom, state) => state.storage.sql.exec(query, ...bindings).toArray());
@@ -54,7 +48,7 @@ describe("a task interrupted at each step", () => {
       expect(reply.taskId).toBe(taskId);
       expect(await charges(taskId)).toBe(1);
     }
-    expect(await credits(w)).toBe(999);
+    expect(await creditsOf(w.account.id)).toBe(999);
     expect((await stubOf(chatId).get(w.projectId))!.isWorking).toBe(false);
   });
 
@@ -84,6 +78,6 @@ describe("D1 failures", () => {
     await runDurableObjectAlarm(stubOf(c.id));
     const reply = await eventually("the reply", async () => (await peek(w, c.id)).find((m) => m.role === "owner" && m.status === "success"));
     expect(reply.content).toContain("while D1 fails");
-    expect(await credits(w)).toBe(999);
+    expect(await creditsOf(w.account.id)).toBe(999);
   });
 });
