@@ -2,7 +2,8 @@ import { z } from "zod";
 import type { AgentPort, AgentResult } from "./port";
 
 const START_TIMEOUT_MS = 15_000;
-export const AgentResultBody = z.strictObject({ status: z.enum(["success", "failed"]), content: z.string().max(100_000) });
+// Lenient about extra fields, so an agent can add its own without breaking the service.
+export const AgentResultBody = z.object({ status: z.enum(["success", "failed"]), content: z.string().max(100_000) });
 
 /**
  * An external agent (docs/agent-protocol.md): the task is POSTed to AGENT_URL with the shared

@@ -33,14 +33,18 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The chat's own SQLite storage: synchronous queries, so callers control where awaits may interleave. */
 export class RoomStorage {
+  private initialised = false;
+
   constructor(private readonly sql: SqlStorage) {}
 
   /** True once create() has run; reads only, so probing an unknown chat id writes nothing. */
   isInitialised(): boolean {
-    return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray().length > 0;
+    this.initialised ||= this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray().length > 0;
+    return this.initialised;
   }
 
   migrate(): void {
+    this.initialised = true;
     this.sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
     const current = this.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'schema'").toArray()[0]?.value ?? 0;
     for (let version = current; version < MIGRATIONS.length; version++) {
