@@ -4,8 +4,8 @@ import { LANGUAGES, type CatalogDocument, type Language } from "./schema";
 import { readCatalog } from "./store";
 
 export type RenderedBody = { body: string; etag: string; renderedAt: number };
-/** Where a rendering came from, for the Server-Timing header: memory, the colo cache, or D1. */
-export type CacheSource = "memory" | "colo" | "d1";
+/** Where a rendering came from, for Server-Timing: memory, the colo cache, a fresh D1 read, or a render of the document already loaded. */
+export type CacheSource = "memory" | "colo" | "d1" | "render";
 export type CatalogEndpoint = "plans" | "privacy-policy" | "terms-of-use" | "chat-banners" | "page-top-banners" | "poll";
 export const CATALOG_ENDPOINTS: CatalogEndpoint[] = ["plans", "privacy-policy", "terms-of-use", "chat-banners", "page-top-banners", "poll"];
 
@@ -24,12 +24,12 @@ async function strongEtag(body: string): Promise<string> {
   return `"${Array.from(digest.subarray(0, 16), (b) => b.toString(16).padStart(2, "0")).join("")}"`;
 }
 
-function loadDocument(env: Env, now: number, maxAgeMs: number): Promise<CatalogDocument | null> {
-  if (documentLoad && now - documentLoad.loadedAt < maxAgeMs) return documentLoad.promise;
+function loadDocument(env: Env, now: number, maxAgeMs: number): { promise: Promise<CatalogDocument | null>; fresh: boolean } {
+  if (documentLoad && now - documentLoad.loadedAt < maxAgeMs) return { promise: documentLoad.promise, fresh: false };
   const load = { promise: readCatalog(env.DB), loadedAt: now };
   documentLoad = load;
   load.promise.catch(() => { if (documentLoad === load) documentLoad = undefined; });
-  return load.promise;
+  return { promise: load.promise, fresh: true };
 }
 
 /**
@@ -61,7 +61,8 @@ export async function renderCached(
     }
   }
 
-  const body = JSON.stringify(render(await loadDocument(env, now, maxAgeMs)));
+  const document = loadDocument(env, now, maxAgeMs);
+  const body = JSON.stringify(render(await document.promise));
   const entry = { body, etag: await strongEtag(body), renderedAt: now };
   if (startedAt === generation && maxAgeMs > 0) {
     rendered.set(key, entry);
@@ -70,7 +71,7 @@ export async function renderCached(
     });
     ctx.waitUntil(cache.put(cacheKey(endpoint, language), stored));
   }
-  return { ...entry, source: "d1" };
+  return { ...entry, source: document.fresh ? "d1" : "render" };
 }
 
 /** Drops every cached rendering, in memory and in this colo's Cache API, after the catalog changed. */

@@ -13,6 +13,7 @@ describe("catalog cache", () => {
   it("says where each rendering came from in Server-Timing", async () => {
     expect((await plansIn("ru")).headers.get("server-timing")).toMatch(/^catalog;desc=d1;dur=\d+$/);
     expect((await plansIn("ru")).headers.get("server-timing")).toMatch(/^catalog;desc=memory;dur=0$/);
+    expect((await plansIn("es")).headers.get("server-timing")).toMatch(/^catalog;desc=render;dur=\d+$/); // the document is loaded once
   });
 
   it("serves a warm request without reading D1", async () => {
