@@ -1,27 +1,25 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createAccount, updateAccount } from "../auth/accounts";
 import { Email } from "../auth/schemas";
-import { createRouter, problems } from "../http/router";
+import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { forgetMemberships } from "../projects/access";
-import { createProject, removeMember, setMember, setProjectStatus } from "../projects/store";
+import { ROLES, createProject, removeMember, setMember, setProjectStatus } from "../projects/store";
 
 export const adminAccountRoutes = createRouter();
 const security = [{ adminBearer: [] }];
-const json = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
 const credits = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const password = z.string().min(8).max(1024);
 const Account = z.object({ id: z.uuid(), email: z.string(), credits: z.number().int() }).openapi("AdminAccount");
 const Project = z.object({ id: z.uuid(), name: z.string(), ownerAccountId: z.uuid(), status: z.enum(["active", "suspended"]) }).openapi("AdminProject");
-const Member = z.object({ projectId: z.uuid(), accountId: z.uuid(), role: z.enum(["owner", "editor", "viewer"]) }).openapi("AdminMember");
-const ok = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
+const Member = z.object({ projectId: z.uuid(), accountId: z.uuid(), role: z.enum(ROLES) }).openapi("AdminMember");
 const idParam = z.object({ id: z.uuid() });
 const memberParams = z.object({ id: z.uuid(), accountId: z.uuid() });
 
 adminAccountRoutes.openapi(
   createRoute({
     method: "post", path: "/admin/accounts", tags: ["Admin"], summary: "Create an account", security,
-    request: { body: json(z.strictObject({ email: Email, password, credits: credits.default(0) })) },
-    responses: { 201: ok(Account, "Created"), ...problems(400, 401, 404, 409) },
+    request: { body: jsonBody(z.strictObject({ email: Email, password, credits: credits.default(0) })) },
+    responses: { 201: jsonResponse(Account, "Created"), ...problems(400, 401, 404, 409) },
   }),
   async (c) => c.json(await createAccount(c.env.DB, c.req.valid("json")), 201),
 );
@@ -29,8 +27,8 @@ adminAccountRoutes.openapi(
 adminAccountRoutes.openapi(
   createRoute({
     method: "patch", path: "/admin/accounts/{id}", tags: ["Admin"], summary: "Set an account's credits or password", security,
-    request: { params: idParam, body: json(z.strictObject({ credits: credits.optional(), password: password.optional() })) },
-    responses: { 200: ok(Account, "Updated"), ...problems(400, 401, 404) },
+    request: { params: idParam, body: jsonBody(z.strictObject({ credits: credits.optional(), password: password.optional() })) },
+    responses: { 200: jsonResponse(Account, "Updated"), ...problems(400, 401, 404) },
   }),
   async (c) => c.json(await updateAccount(c.env.DB, c.req.valid("param").id, c.req.valid("json")), 200),
 );
@@ -38,8 +36,8 @@ adminAccountRoutes.openapi(
 adminAccountRoutes.openapi(
   createRoute({
     method: "post", path: "/admin/projects", tags: ["Admin"], summary: "Create a project owned by an account", security,
-    request: { body: json(z.strictObject({ name: z.string().trim().min(1).max(200), ownerAccountId: z.uuid(), id: z.uuid().optional() })) },
-    responses: { 201: ok(Project, "Created"), ...problems(400, 401, 404, 409) },
+    request: { body: jsonBody(z.strictObject({ name: z.string().trim().min(1).max(200), ownerAccountId: z.uuid(), id: z.uuid().optional() })) },
+    responses: { 201: jsonResponse(Project, "Created"), ...problems(400, 401, 404, 409) },
   }),
   async (c) => c.json(await createProject(c.env.DB, c.req.valid("json")), 201),
 );
@@ -47,8 +45,8 @@ adminAccountRoutes.openapi(
 adminAccountRoutes.openapi(
   createRoute({
     method: "patch", path: "/admin/projects/{id}", tags: ["Admin"], summary: "Suspend or reactivate a project", security,
-    request: { params: idParam, body: json(z.strictObject({ status: z.enum(["active", "suspended"]) })) },
-    responses: { 200: ok(Project, "Updated"), ...problems(400, 401, 404) },
+    request: { params: idParam, body: jsonBody(z.strictObject({ status: z.enum(["active", "suspended"]) })) },
+    responses: { 200: jsonResponse(Project, "Updated"), ...problems(400, 401, 404) },
   }),
   async (c) => {
     const project = await setProjectStatus(c.env.DB, c.req.valid("param").id, c.req.valid("json").status);
@@ -60,8 +58,8 @@ adminAccountRoutes.openapi(
 adminAccountRoutes.openapi(
   createRoute({
     method: "put", path: "/admin/projects/{id}/members/{accountId}", tags: ["Admin"], summary: "Add a member or change their role", security,
-    request: { params: memberParams, body: json(z.strictObject({ role: z.enum(["owner", "editor", "viewer"]) })) },
-    responses: { 200: ok(Member, "The membership"), ...problems(400, 401, 404) },
+    request: { params: memberParams, body: jsonBody(z.strictObject({ role: z.enum(ROLES) })) },
+    responses: { 200: jsonResponse(Member, "The membership"), ...problems(400, 401, 404) },
   }),
   async (c) => {
     const { id, accountId } = c.req.valid("param");

@@ -3,7 +3,7 @@ import { invalidateCatalogCache } from "../catalog/cache";
 import { CatalogDocument } from "../catalog/schema";
 import { readCatalog, replaceCatalog } from "../catalog/store";
 import { notFound } from "../http/problem";
-import { createRouter, problems } from "../http/router";
+import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 
 export const adminCatalogRoutes = createRouter();
 
@@ -16,7 +16,7 @@ adminCatalogRoutes.openapi(
     tags: ["Admin"],
     summary: "Replace the whole catalog atomically",
     security,
-    request: { body: { required: true, content: { "application/json": { schema: CatalogDocument } } } },
+    request: { body: jsonBody(CatalogDocument) },
     responses: { 204: { description: "Replaced; the instance that took it serves it at once" }, ...problems(400, 401, 404, 413) },
   }),
   async (c) => {
@@ -33,7 +33,7 @@ adminCatalogRoutes.openapi(
     tags: ["Admin"],
     summary: "The stored catalog document, including what the public endpoints hide",
     security,
-    responses: { 200: { description: "The catalog document", content: { "application/json": { schema: CatalogDocument } } }, ...problems(401, 404) },
+    responses: { 200: jsonResponse(CatalogDocument, "The catalog document"), ...problems(401, 404) },
   }),
   async (c) => {
     const doc = await readCatalog(c.env.DB);

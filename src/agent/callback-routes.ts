@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { secretsEqual } from "../auth/crypto";
 import { bearerToken } from "../auth/secrets";
 import { ApiError, notFound } from "../http/problem";
-import { createRouter, problems } from "../http/router";
+import { createRouter, jsonBody, problems } from "../http/router";
 import { AgentResultBody } from "./http";
 
 export const agentCallbackRoutes = createRouter();
@@ -14,7 +14,7 @@ agentCallbackRoutes.openapi(
     summary: "An external agent delivers a task's result (docs/agent-protocol.md)",
     request: {
       params: z.object({ chatId: UUID, taskId: UUID }),
-      body: { required: true, content: { "application/json": { schema: AgentResultBody } } },
+      body: jsonBody(AgentResultBody),
     },
     responses: { 204: { description: "Stored (or stored already)" }, ...problems(400, 401, 404) },
   }),

@@ -38,11 +38,6 @@ export async function findAccountByEmail(d1: D1Database, email: string) {
   return row;
 }
 
-export async function accountExists(d1: D1Database, id: string): Promise<boolean> {
-  const [row] = await drizzle(d1).select({ id: accounts.id }).from(accounts).where(eq(accounts.id, id));
-  return row !== undefined;
-}
-
 // ---- sign-in throttling: 10 failures per email in 15 minutes ----
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
 export const SIGN_IN_MAX_FAILURES = 10;

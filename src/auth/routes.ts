@@ -1,11 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { setCookie } from "hono/cookie";
 import { ApiError, notFound } from "../http/problem";
-import { createRouter, problems } from "../http/router";
+import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { clearSignInFailures, createSession, findAccountByEmail, recordSignInFailure, signInRetryAfter } from "./accounts";
 import { findUnrevokedToken, insertTokenWithinLimit, listTokens, markRevoked, MAX_ACTIVE_TOKENS, toItem } from "./api-tokens";
 import { verifyPassword } from "./passwords";
-import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest } from "./schemas";
+import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest, normaliseEmail } from "./schemas";
 import { API_TOKEN_PREFIX, SESSION_PREFIX, generateSecret, hashSecret } from "./secrets";
 import { SESSION_COOKIE, appOrigins, requireSession, type SessionEnv } from "./session";
 
@@ -18,12 +18,12 @@ authRoutes.openapi(
     path: "/auth/token",
     tags: ["Account"],
     summary: "Sign in with email and password; returns an account session token",
-    request: { body: { required: true, content: { "application/json": { schema: SignInRequest } } } },
-    responses: { 200: { description: "A session token for /auth/*", content: { "application/json": { schema: SessionToken } } }, ...problems(400, 401, 429) },
+    request: { body: jsonBody(SignInRequest) },
+    responses: { 200: jsonResponse(SessionToken, "A session token for /auth/*"), ...problems(400, 401, 429) },
   }),
   async (c) => {
     const { password } = c.req.valid("json");
-    const email = c.req.valid("json").email.trim().toLowerCase();
+    const email = normaliseEmail(c.req.valid("json").email);
     const now = Date.now();
     const retryAfter = await signInRetryAfter(c.env.DB, email, now);
     if (retryAfter > 0) {
@@ -58,8 +58,8 @@ authRoutes.openapi(
     tags: ["Account"],
     summary: "Create a personal API token; the secret is in this response only",
     security: sessionSecurity,
-    request: { body: { required: true, content: { "application/json": { schema: CreateApiTokenRequest } } } },
-    responses: { 201: { description: "Created", content: { "application/json": { schema: CreatedApiToken } } }, ...problems(400, 401, 409) },
+    request: { body: jsonBody(CreateApiTokenRequest) },
+    responses: { 201: jsonResponse(CreatedApiToken, "Created"), ...problems(400, 401, 409) },
   }),
   async (c) => {
     const input = c.req.valid("json");
@@ -82,7 +82,7 @@ authRoutes.openapi(
     tags: ["Account"],
     summary: "The account's unrevoked tokens, newest first (expired ones included)",
     security: sessionSecurity,
-    responses: { 200: { description: "Token records, without secrets", content: { "application/json": { schema: ApiTokenList } } }, ...problems(401) },
+    responses: { 200: jsonResponse(ApiTokenList, "Token records, without secrets"), ...problems(401) },
   }),
   async (c) => c.json({ items: (await listTokens(c.env.DB, c.get("accountId"))).map(toItem) }, 200),
 );

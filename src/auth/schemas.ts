@@ -5,7 +5,9 @@ export type Scope = (typeof SCOPES)[number];
 const MAX_TOKEN_DAYS = 365;
 const DAY_MS = 86_400_000;
 
-export const Email = z.email().max(320).transform((e) => e.trim().toLowerCase());
+/** Emails are stored and looked up lower-cased, so addresses are unique case-insensitively. */
+export const normaliseEmail = (email: string) => email.trim().toLowerCase();
+export const Email = z.email().max(320).transform(normaliseEmail);
 
 export const SignInRequest = z.strictObject({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }).openapi("SignInRequest");
 

@@ -50,26 +50,25 @@ export class TokenGate extends DurableObject<Env> {
     // From here to the return there is no await: nothing interleaves between count and insert.
     const limit = Math.max(1, Math.floor(numberVar(this.env.RATE_LIMIT_PER_MINUTE, 60)));
     const sql = this.ctx.storage.sql;
-    const hits = (this.hits ??= sql.exec<{ at: number }>("SELECT at FROM hits ORDER BY at").toArray().map((r) => r.at));
+    const window = (this.hits ??= sql.exec<{ at: number }>("SELECT at FROM hits ORDER BY at").toArray().map((r) => r.at));
     const cutoff = now - WINDOW_MS;
-    let expired = this.oldestHit;
-    while (expired < hits.length && hits[expired]! <= cutoff) expired++;
-    if (expired > this.oldestHit) {
+    let first = this.oldestHit;
+    while (first < window.length && window[first]! <= cutoff) first++;
+    if (first > this.oldestHit) {
       sql.exec("DELETE FROM hits WHERE at <= ?", cutoff);
-      this.oldestHit = expired;
-      // Compact now and then, so the array does not grow with every request ever admitted.
-      if (this.oldestHit > 1024 && this.oldestHit * 2 > hits.length) {
-        this.hits = hits.slice(this.oldestHit);
-        this.oldestHit = 0;
-      }
+      this.oldestHit = first;
     }
-    const window = this.hits!;
-    const count = window.length - this.oldestHit;
-    const oldest = count > 0 ? window[this.oldestHit]! : null;
+    const count = window.length - first;
+    const oldest = count > 0 ? window[first]! : null;
     const frees = (at: number | null) => Math.max(1, Math.ceil(((at ?? now) + WINDOW_MS - now) / 1000));
     if (count >= limit) return { kind: "limited", limit, retryAfterSeconds: frees(oldest) };
     sql.exec("INSERT INTO hits (at) VALUES (?)", now);
     window.push(now);
+    // Compact now and then, so the array does not grow with every request ever admitted.
+    if (first > 1024 && first * 2 > window.length) {
+      this.hits = window.slice(first);
+      this.oldestHit = 0;
+    }
 
     if (now - this.lastUsedWrittenAt >= LAST_USED_EVERY_MS) {
       this.lastUsedWrittenAt = now;

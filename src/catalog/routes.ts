@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { resolveLanguage } from "../http/language";
 import { ApiError } from "../http/problem";
-import { createRouter, problems } from "../http/router";
+import { createRouter, jsonResponse, problems } from "../http/router";
 import { renderCached, type CatalogEndpoint } from "./cache";
 import { renderBanners, renderLegalDocument, renderPlans, renderPoll } from "./render";
 import { ChatBanner, LegalDocument, PageTopBanner, PlanCatalog, PollResponse, type CatalogDocument, type Language } from "./schema";
@@ -91,7 +91,7 @@ for (const endpoint of endpoints) {
     description: "Anonymous. Language from Accept-Language (en, ru, es; English otherwise). HEAD gives the headers alone; OPTIONS answers CORS preflight.",
     parameters: [{ name: "Accept-Language", in: "header", required: false, schema: { type: "string", example: "ru-RU,ru;q=0.9,en;q=0.8" } }],
     responses: {
-      200: { description: "The resource in the request language", content: { "application/json": { schema: endpoint.schema } } },
+      200: jsonResponse(endpoint.schema, "The resource in the request language"),
       304: { description: "Not modified (If-None-Match matched the ETag)" },
       ...problems(405),
     },

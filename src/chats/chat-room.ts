@@ -1,12 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { agentFor } from "../agent/select";
-import type { AgentResult, AgentTask } from "../agent/port";
+import type { AgentPort, AgentResult, AgentTask } from "../agent/port";
 import { describeForLog } from "../db/errors";
 import { numberVar, type Env } from "../env";
 import { chargeTask, isMaintenance, refundTask } from "./credits";
 import { decodeCursor, encodeCursor } from "./cursor";
 import { upsertChatIndex } from "./index-store";
-import { RoomStorage, type SubmissionRow, type TaskRow } from "./room-storage";
+import { RoomStorage, type ChatRow, type SubmissionRow, type TaskRow } from "./room-storage";
 import type { Chat, Message, QueueEntry, Submission } from "./schemas";
 
 export type SubmitRequest = { idempotencyKey: string; content: string; replyToMessageId: string | null; maintenance: boolean; origin: string };
@@ -30,15 +30,19 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 export class ChatRoom extends DurableObject<Env> {
   private readonly store: RoomStorage;
+  private readonly agent: AgentPort;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new RoomStorage(ctx.storage.sql);
+    this.agent = agentFor(env);
     if (this.store.isInitialised()) this.store.migrate();
   }
 
-  private belongsTo(projectId: string): boolean {
-    return this.store.isInitialised() && this.store.chat()?.project_id === projectId;
+  /** The chat's row when it exists and belongs to this project; otherwise the caller answers not found. */
+  private chatIn(projectId: string): ChatRow | undefined {
+    const chat = this.store.isInitialised() ? this.store.chat() : undefined;
+    return chat?.project_id === projectId ? chat : undefined;
   }
 
   async create(chatId: string, projectId: string, title: string): Promise<Chat> {
@@ -49,35 +53,35 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   async get(projectId: string): Promise<Chat | null> {
-    return this.belongsTo(projectId) ? this.store.view() : null;
+    return this.chatIn(projectId) ? this.store.view() : null;
   }
 
   async rename(projectId: string, title: string): Promise<Chat | null> {
-    if (!this.belongsTo(projectId)) return null;
+    if (!this.chatIn(projectId)) return null;
     this.store.touch(Date.now(), { title });
     await this.syncIndex();
     return this.store.view();
   }
 
   async setArchived(projectId: string, archived: boolean): Promise<Chat | null> {
-    if (!this.belongsTo(projectId)) return null;
-    const current = this.store.chat()!.archived_at;
-    if (archived !== (current !== null)) this.store.touch(Date.now(), { archived_at: archived ? iso(Date.now()) : null });
+    const chat = this.chatIn(projectId);
+    if (!chat) return null;
+    if (archived !== (chat.archived_at !== null)) this.store.touch(Date.now(), { archived_at: archived ? iso(Date.now()) : null });
     await this.syncIndex();
     return this.store.view();
   }
 
   /** Accepts a message once per idempotency key. The lookup and the insert share one synchronous stretch. */
   async submit(projectId: string, request: SubmitRequest): Promise<SubmitOutcome> {
-    if (!this.belongsTo(projectId)) return { kind: "not_found" };
-    const chatId = this.store.chat()!.id;
+    const chat = this.chatIn(projectId);
+    if (!chat) return { kind: "not_found" };
     const existing = this.store.submissionByKey(request.idempotencyKey);
     if (existing) {
       const same = existing.content === request.content && existing.reply_to === request.replyToMessageId;
       if (!same) return { kind: "key_reused" };
-      return { kind: "accepted", replayed: true, submission: { submissionId: existing.id, chatId, disposition: existing.disposition } };
+      return { kind: "accepted", replayed: true, submission: { submissionId: existing.id, chatId: chat.id, disposition: existing.disposition } };
     }
-    if (this.store.chat()!.archived_at !== null) return { kind: "archived" };
+    if (chat.archived_at !== null) return { kind: "archived" };
     if (request.replyToMessageId && !this.store.hasMessage(request.replyToMessageId)) return { kind: "unknown_reply_target" };
     const now = Date.now();
     const started = !request.maintenance && !this.store.hasPendingWork();
@@ -87,21 +91,21 @@ export class ChatRoom extends DurableObject<Env> {
     });
     this.store.touch(now, { callback_origin: request.origin });
     await this.scheduleAt(started ? now : now + INDEX_SYNC_DELAY_MS);
-    return { kind: "accepted", replayed: false, submission: { submissionId: row.id, chatId, disposition: row.disposition } };
+    return { kind: "accepted", replayed: false, submission: { submissionId: row.id, chatId: chat.id, disposition: row.disposition } };
   }
 
   async messages(projectId: string, cursor: string | undefined, limit: number): Promise<MessagesOutcome> {
-    if (!this.belongsTo(projectId)) return { kind: "not_found" };
-    const chatId = this.store.chat()!.id;
-    const before = cursor === undefined ? null : decodeCursor(chatId, cursor);
+    const chat = this.chatIn(projectId);
+    if (!chat) return { kind: "not_found" };
+    const before = cursor === undefined ? null : decodeCursor(chat.id, cursor);
     if (before === undefined) return { kind: "bad_cursor" };
     const page = this.store.messagesBefore(before, limit);
-    return { kind: "page", items: page.items, nextCursor: page.more && page.lastSeq !== null ? encodeCursor(chatId, page.lastSeq) : null };
+    return { kind: "page", items: page.items, nextCursor: page.more && page.lastSeq !== null ? encodeCursor(chat.id, page.lastSeq) : null };
   }
 
   // Not named "queue": that name is reserved for the Queues handler and is not callable over RPC.
   async queueEntries(projectId: string): Promise<QueueEntry[] | null> {
-    return this.belongsTo(projectId) ? this.store.queue(Date.now()) : null;
+    return this.chatIn(projectId) ? this.store.queue(Date.now()) : null;
   }
 
   /** An external agent's result for a task (the http adapter's callback). */
@@ -131,7 +135,7 @@ export class ChatRoom extends DurableObject<Env> {
       const task = this.store.runningTask();
       if (task) {
         if (task.check_at > now) return this.scheduleAt(task.check_at);
-        const result = this.agent().check(this.agentTask(this.store.submission(task.submission_id)!, task.id), task.started_at, now);
+        const result = this.agent.check(this.agentTask(this.store.submission(task.submission_id)!, task.id), task.started_at, now);
         if ("checkAt" in result) this.store.setTaskCheckAt(task.id, result.checkAt);
         else await this.finishTask(task, result);
         continue;
@@ -177,7 +181,7 @@ export class ChatRoom extends DurableObject<Env> {
     this.store.touch(now);
     await this.syncIndex();
     try {
-      const start = await this.agent().start(this.agentTask(submission, taskId), now);
+      const start = await this.agent.start(this.agentTask(submission, taskId), now);
       if (start.kind === "finished") await this.finishTask(task, start.result);
       else this.store.setTaskCheckAt(taskId, start.checkAt);
     } catch (error) {
@@ -230,10 +234,6 @@ export class ChatRoom extends DurableObject<Env> {
   private async scheduleAt(at: number): Promise<void> {
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > at) await this.ctx.storage.setAlarm(at);
-  }
-
-  private agent() {
-    return agentFor(this.env);
   }
 
   private agentTask(submission: SubmissionRow, taskId: string): AgentTask {

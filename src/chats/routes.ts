@@ -1,8 +1,8 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { requireScope, type GatedEnv } from "../auth/gate";
 import { ApiError, invalidRequest, notFound } from "../http/problem";
-import { createRouter, problems } from "../http/router";
+import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { requireProjectAccess } from "../projects/access";
 import { listChats } from "./index-store";
 import { maintenanceFlag } from "./maintenance";
@@ -15,8 +15,6 @@ export const chatRoutes = createRouter<GatedEnv>();
 const security = [{ userApiTokenBearer: [] }];
 const read = [requireScope("chat:read")];
 const write = [requireScope("chat:write")];
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
-const body = <T extends z.ZodType>(schema: T) => ({ required: true, ...json(schema) });
 const chatProblems = problems(400, 401, 403, 404, 429);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -37,7 +35,7 @@ chatRoutes.openapi(
   createRoute({
     method: "get", path: "/v1/projects/{projectId}/chats", tags: ["Chats"], summary: "List the project's chats, newest updatedAt first", security, middleware: read,
     request: { params: ProjectParams, query: ListChatsQuery },
-    responses: { 200: { description: "Active chats, or archived ones with archived=true", ...json(ChatList) }, ...chatProblems },
+    responses: { 200: jsonResponse(ChatList, "Active chats, or archived ones with archived=true"), ...chatProblems },
   }),
   async (c) => {
     const { access } = await room(c, "read", c.req.valid("param"));
@@ -48,8 +46,8 @@ chatRoutes.openapi(
 chatRoutes.openapi(
   createRoute({
     method: "post", path: "/v1/projects/{projectId}/chats", tags: ["Chats"], summary: "Create an empty chat", security, middleware: write,
-    request: { params: ProjectParams, body: body(ChatTitleBody) },
-    responses: { 201: { description: "The new chat", ...json(Chat) }, ...chatProblems },
+    request: { params: ProjectParams, body: jsonBody(ChatTitleBody) },
+    responses: { 201: jsonResponse(Chat, "The new chat"), ...chatProblems },
   }),
   async (c) => {
     const { access } = await room(c, "write", c.req.valid("param"));
@@ -63,7 +61,7 @@ chatRoutes.openapi(
   createRoute({
     method: "get", path: "/v1/projects/{projectId}/chats/{chatId}", tags: ["Chats"], summary: "Read a chat", security, middleware: read,
     request: { params: ChatParams },
-    responses: { 200: { description: "The chat", ...json(Chat) }, ...chatProblems },
+    responses: { 200: jsonResponse(Chat, "The chat"), ...chatProblems },
   }),
   async (c) => {
     const { access, stub } = await room(c, "read", c.req.valid("param"));
@@ -74,8 +72,8 @@ chatRoutes.openapi(
 chatRoutes.openapi(
   createRoute({
     method: "patch", path: "/v1/projects/{projectId}/chats/{chatId}", tags: ["Chats"], summary: "Rename a chat", security, middleware: write,
-    request: { params: ChatParams, body: body(ChatTitleBody) },
-    responses: { 200: { description: "The renamed chat", ...json(Chat) }, ...chatProblems },
+    request: { params: ChatParams, body: jsonBody(ChatTitleBody) },
+    responses: { 200: jsonResponse(Chat, "The renamed chat"), ...chatProblems },
   }),
   async (c) => {
     const { access, stub } = await room(c, "write", c.req.valid("param"));
@@ -89,7 +87,7 @@ for (const [action, archived] of [["archive", true], ["restore", false]] as cons
       method: "post", path: `/v1/projects/{projectId}/chats/{chatId}/${action}`, tags: ["Chats"], security, middleware: write,
       summary: archived ? "Archive a chat (it then refuses messages)" : "Restore an archived chat",
       request: { params: ChatParams },
-      responses: { 200: { description: "The chat", ...json(Chat) }, ...chatProblems },
+      responses: { 200: jsonResponse(Chat, "The chat"), ...chatProblems },
     }),
     async (c) => {
       const { access, stub } = await room(c, "write", c.req.valid("param"));
@@ -102,7 +100,7 @@ chatRoutes.openapi(
   createRoute({
     method: "get", path: "/v1/projects/{projectId}/chats/{chatId}/messages", tags: ["Messages"], summary: "Message history, newest first", security, middleware: read,
     request: { params: ChatParams, query: MessagesQuery },
-    responses: { 200: { description: "A page of messages; pass nextCursor as cursor for older ones", ...json(MessagePage) }, ...chatProblems },
+    responses: { 200: jsonResponse(MessagePage, "A page of messages; pass nextCursor as cursor for older ones"), ...chatProblems },
   }),
   async (c) => {
     const { access, stub } = await room(c, "read", c.req.valid("param"));
@@ -119,9 +117,9 @@ chatRoutes.openapi(
     method: "post", path: "/v1/projects/{projectId}/chats/{chatId}/messages", tags: ["Messages"], security, middleware: write,
     summary: "Send a message to the chat agent; 202 confirms acceptance, not completion",
     description: "Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true.",
-    request: { params: ChatParams, headers: SendMessageHeaders, body: body(SendMessageBody) },
+    request: { params: ChatParams, headers: SendMessageHeaders, body: jsonBody(SendMessageBody) },
     responses: {
-      202: { description: "Accepted", headers: { "Idempotency-Replayed": { schema: { type: "string", enum: ["true"] } } }, ...json(Submission) },
+      202: { ...jsonResponse(Submission, "Accepted"), headers: { "Idempotency-Replayed": { schema: { type: "string", enum: ["true"] } } } },
       ...problems(400, 401, 403, 404, 409, 429),
     },
   }),
@@ -151,7 +149,7 @@ chatRoutes.openapi(
   createRoute({
     method: "get", path: "/v1/projects/{projectId}/chats/{chatId}/queue", tags: ["Messages"], summary: "Pending, dispatching and failed submissions, in order", security, middleware: read,
     request: { params: ChatParams },
-    responses: { 200: { description: "The queue", ...json(Queue) }, ...chatProblems },
+    responses: { 200: jsonResponse(Queue, "The queue"), ...chatProblems },
   }),
   async (c) => {
     const { access, stub } = await room(c, "read", c.req.valid("param"));

@@ -1,4 +1,4 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
 import { validationHook } from "./problem";
 
@@ -21,6 +21,12 @@ export const problemContent = {
     },
   },
 };
+
+/** A required JSON request body; "required" also makes the validator refuse a missing or non-JSON body. */
+export const jsonBody = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
+
+/** A JSON response entry for the OpenAPI document. */
+export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
 /** OpenAPI response entries for the problem statuses a route can answer. */
 export function problems(...statuses: number[]) {

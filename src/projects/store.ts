@@ -4,7 +4,8 @@ import { isForeignKeyViolation, isUniqueViolation } from "../db/errors";
 import { projectMembers, projects } from "../db/schema";
 import { ApiError } from "../http/problem";
 
-export type Role = "owner" | "editor" | "viewer";
+export const ROLES = ["owner", "editor", "viewer"] as const;
+export type Role = (typeof ROLES)[number];
 export type ProjectStatus = "active" | "suspended";
 const view = (p: typeof projects.$inferSelect) => ({ id: p.id, name: p.name, ownerAccountId: p.ownerAccountId, status: p.status });
 
