@@ -2,13 +2,13 @@
 // npm run bench: the service and a bare Worker under wrangler dev on this machine, driven by autocannon.
 // Prints requests/s, p50 and p99 per scenario and the ratio to the bare Worker measured in the same run.
 import autocannon from "autocannon";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { adminClient, projectDir, waitUntilUp } from "./lib.mjs";
+import { adminClient, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
 import { seedDemoData } from "./seed-data.mjs";
 
 const { values } = parseArgs({ options: { duration: { type: "string", default: "5" }, connections: { type: "string", default: "16" }, rounds: { type: "string", default: "3" } } });
@@ -17,11 +17,6 @@ const DURATION = Number(values.duration);
 const CONNECTIONS = Number(values.connections);
 const ADMIN = "bench-admin-" + randomUUID();
 const TARGETS = { catalog: 0.9, authGet: 0.7, post: 0.5 };
-
-function start(name, args, cwd) {
-  const child = spawn("wrangler", ["dev", "--ip", "127.0.0.1", "--log-level", "error", "--show-interactive-dev-session=false", ...args], { cwd, stdio: "ignore", detached: true });
-  return { child, stop: () => { try { process.kill(-child.pid, "SIGTERM"); } catch {} } };
-}
 
 async function load(url, { method = "GET", headers = {}, body, setupRequest } = {}, duration = DURATION) {
   const result = await autocannon({
@@ -46,9 +41,11 @@ const servers = [];
 try {
   const migrated = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: projectDir, stdio: "ignore", env: { ...process.env, CI: "true" } });
   if (migrated.status !== 0) throw new Error("migrations failed");
-  servers.push(start("service", ["--port", String(servicePort), "--inspector-port", String(servicePort + 1), "--persist-to", state, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])], projectDir));
-  servers.push(start("bare", ["--port", String(barePort), "--inspector-port", String(barePort + 1)], join(projectDir, "scripts/bench/bare")));
-  await Promise.all([waitUntilUp(service, servers[0].child), waitUntil(bare)]);
+  const quiet = { quiet: true, extraArgs: ["--log-level", "error"] };
+  const serviceChild = startWranglerDev({ ...quiet, port: servicePort, inspectorPort: servicePort + 1, extraArgs: [...quiet.extraArgs, "--persist-to", state, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])] });
+  const bareChild = startWranglerDev({ ...quiet, port: barePort, inspectorPort: barePort + 1, cwd: join(projectDir, "scripts/bench/bare") });
+  servers.push(serviceChild, bareChild);
+  await Promise.all([waitUntilUp(service, serviceChild), waitUntilUp(bare, bareChild, { path: "/" })]);
 
   // Seed: the demo data, a rich account, a token, chats with history, 200 chats in one project.
   const admin = adminClient(service, ADMIN);
@@ -71,13 +68,9 @@ try {
   await post(`${chatsUrl(project.id)}/${chat.id}/messages`, { content: "replayed" }, token, { "idempotency-key": replayKey });
 
   let next = 0;
-  const probes = process.env.BENCH_PROBES ? [
-    ["probe: 401 no token", "authGet", chatsUrl(project.id), {}],
-    ["probe: gate + 404 bad id", "authGet", `${chatsUrl(project.id)}/x`, { headers: auth }],
-    ["probe: openapi-free 404", "catalog", `${service}/nothing`, {}],
-  ] : [];
+  // BENCH_ONLY=regex runs the matching scenarios alone, for profiling one path.
   const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
-  const scenarios = [...probes,
+  const scenarios = [
     ["GET /v1/plans (ru)", "catalog", `${service}/v1/plans`, { headers: { "accept-language": "ru" } }],
     ["GET /v1/poll", "catalog", `${service}/v1/poll`, {}],
     ["GET a chat", "authGet", `${chatsUrl(project.id)}/${chat.id}`, { headers: auth }],
@@ -120,15 +113,8 @@ try {
   }
   console.log(missed ? `\n${missed} scenario(s) below target.` : "\nAll targets met.");
 } finally {
-  for (const s of servers) s.stop();
+  servers.forEach(stopWranglerDev);
   rmSync(state, { recursive: true, force: true });
-}
-
-async function waitUntil(url) {
-  for (let i = 0; i < 300; i++) {
-    try { await (await fetch(url)).arrayBuffer(); return; } catch { await new Promise((r) => setTimeout(r, 300)); }
-  }
-  throw new Error(`${url} did not start`);
 }
 
 function post(url, body, token, headers = {}) {

@@ -27,9 +27,9 @@ export function applyLocalMigrations(extraArgs = []) {
   if (result.status !== 0) throw new Error("applying the local D1 migrations failed");
 }
 
-export async function isUp(url) {
+export async function isUp(url, path = "/v1/openapi.json") {
   try {
-    const r = await fetch(`${url}/v1/openapi.json`);
+    const r = await fetch(url + path);
     await r.arrayBuffer();
     return true;
   } catch {
@@ -37,20 +37,25 @@ export async function isUp(url) {
   }
 }
 
-export async function waitUntilUp(url, child, seconds = 90) {
+export async function waitUntilUp(url, child, { seconds = 90, path } = {}) {
   const deadline = Date.now() + seconds * 1000;
   while (Date.now() < deadline) {
     if (child && child.exitCode !== null) throw new Error("wrangler dev exited before it was ready");
-    if (await isUp(url)) return;
+    if (await isUp(url, path)) return;
     await new Promise((r) => setTimeout(r, 300));
   }
   throw new Error(`${url} did not come up within ${seconds} s`);
 }
 
-export function startWranglerDev({ port = 8787, inspectorPort = 9229, quiet = false, extraArgs = [] } = {}) {
+export function startWranglerDev({ port = 8787, inspectorPort = 9229, quiet = false, extraArgs = [], cwd = projectDir } = {}) {
   return spawn("wrangler", ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false", ...extraArgs], {
-    cwd: projectDir, stdio: quiet ? "ignore" : "inherit", detached: quiet,
+    cwd, stdio: quiet ? "ignore" : "inherit", detached: quiet,
   });
+}
+
+/** Stops a quiet (detached) wrangler dev and the workerd it started. */
+export function stopWranglerDev(child) {
+  try { process.kill(-child.pid, "SIGTERM"); } catch {}
 }
 
 /**
@@ -69,7 +74,7 @@ export async function withServer(url, fn) {
     await waitUntilUp(temporary, child);
     return await fn(temporary);
   } finally {
-    try { process.kill(-child.pid, "SIGTERM"); } catch {}
+    stopWranglerDev(child);
   }
 }
 
