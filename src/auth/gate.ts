@@ -4,7 +4,7 @@ import { ApiError } from "../http/problem";
 import type { Scope } from "./schemas";
 import { API_TOKEN_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
-export type ApiCaller = { accountId: string; scopes: Scope[] };
+export type ApiCaller = { accountId: string; scopes: Scope[]; tokenHash: string };
 export type GatedEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: ApiCaller } };
 
 const POLICY = "per-token";
@@ -31,7 +31,7 @@ export const tokenGate = createMiddleware<GatedEnv>(async (c, next) => {
       headers: { "retry-after": String(verdict.retryAfterSeconds), "ratelimit-policy": policy, ratelimit: `"${POLICY}";r=0;t=${verdict.retryAfterSeconds}` },
     });
   }
-  c.set("caller", { accountId: verdict.accountId, scopes: verdict.scopes });
+  c.set("caller", { accountId: verdict.accountId, scopes: verdict.scopes, tokenHash });
   await next();
   c.res.headers.set("ratelimit-policy", policy);
   c.res.headers.set("ratelimit", `"${POLICY}";r=${verdict.remaining};t=${verdict.resetSeconds}`);

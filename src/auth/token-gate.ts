@@ -4,6 +4,8 @@ import { numberVar } from "../env";
 import { findTokenByHash, touchLastUsed } from "./api-tokens";
 import type { Scope } from "./schemas";
 
+export type StreamLease = { kind: "opened" } | { kind: "limited"; retryAfterSeconds: number };
+
 export type GateVerdict =
   | { kind: "invalid" }
   | { kind: "limited"; limit: number; retryAfterSeconds: number }
@@ -12,6 +14,9 @@ export type GateVerdict =
 type TokenRecord = { accountId: string; scopes: Scope[]; expiresAt: number; revoked: boolean };
 
 const WINDOW_MS = 60_000;
+export const MAX_STREAMS_PER_TOKEN = 10;
+// Chat objects renew the leases of their open streams every STREAM_PULSE_MS (10 s); one that stops lapses.
+export const STREAM_LEASE_MS = 25_000;
 const LAST_USED_EVERY_MS = 60_000;
 const SCHEMA_VERSION = 1;
 
@@ -27,6 +32,8 @@ export class TokenGate extends DurableObject<Env> {
   // Admission times inside the window, oldest first: a mirror of the hits table, so a request costs O(1).
   private hits: number[] | undefined;
   private oldestHit = 0;
+  // Open event streams: lease id → when it lapses unless renewed. Memory is enough: renewals rebuild it after a restart.
+  private readonly streams = new Map<string, number>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -75,6 +82,34 @@ export class TokenGate extends DurableObject<Env> {
       this.ctx.waitUntil(touchLastUsed(this.env.DB, tokenHash, new Date(now).toISOString()).catch(() => (this.lastUsedWrittenAt = 0)));
     }
     return { kind: "allowed", accountId: record.accountId, scopes: record.scopes, limit, remaining: limit - count - 1, resetSeconds: frees(oldest ?? now) };
+  }
+
+  /** Takes one of the token's stream places, in one synchronous stretch, so parallel opens are counted exactly. */
+  async openStream(leaseId: string): Promise<StreamLease> {
+    const now = Date.now();
+    for (const [id, lapsesAt] of this.streams) if (lapsesAt <= now) this.streams.delete(id);
+    if (this.streams.size >= MAX_STREAMS_PER_TOKEN) {
+      const soonest = Math.min(...this.streams.values());
+      return { kind: "limited", retryAfterSeconds: Math.max(1, Math.ceil((soonest - now) / 1000)) };
+    }
+    this.streams.set(leaseId, now + STREAM_LEASE_MS);
+    return { kind: "opened" };
+  }
+
+  /** Keeps a chat object's streams open; false once the token is revoked or expired (the streams then end). */
+  async renewStreams(tokenHash: string, leaseIds: string[]): Promise<boolean> {
+    const record = this.record ?? (await this.load(tokenHash));
+    const now = Date.now();
+    const valid = record !== undefined && !record.revoked && record.expiresAt > now;
+    for (const id of leaseIds) {
+      if (valid) this.streams.set(id, now + STREAM_LEASE_MS);
+      else this.streams.delete(id);
+    }
+    return valid;
+  }
+
+  async closeStream(leaseId: string): Promise<void> {
+    this.streams.delete(leaseId);
   }
 
   /** Blocks every later request with this token. Durable before it returns. */

@@ -3,9 +3,13 @@ import { agentFor } from "../agent/select";
 import type { AgentPort, AgentResult, AgentTask } from "../agent/port";
 import { describeForLog } from "../db/errors";
 import { numberVar, type Env } from "../env";
+import { ApiError } from "../http/problem";
+import { requireProjectAccess } from "../projects/access";
 import { chargeTask, isMaintenance, refundTask } from "./credits";
 import { decodeCursor, encodeCursor } from "./cursor";
+import { EventLog, sseComment, sseFrame, type ChatEventType } from "./event-log";
 import { upsertChatIndex } from "./index-store";
+import { Listeners, type StreamGrant } from "./listeners";
 import { RoomStorage, type ChatRow, type SubmissionRow, type TaskRow } from "./room-storage";
 import type { Chat, Message, QueueEntry, Submission } from "./schemas";
 
@@ -17,11 +21,18 @@ export type SubmitOutcome =
   | { kind: "unknown_reply_target" }
   | { kind: "not_found" };
 export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null } | { kind: "bad_cursor" } | { kind: "not_found" };
+export type PartialOutcome = "appended" | "duplicate" | "already_finished" | "out_of_order" | "too_long" | "unknown";
 
 const MAINTENANCE_POLL_MS = 2_000;
 // Queued submissions reach the list index after this delay, so a burst of sends costs one D1 write.
 const INDEX_SYNC_DELAY_MS = 500;
 const RETRY_MS = 5_000;
+const REPLY_MAX = 100_000;
+// Streams: a keep-alive and an access check this often; ended after MAX_AGE (clients resume); slow readers dropped.
+export const STREAM_PULSE_MS = 10_000;
+export const STREAM_MAX_AGE_MS = 5 * 60_000;
+const STREAM_STALL_MS = 30_000;
+const RETRY_HINT = new TextEncoder().encode("retry: 2000\n\n");
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
@@ -31,12 +42,22 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export class ChatRoom extends DurableObject<Env> {
   private readonly store: RoomStorage;
   private readonly agent: AgentPort;
+  private eventLog: EventLog | undefined;
+  // The chat and queue as last published, to append an event only when they change.
+  private readonly published: Partial<Record<"chat" | "queue", string>> = {};
+  private readonly listeners: Listeners;
+  private pulseTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new RoomStorage(ctx.storage.sql);
     this.agent = agentFor(env);
     if (this.store.isInitialised()) this.store.migrate();
+    this.listeners = new Listeners({ framesAfter: (cursor, max) => this.log.framesAfter(cursor, max) }, (grant) => this.releaseStream(grant));
+  }
+
+  private get log(): EventLog {
+    return (this.eventLog ??= new EventLog(this.ctx.storage.sql));
   }
 
   /** The chat's row when it exists and belongs to this project; otherwise the caller answers not found. */
@@ -48,6 +69,7 @@ export class ChatRoom extends DurableObject<Env> {
   async create(chatId: string, projectId: string, title: string): Promise<Chat> {
     this.store.migrate();
     if (!this.store.chat()) this.store.insertChat({ id: chatId, project_id: projectId, title, created_at: iso(Date.now()) });
+    this.publish();
     await this.syncIndex();
     return this.store.view();
   }
@@ -59,6 +81,7 @@ export class ChatRoom extends DurableObject<Env> {
   async rename(projectId: string, title: string): Promise<Chat | null> {
     if (!this.chatIn(projectId)) return null;
     this.store.touch(Date.now(), { title });
+    this.publish();
     await this.syncIndex();
     return this.store.view();
   }
@@ -67,6 +90,7 @@ export class ChatRoom extends DurableObject<Env> {
     const chat = this.chatIn(projectId);
     if (!chat) return null;
     if (archived !== (chat.archived_at !== null)) this.store.touch(Date.now(), { archived_at: archived ? iso(Date.now()) : null });
+    this.publish();
     await this.syncIndex();
     return this.store.view();
   }
@@ -90,6 +114,8 @@ export class ChatRoom extends DurableObject<Env> {
       disposition: started ? "started" : "queued", status: started ? "dispatching" : "queued", created_at: iso(now),
     });
     this.store.touch(now, { callback_origin: request.origin });
+    this.store.setAwaitingUser(now, false);
+    this.publish(now);
     await this.scheduleAt(started ? now : now + INDEX_SYNC_DELAY_MS);
     return { kind: "accepted", replayed: false, submission: { submissionId: row.id, chatId: chat.id, disposition: row.disposition } };
   }
@@ -108,6 +134,67 @@ export class ChatRoom extends DurableObject<Env> {
     return this.chatIn(projectId) ? this.store.queue(Date.now()) : null;
   }
 
+  /**
+   * A live event stream: a snapshot (or, resuming, every kept event after `resumeFrom`), then each
+   * event as it is appended. Null when the chat is not in this project.
+   */
+  async follow(projectId: string, resumeFrom: number | null, grant: StreamGrant): Promise<ReadableStream<Uint8Array> | null> {
+    if (!this.chatIn(projectId)) return null;
+    const now = Date.now();
+    const first = [RETRY_HINT];
+    let cursor: number;
+    if (resumeFrom !== null && this.log.canResumeFrom(resumeFrom)) {
+      cursor = resumeFrom;
+    } else {
+      // Read in the same synchronous stretch as the state, so resuming from the snapshot's id misses nothing.
+      cursor = this.log.newestId();
+      first.push(sseFrame(cursor, "snapshot", JSON.stringify({ chat: this.store.view(), queue: { items: this.store.queue(now) } })));
+    }
+    const stream = this.listeners.add(cursor, first, grant, now);
+    this.pulseTimer ??= setInterval(() => void this.pulseListeners(), STREAM_PULSE_MS);
+    return stream;
+  }
+
+  /**
+   * Keep-alives, the age limit, slow readers, and whether each stream's token and project access
+   * still hold. Runs every STREAM_PULSE_MS while streams are open; tests call it with a chosen time.
+   */
+  async pulseListeners(now = Date.now()): Promise<void> {
+    this.listeners.pulse(now, { maxAgeMs: STREAM_MAX_AGE_MS, stallMs: STREAM_STALL_MS });
+    const grants = this.listeners.grants();
+    const byToken = Map.groupBy(grants, (g) => g.tokenHash);
+    const byMember = Map.groupBy(grants, (g) => `${g.projectId}\n${g.accountId}`);
+    const denied = new Set<StreamGrant>();
+    await Promise.all([
+      ...[...byToken.values()].map(async (held) => {
+        const valid = await this.env.TOKEN_GATE.getByName(held[0]!.tokenHash).renewStreams(held[0]!.tokenHash, held.map((g) => g.leaseId)).catch(() => true);
+        if (!valid) for (const g of held) denied.add(g);
+      }),
+      ...[...byMember.values()].map(async (held) => {
+        const allowed = await requireProjectAccess(this.env.DB, held[0]!.projectId, held[0]!.accountId, "read").then(
+          () => true,
+          // Lost access ends the stream; D1 trouble does not.
+          (error) => !(error instanceof ApiError),
+        );
+        if (!allowed) for (const g of held) denied.add(g);
+      }),
+    ]);
+    this.listeners.endWhere((g) => denied.has(g));
+    if (this.listeners.size === 0 && this.pulseTimer !== undefined) {
+      clearInterval(this.pulseTimer);
+      this.pulseTimer = undefined;
+    }
+  }
+
+  /** The number of open streams (for tests and the bench). */
+  async listenerCount(): Promise<number> {
+    return this.listeners.size;
+  }
+
+  private releaseStream(grant: StreamGrant): void {
+    this.ctx.waitUntil(this.env.TOKEN_GATE.getByName(grant.tokenHash).closeStream(grant.leaseId).catch(() => undefined));
+  }
+
   /** An external agent's result for a task (the http adapter's callback). */
   async completeTask(taskId: string, result: AgentResult): Promise<"done" | "already_finished" | "unknown"> {
     if (!this.store.isInitialised()) return "unknown";
@@ -116,6 +203,19 @@ export class ChatRoom extends DurableObject<Env> {
     await this.finishTask(task, result);
     await this.scheduleAt(Date.now());
     return "done";
+  }
+
+  /** An external agent's partial output: appended once per part number, in order, only while the task runs. */
+  async appendPartial(taskId: string, seq: number, text: string): Promise<PartialOutcome> {
+    if (!this.store.isInitialised()) return "unknown";
+    const task = this.store.runningTask();
+    if (!task || task.id !== taskId) return this.store.submissionOfTask(taskId) ? "already_finished" : "unknown";
+    if (seq <= task.partials) return "duplicate";
+    if (seq > task.partials + 1) return "out_of_order";
+    if (this.store.message(task.owner_message_id)!.content.length + text.length > REPLY_MAX) return "too_long";
+    this.store.setTaskPartials(task.id, seq);
+    this.appendToReply(task, text, Date.now());
+    return "appended";
   }
 
   override async alarm(): Promise<void> {
@@ -135,21 +235,30 @@ export class ChatRoom extends DurableObject<Env> {
       const task = this.store.runningTask();
       if (task) {
         if (task.check_at > now) return this.scheduleAt(task.check_at);
-        const result = this.agent.check(this.agentTask(this.store.submission(task.submission_id)!, task.id), task.started_at, now);
-        if ("checkAt" in result) this.store.setTaskCheckAt(task.id, result.checkAt);
-        else await this.finishTask(task, result);
+        const written = this.store.message(task.owner_message_id)?.content.length ?? 0;
+        const result = this.agent.check(this.agentTask(this.store.submission(task.submission_id)!, task.id), task.started_at, now, written);
+        if ("checkAt" in result) {
+          this.store.setTaskCheckAt(task.id, result.checkAt);
+          if (result.append) this.appendToReply(task, result.append, now);
+        } else {
+          await this.finishTask(task, result);
+        }
         continue;
       }
       const next = this.store.nextSubmission();
       if (!next) return;
       if (!next.task_id) {
         if (await isMaintenance(this.env.DB)) {
-          if (next.status === "dispatching") this.store.setSubmission(next.id, "queued");
+          if (next.status === "dispatching") {
+            this.store.setSubmission(next.id, "queued");
+            this.publish();
+          }
           return this.scheduleAt(now + MAINTENANCE_POLL_MS);
         }
         // The task id is stored before credits are taken, so a restart retries the same idempotent charge.
         this.store.setSubmission(next.id, "dispatching", { task_id: crypto.randomUUID() });
         this.store.touch(now);
+        this.publish(now);
       }
       if (!(await this.dispatch(this.store.submission(next.id)!))) return this.scheduleAt(Date.now() + RETRY_MS);
     }
@@ -169,16 +278,18 @@ export class ChatRoom extends DurableObject<Env> {
     const now = Date.now();
     if (!charged) {
       this.store.setSubmission(submission.id, "failed", { failed_at: now });
-      this.store.insertMessage({ id: crypto.randomUUID(), role: "error", content: "Not enough credits to run this task. Top up the project owner's balance and send the message again.", createdAt: iso(now), status: null, taskId });
+      this.addMessage({ id: crypto.randomUUID(), role: "error", content: "Not enough credits to run this task. Top up the project owner's balance and send the message again.", createdAt: iso(now), status: null, taskId }, now);
       this.store.touch(now);
+      this.publish(now);
       return true;
     }
-    const task: TaskRow = { id: taskId, submission_id: submission.id, owner_message_id: crypto.randomUUID(), started_at: now, check_at: now };
-    this.store.insertMessage({ id: crypto.randomUUID(), role: "user", content: submission.content, createdAt: iso(now), status: null, taskId: null });
-    this.store.insertMessage({ id: task.owner_message_id, role: "owner", content: "", createdAt: iso(now), status: "working", taskId });
+    const task: TaskRow = { id: taskId, submission_id: submission.id, owner_message_id: crypto.randomUUID(), started_at: now, check_at: now, partials: 0 };
+    this.addMessage({ id: crypto.randomUUID(), role: "user", content: submission.content, createdAt: iso(now), status: null, taskId: null }, now);
+    this.addMessage({ id: task.owner_message_id, role: "owner", content: "", createdAt: iso(now), status: "working", taskId }, now);
     this.store.setSubmission(submission.id, "running");
     this.store.insertTask(task);
     this.store.touch(now);
+    this.publish(now);
     await this.syncIndex();
     try {
       const start = await this.agent.start(this.agentTask(submission, taskId), now);
@@ -194,16 +305,54 @@ export class ChatRoom extends DurableObject<Env> {
   private async finishTask(task: TaskRow, result: AgentResult): Promise<void> {
     if (this.store.runningTask()?.id !== task.id) return;
     const now = Date.now();
+    // The result is authoritative; when it extends what was streamed, the rest goes out as a last delta.
+    const written = this.store.message(task.owner_message_id)!.content;
+    if (result.content.length > written.length && result.content.startsWith(written)) {
+      this.appendEvent("message.delta", { id: task.owner_message_id, text: result.content.slice(written.length) }, now);
+    }
     this.store.finishMessage(task.owner_message_id, result.status, result.content);
+    this.appendEvent("message", this.store.message(task.owner_message_id)!, now);
     if (result.status === "failed") {
       const detail = result.error ?? "The agent could not complete this task.";
-      this.store.insertMessage({ id: crypto.randomUUID(), role: "error", content: `${detail} Its credits were returned.`, createdAt: iso(now), status: null, taskId: task.id });
+      this.addMessage({ id: crypto.randomUUID(), role: "error", content: `${detail} Its credits were returned.`, createdAt: iso(now), status: null, taskId: task.id }, now);
       this.store.owesRefund(task.id);
     }
     this.store.setSubmission(task.submission_id, "done");
     this.store.deleteTask(task.id);
     this.store.touch(now);
+    this.store.setAwaitingUser(now, result.status === "success" && result.awaitingUser === true);
+    this.publish(now);
     await this.payRefunds();
+  }
+
+  private appendToReply(task: TaskRow, text: string, now: number): void {
+    this.store.appendToMessage(task.owner_message_id, text);
+    this.appendEvent("message.delta", { id: task.owner_message_id, text }, now);
+    this.publish(now);
+  }
+
+  private addMessage(message: Message, now: number): void {
+    this.store.insertMessage(message);
+    this.appendEvent("message", message, now);
+  }
+
+  private appendEvent(type: ChatEventType, data: unknown, now: number): void {
+    this.log.append(type, JSON.stringify(data), now);
+  }
+
+  /**
+   * Appends chat and queue events for whatever changed since they were last published, and wakes
+   * the listeners. Called after every change, before the next await, so the log never lags storage.
+   */
+  private publish(now = Date.now()): void {
+    const states = { chat: () => this.store.view(), queue: () => ({ items: this.store.queue(now) }) };
+    for (const type of ["chat", "queue"] as const) {
+      const json = JSON.stringify(states[type]());
+      if (json === (this.published[type] ??= this.log.lastData(type))) continue;
+      this.log.append(type, json, now);
+      this.published[type] = json;
+    }
+    this.listeners.wake();
   }
 
   private async payRefunds(): Promise<void> {

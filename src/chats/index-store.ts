@@ -7,7 +7,8 @@ import type { Chat } from "./schemas";
 export async function upsertChatIndex(d1: D1Database, projectId: string, chat: Chat, version: number): Promise<void> {
   const row = {
     id: chat.id, projectId, title: chat.title, createdAt: chat.createdAt, updatedAt: chat.updatedAt, archivedAt: chat.archivedAt,
-    lastMessageAt: chat.lastMessageAt, latestAgentPreview: chat.latestAgentPreview, isWorking: chat.isWorking, queuedCount: chat.queuedCount, version,
+    lastMessageAt: chat.lastMessageAt, latestAgentPreview: chat.latestAgentPreview, isWorking: chat.isWorking, isAwaitingUser: chat.isAwaitingUser,
+    queuedCount: chat.queuedCount, version,
   };
   const { id: _id, projectId: _p, createdAt: _c, ...changes } = row;
   await drizzle(d1)
@@ -26,6 +27,6 @@ export async function listChats(d1: D1Database, projectId: string, archived: boo
     .orderBy(desc(chatIndex.updatedAt), desc(chatIndex.id));
   return rows.map((r) => ({
     id: r.id, title: r.title, createdAt: r.createdAt, updatedAt: r.updatedAt, archivedAt: r.archivedAt, lastMessageAt: r.lastMessageAt,
-    latestAgentPreview: r.latestAgentPreview, isAwaitingUser: false, isWorking: r.isWorking, queuedCount: r.queuedCount,
+    latestAgentPreview: r.latestAgentPreview, isAwaitingUser: r.isAwaitingUser, isWorking: r.isWorking, queuedCount: r.queuedCount,
   }));
 }

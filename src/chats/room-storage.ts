@@ -2,14 +2,14 @@ import { PREVIEW_MAX, type Chat, type Message, type QueueEntry } from "./schemas
 
 export type ChatRow = {
   id: string; project_id: string; title: string; created_at: string; updated_at: string; archived_at: string | null;
-  version: number; indexed_version: number; callback_origin: string | null;
+  version: number; indexed_version: number; callback_origin: string | null; awaiting_user: number;
 };
 export type SubmissionStatus = "queued" | "dispatching" | "running" | "done" | "failed";
 export type SubmissionRow = {
   seq: number; id: string; idempotency_key: string; content: string; reply_to: string | null; disposition: "queued" | "started";
   status: SubmissionStatus; created_at: string; task_id: string | null; failed_at: number | null;
 };
-export type TaskRow = { id: string; submission_id: string; owner_message_id: string; started_at: number; check_at: number };
+export type TaskRow = { id: string; submission_id: string; owner_message_id: string; started_at: number; check_at: number; partials: number };
 type MessageRow = { seq: number; id: string; role: Message["role"]; content: string; created_at: string; status: Message["status"]; task_id: string | null };
 
 // Append-only: each entry upgrades the schema by one version, once, when the object wakes.
@@ -26,10 +26,18 @@ const MIGRATIONS: string[][] = [
     // Refunds owed to the project owner for failed tasks, until D1 has taken them.
     "CREATE TABLE pending_refunds (task_id TEXT PRIMARY KEY)",
   ],
+  [
+    // Every change, in order, for event streams; AUTOINCREMENT so an id is never given out twice.
+    "CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)",
+    "ALTER TABLE chat ADD COLUMN awaiting_user INTEGER NOT NULL DEFAULT 0",
+    // How many partial outputs of the running task have been appended (http agents number them).
+    "ALTER TABLE tasks ADD COLUMN partials INTEGER NOT NULL DEFAULT 0",
+  ],
 ];
 
 const FAILED_KEPT_MS = 24 * 3600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
+const toMessage = (r: MessageRow): Message => ({ id: r.id, role: r.role, content: r.content, createdAt: r.created_at, status: r.status, taskId: r.task_id });
 
 /** The chat's own SQLite storage: synchronous queries, so callers control where awaits may interleave. */
 export class RoomStorage {
@@ -74,6 +82,13 @@ export class RoomStorage {
     );
   }
 
+  /** Whether the agent waits for the user; part of the summary, so it counts as a change. */
+  setAwaitingUser(now: number, awaiting: boolean): void {
+    if ((this.chat()!.awaiting_user === 1) === awaiting) return;
+    this.sql.exec("UPDATE chat SET awaiting_user = ?", awaiting ? 1 : 0);
+    this.touch(now);
+  }
+
   markIndexed(version: number): void {
     this.sql.exec("UPDATE chat SET indexed_version = MAX(indexed_version, ?)", version);
   }
@@ -88,7 +103,7 @@ export class RoomStorage {
       id: chat.id, title: chat.title, createdAt: chat.created_at, updatedAt: chat.updated_at, archivedAt: chat.archived_at,
       lastMessageAt: last?.created_at ?? null,
       latestAgentPreview: [...(owner?.content ?? "")].slice(0, PREVIEW_MAX).join(""),
-      isAwaitingUser: false,
+      isAwaitingUser: chat.awaiting_user === 1,
       isWorking: working,
       queuedCount: queued,
     };
@@ -151,6 +166,15 @@ export class RoomStorage {
     this.sql.exec("UPDATE messages SET status = ?, content = ? WHERE id = ?", status, content, id);
   }
 
+  appendToMessage(id: string, text: string): void {
+    this.sql.exec("UPDATE messages SET content = content || ? WHERE id = ?", text, id);
+  }
+
+  message(id: string): Message | undefined {
+    const row = this.sql.exec<MessageRow>("SELECT * FROM messages WHERE id = ?", id).toArray()[0];
+    return row && toMessage(row);
+  }
+
   /** Newest first, strictly older than beforeSeq: keyset pages stay stable while messages arrive. */
   messagesBefore(beforeSeq: number | null, limit: number): { items: Message[]; lastSeq: number | null; more: boolean } {
     const rows = this.sql
@@ -158,7 +182,7 @@ export class RoomStorage {
       .toArray();
     const page = rows.slice(0, limit);
     return {
-      items: page.map((r) => ({ id: r.id, role: r.role, content: r.content, createdAt: r.created_at, status: r.status, taskId: r.task_id })),
+      items: page.map(toMessage),
       lastSeq: page.at(-1)?.seq ?? null,
       more: rows.length > limit,
     };
@@ -169,8 +193,12 @@ export class RoomStorage {
     return this.sql.exec<TaskRow>("SELECT * FROM tasks").toArray()[0];
   }
 
-  insertTask(task: TaskRow): void {
+  insertTask(task: Omit<TaskRow, "partials">): void {
     this.sql.exec("INSERT INTO tasks (id, submission_id, owner_message_id, started_at, check_at) VALUES (?, ?, ?, ?, ?)", task.id, task.submission_id, task.owner_message_id, task.started_at, task.check_at);
+  }
+
+  setTaskPartials(id: string, partials: number): void {
+    this.sql.exec("UPDATE tasks SET partials = ? WHERE id = ?", partials, id);
   }
 
   setTaskCheckAt(id: string, checkAt: number): void {

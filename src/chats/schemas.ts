@@ -83,3 +83,25 @@ export const MessagesQuery = z.strictObject({
 export const SendMessageHeaders = z.object({
   "idempotency-key": z.uuid({ message: "idempotency-key must be a UUID, one per intended message" }),
 });
+
+// ---- the event stream (text/event-stream): each frame is `id: <n>`, `event: <type>` and one `data:` line of JSON ----
+const ResumePoint = z.string().regex(/^[0-9]+$/, "a resume point is a non-negative integer: the id of the last event received");
+export const EventsQuery = z.strictObject({ after: ResumePoint.optional().openapi({ description: "Resume after this event id (Last-Event-ID wins when both are sent)" }) });
+export const EventsHeaders = z.object({ "last-event-id": ResumePoint.optional().openapi({ description: "Resume after this event id, as EventSource sends it when it reconnects" }) });
+
+export const MessageDelta = z.object({ id: z.uuid(), text: z.string() }).openapi("MessageDelta", { description: "Text appended to a working agent reply" });
+export const Snapshot = z.object({ chat: Chat, queue: Queue }).openapi("ChatSnapshot");
+
+const frame = <T extends z.ZodType>(event: string, data: T, description: string) =>
+  z.object({ id: z.string().regex(/^[0-9]+$/), event: z.literal(event), data }).openapi({ description });
+
+/** One Server-Sent Event of a chat's stream; `data` is shown parsed, as a client sees it after JSON.parse. */
+export const ChatEvent = z
+  .discriminatedUnion("event", [
+    frame("snapshot", Snapshot, "First event of a stream that does not resume; its id is the chat's newest event id (0 when none)"),
+    frame("chat", Chat, "The chat after any change to it"),
+    frame("queue", Queue, "The queue after any change to it"),
+    frame("message", Message, "A message when it is created and whenever its status changes; a reply's last one has its final status and whole content"),
+    frame("message.delta", MessageDelta, "Text appended to a working reply (no message event per delta)"),
+  ])
+  .openapi("ChatEvent");

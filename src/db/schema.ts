@@ -218,6 +218,7 @@ export const chatIndex = sqliteTable(
     lastMessageAt: text("last_message_at"),
     latestAgentPreview: text("latest_agent_preview").notNull().default(""),
     isWorking: integer("is_working", { mode: "boolean" }).notNull().default(false),
+    isAwaitingUser: integer("is_awaiting_user", { mode: "boolean" }).notNull().default(false),
     queuedCount: integer("queued_count").notNull().default(0),
     // Written only when newer, so a late write of an older snapshot cannot win.
     version: integer("version").notNull(),

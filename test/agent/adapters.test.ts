@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { httpAgent } from "../../src/agent/http";
-import { localAgent, localReply } from "../../src/agent/local";
+import { LOCAL_REPLY_PARTS, localAgent, localReply, replyParts } from "../../src/agent/local";
 import type { AgentTask } from "../../src/agent/port";
 
 const task: AgentTask = { taskId: crypto.randomUUID(), chatId: crypto.randomUUID(), projectId: crypto.randomUUID(), content: "Make it blue", replyToMessageId: null, callbackUrl: "https://s.test/cb" };
@@ -8,11 +8,23 @@ const task: AgentTask = { taskId: crypto.randomUUID(), chatId: crypto.randomUUID
 describe("local agent", () => {
   it("works for the delay, then replies deterministically from the content", async () => {
     const agent = localAgent(1000);
-    expect(await agent.start(task, 5000)).toEqual({ kind: "pending", checkAt: 6000 });
-    expect(agent.check(task, 5000, 5999)).toEqual({ checkAt: 6000 });
-    expect(agent.check(task, 5000, 6000)).toEqual({ status: "success", content: localReply(task) });
+    expect(await agent.start(task, 5000)).toEqual({ kind: "pending", checkAt: 5250 });
+    expect(agent.check(task, 5000, 6000, 0)).toEqual({ status: "success", content: localReply(task) });
     expect(localReply(task)).toBe(localReply({ content: "Make it blue" }));
     expect(localReply({ content: "x".repeat(500) }).length).toBeLessThan(250);
+  });
+
+  it("writes its reply in parts over its working time, each part once", () => {
+    const agent = localAgent(1000);
+    const parts = replyParts(localReply(task));
+    expect(parts).toHaveLength(LOCAL_REPLY_PARTS);
+    expect(parts.join("")).toBe(localReply(task));
+    expect(parts.every((p) => p.length > 0)).toBe(true);
+    expect(agent.check(task, 5000, 5100, 0)).toEqual({ checkAt: 5250, append: undefined });
+    expect(agent.check(task, 5000, 5250, 0)).toEqual({ checkAt: 5500, append: parts[0] });
+    // Late alarms catch up in one append; what was written already is not written again.
+    expect(agent.check(task, 5000, 5800, parts[0]!.length)).toEqual({ checkAt: 6000, append: parts[1]! + parts[2]! });
+    expect(agent.check(task, 5000, 5999, (parts[0]! + parts[1]! + parts[2]!).length)).toEqual({ checkAt: 6000, append: undefined });
   });
 });
 
@@ -25,8 +37,8 @@ describe("http agent", () => {
 
   it("fails a pending task once the result deadline passes", () => {
     const agent = httpAgent({ url: "https://agent.test", secret: "s", resultTimeoutMs: 1000 });
-    expect(agent.check(task, 0, 999)).toEqual({ checkAt: 1000 });
-    expect(agent.check(task, 0, 1000)).toMatchObject({ status: "failed" });
+    expect(agent.check(task, 0, 999, 0)).toEqual({ checkAt: 1000 });
+    expect(agent.check(task, 0, 1000, 0)).toMatchObject({ status: "failed" });
   });
 
   it("rejects answers that are not a result", async () => {

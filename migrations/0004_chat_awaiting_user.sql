@@ -1,0 +1,1 @@
+ALTER TABLE `chat_index` ADD `is_awaiting_user` integer DEFAULT false NOT NULL;

@@ -1,0 +1,161 @@
+import { concatFrames, sseComment } from "./event-log";
+
+/** Who a stream was opened for, so the chat object can keep checking that it may stay open. */
+export type StreamGrant = { tokenHash: string; leaseId: string; accountId: string; projectId: string };
+
+export type ListenerTiming = { maxAgeMs: number; stallMs: number };
+type Source = { framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number } };
+
+// What one listener may have queued and unread before it counts as slow (a single larger event still goes).
+export const LISTENER_BUFFER_BYTES = 64 * 1024;
+const KEEP_ALIVE = sseComment("keep-alive");
+const RECONNECT = sseComment("this stream has ended; reconnect with Last-Event-ID to continue");
+
+/**
+ * One open event stream. It pulls: each time the reader has room, it reads the log after its
+ * cursor, so replay and live delivery are one path, and a slow reader holds a cursor, not a copy.
+ */
+class Listener {
+  private controller!: ReadableStreamDefaultController<Uint8Array>;
+  private wakeUp: (() => void) | undefined;
+  private fullSince: number | undefined;
+  ended = false;
+  readonly stream: ReadableStream<Uint8Array>;
+
+  constructor(
+    private readonly source: Source,
+    private cursor: number,
+    readonly grant: StreamGrant,
+    readonly openedAt: number,
+    first: Uint8Array[],
+    private readonly onEnd: (listener: Listener) => void,
+  ) {
+    this.stream = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.controller = controller;
+          if (first.length) controller.enqueue(concatFrames(first));
+        },
+        pull: () => this.pull(),
+        cancel: () => this.finish(),
+      },
+      { highWaterMark: LISTENER_BUFFER_BYTES, size: (chunk) => chunk.byteLength },
+    );
+  }
+
+  /** Called when the reader has room: sends what the log has after the cursor, or waits for more. */
+  private async pull(): Promise<void> {
+    while (!this.ended) {
+      const { frames, last } = this.source.framesAfter(this.cursor, LISTENER_BUFFER_BYTES);
+      if (frames.length) {
+        this.cursor = last;
+        this.controller.enqueue(concatFrames(frames));
+        return;
+      }
+      await new Promise<void>((resolve) => (this.wakeUp = resolve));
+    }
+  }
+
+  wake(): void {
+    const resolve = this.wakeUp;
+    this.wakeUp = undefined;
+    resolve?.();
+  }
+
+  /** Keep-alive, age and stall checks; returns false once the listener has ended. */
+  pulse(now: number, timing: ListenerTiming): boolean {
+    if (this.ended) return false;
+    if (now - this.openedAt >= timing.maxAgeMs) {
+      this.end();
+      return false;
+    }
+    // A reader that has left its buffer full this long is slow or gone: drop it; it resumes from its last id.
+    if ((this.controller.desiredSize ?? 0) <= 0) {
+      this.fullSince ??= now;
+      if (now - this.fullSince >= timing.stallMs) {
+        this.drop(new Error("the reader fell behind"));
+        return false;
+      }
+    } else {
+      this.fullSince = undefined;
+    }
+    this.controller.enqueue(KEEP_ALIVE);
+    return true;
+  }
+
+  /** Ends the stream cleanly after what is queued: the client reconnects with Last-Event-ID. */
+  end(): void {
+    if (this.ended) return;
+    try {
+      this.controller.enqueue(RECONNECT);
+      this.controller.close();
+    } catch {
+      // Already closed or errored by the reader.
+    }
+    this.finish();
+  }
+
+  /** Ends the stream at once, discarding what is queued. */
+  drop(reason: Error): void {
+    if (this.ended) return;
+    try {
+      this.controller.error(reason);
+    } catch {
+      // Already closed.
+    }
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.wake();
+    this.onEnd(this);
+  }
+}
+
+/** The live streams of one chat object. */
+export class Listeners {
+  private readonly open = new Set<Listener>();
+
+  constructor(
+    private readonly source: Source,
+    private readonly onEnd: (grant: StreamGrant) => void,
+  ) {}
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  grants(): StreamGrant[] {
+    return [...this.open].map((l) => l.grant);
+  }
+
+  /** A stream that first sends `first` (retry hint, snapshot), then every event after `cursor`. */
+  add(cursor: number, first: Uint8Array[], grant: StreamGrant, now: number): ReadableStream<Uint8Array> {
+    const listener = new Listener(this.source, cursor, grant, now, first, (l) => {
+      this.open.delete(l);
+      this.onEnd(l.grant);
+    });
+    this.open.add(listener);
+    return listener.stream;
+  }
+
+  /** New events are in the log: every waiting listener reads them. */
+  wake(): void {
+    for (const listener of this.open) listener.wake();
+  }
+
+  pulse(now: number, timing: ListenerTiming): void {
+    for (const listener of [...this.open]) listener.pulse(now, timing);
+  }
+
+  /** Ends the streams whose grant no longer holds (token revoked or expired, access lost). */
+  endWhere(revoked: (grant: StreamGrant) => boolean): void {
+    for (const listener of [...this.open]) if (revoked(listener.grant)) listener.end();
+  }
+
+  endAll(): void {
+    for (const listener of [...this.open]) listener.end();
+  }
+}
