@@ -1,0 +1,252 @@
+import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MAX_STREAMS_PER_TOKEN } from "../../src/auth/token-gate";
+import { STREAM_MAX_AGE_MS, type ChatRoom } from "../../src/chats/chat-room";
+import { admin, call, chatsPath, env, expectProblem, inDays, newChat, send, world, type World } from "../helpers";
+import { openEvents, type StreamEvent } from "../sse";
+
+const eventsPath = (w: { projectId: string }, chatId: string) => `${chatsPath(w)}/${chatId}/events`;
+const room = (chatId: string) => env.CHAT_ROOM.getByName(chatId);
+const pulse = (chatId: string, now = Date.now()) => runInDurableObject(room(chatId), (r: ChatRoom) => r.pulseListeners(now));
+const isFinalReply = (e: StreamEvent) => e.type === "message" && e.data.role === "owner" && e.data.status !== "working";
+const settledAfter = (reply: StreamEvent) => (e: StreamEvent) => e.type === "chat" && e.data.isWorking === false && e.id > reply.id;
+const comparable = (events: StreamEvent[]) => events.map((e) => [e.id, e.type, e.data]);
+
+afterEach(() => vi.restoreAllMocks());
+
+/** Reads a stream to its end; "ended" whether it closed or errored, so a dropped stream does not hang its reader. */
+async function drain(body: ReadableStream<Uint8Array>): Promise<"ended"> {
+  const reader = body.getReader();
+  try {
+    while (!(await reader.read()).done);
+  } catch {
+    // Dropped: the reader sees an error, which ends it as well.
+  }
+  return "ended";
+}
+
+async function tokenWithId(w: World, scopes = ["chat:read", "chat:write"]) {
+  const r = await call("POST", "/auth/api-tokens", { token: w.session, body: { name: "stream", scopes, expiresAt: inDays(1) } });
+  expect(r.status, r.text).toBe(201);
+  return { token: r.json.token as string, id: r.json.item.id as string };
+}
+
+describe("keeping streams alive and ending them", () => {
+  it("sends a keep-alive comment on each pulse while nothing else happens", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const s = await openEvents(eventsPath(w, c.id), w.token);
+    await s.next();
+    expect(s.retry).toBe(2000);
+    await pulse(c.id);
+    await pulse(c.id);
+    await vi.waitFor(() => expect(s.comments.filter((t) => t === "keep-alive")).toHaveLength(2));
+    expect(s.ended()).toBe(false);
+    await s.close();
+  });
+
+  it("ends a stream after five minutes with a reconnect hint, and frees its place", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const s = await openEvents(eventsPath(w, c.id), w.token);
+    await s.next();
+    await pulse(c.id, Date.now() + STREAM_MAX_AGE_MS);
+    await s.closed();
+    expect(s.comments.at(-1)).toMatch(/reconnect with Last-Event-ID/);
+    expect(await room(c.id).listenerCount()).toBe(0);
+  });
+
+  it("ends a stream within one pulse of its token's revocation", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const { token, id } = await tokenWithId(w);
+    const s = await openEvents(eventsPath(w, c.id), token);
+    await s.next();
+    expect((await call("DELETE", `/auth/api-tokens/${id}`, { token: w.session })).status).toBe(204);
+    await pulse(c.id);
+    await s.closed();
+    expectProblem(await call("GET", eventsPath(w, c.id), { token }), 401, "unauthorized");
+  });
+
+  it("ends a stream within one pulse of its token's expiry", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const s = await openEvents(eventsPath(w, c.id), w.token);
+    await s.next();
+    vi.spyOn(Date, "now").mockReturnValue(Date.parse(inDays(31)));
+    await pulse(c.id);
+    await s.closed();
+  });
+
+  it("ends a stream once its account loses access to the project", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const s = await openEvents(eventsPath(w, c.id), w.token);
+    await s.next();
+    expect((await admin("PATCH", `/admin/projects/${w.projectId}`, { status: "suspended" })).status).toBe(200);
+    await pulse(c.id);
+    await s.closed();
+  });
+
+  it("keeps streams open while the token and access hold", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const s = await openEvents(eventsPath(w, c.id), w.token);
+    await s.next();
+    await pulse(c.id);
+    expect(await room(c.id).listenerCount()).toBe(1);
+    await s.close();
+  });
+});
+
+describe("the stream limit per token", () => {
+  it(`allows ${MAX_STREAMS_PER_TOKEN} open streams per token, refuses the next with 429, and frees a closed one's place`, async () => {
+    const w = await world();
+    const chats = [await newChat(w, "a"), await newChat(w, "b")];
+    const open = await Promise.all(Array.from({ length: MAX_STREAMS_PER_TOKEN }, (_, i) => openEvents(eventsPath(w, chats[i % 2]!.id), w.token)));
+    expect(open.map((s) => s.status)).toEqual(Array(MAX_STREAMS_PER_TOKEN).fill(200));
+    const refused = await call("GET", eventsPath(w, chats[0]!.id), { token: w.token });
+    expectProblem(refused, 429, "rate_limited");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(refused.headers.get("ratelimit")).toMatch(/r=\d+/);
+
+    const other = await tokenWithId(w);
+    const elsewhere = await openEvents(eventsPath(w, chats[0]!.id), other.token);
+    expect(elsewhere.status, "another token has its own places").toBe(200);
+
+    await open[0]!.close();
+    // The object learns of a closed stream when it next writes to it: the keep-alive.
+    await vi.waitFor(async () => {
+      await pulse(chats[0]!.id);
+      expect(await room(chats[0]!.id).listenerCount()).toBe(MAX_STREAMS_PER_TOKEN / 2);
+    });
+    const again = await openEvents(eventsPath(w, chats[0]!.id), w.token);
+    expect(again.status).toBe(200);
+    await Promise.all([...open, elsewhere, again].map((s) => s.close()));
+  });
+
+  it("frees the place of a stream whose chat object stopped renewing it", async () => {
+    const gate = env.TOKEN_GATE.getByName(`lease-test-${crypto.randomUUID()}`);
+    for (let i = 0; i < MAX_STREAMS_PER_TOKEN; i++) expect(await gate.openStream(crypto.randomUUID())).toEqual({ kind: "opened" });
+    expect((await gate.openStream(crypto.randomUUID())).kind).toBe("limited");
+    vi.spyOn(Date, "now").mockReturnValue(Date.now() + 26_000);
+    expect(await gate.openStream(crypto.randomUUID())).toEqual({ kind: "opened" });
+  });
+});
+
+describe("resuming", () => {
+  it("replays exactly what a dropped listener missed: no duplicate, no gap", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const steady = await openEvents(eventsPath(w, c.id), w.token);
+    const dropped = await openEvents(eventsPath(w, c.id), w.token);
+    const [snapshot] = [await steady.next(), await dropped.next()];
+    expect((await send(w, c.id, "first")).status).toBe(202);
+    await dropped.until((e) => e.type === "message" && e.data.role === "user");
+    await dropped.close();
+    expect((await send(w, c.id, "second")).status).toBe(202);
+    const last = await steady.until((e) => isFinalReply(e) && e.data.content.includes("second"), 10_000);
+    await steady.until(settledAfter(last));
+
+    const seen = dropped.events.filter((e) => e.type !== "snapshot");
+    const resumed = await openEvents(eventsPath(w, c.id), w.token, { "last-event-id": String(seen.at(-1)!.id) });
+    const rest: StreamEvent[] = [];
+    const expected = steady.events.filter((e) => e.type !== "snapshot");
+    while (seen.length + rest.length < expected.length) rest.push(await resumed.next());
+    expect(comparable([...seen, ...rest])).toEqual(comparable(expected));
+    expect(snapshot!.type).toBe("snapshot");
+    await Promise.all([steady.close(), resumed.close()]);
+  });
+
+  it("gives two listeners identical sequences", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const [a, b] = await Promise.all([openEvents(eventsPath(w, c.id), w.token), openEvents(eventsPath(w, c.id), w.token)]);
+    await Promise.all([a.next(), b.next()]);
+    await send(w, c.id, "one");
+    await send(w, c.id, "two");
+    const done = await a.until((e) => isFinalReply(e) && e.data.content.includes("two"), 10_000);
+    await a.until(settledAfter(done));
+    await b.until(settledAfter(done));
+    expect(comparable(b.events.slice(0, a.events.length))).toEqual(comparable(a.events));
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it("resumes after the chat object restarts mid-task with a listener open, and the history matches", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const s = await openEvents(eventsPath(w, c.id), w.token);
+    const snapshot = await s.next();
+    await send(w, c.id, "survive an eviction");
+    await s.until((e) => e.type === "message" && e.data.role === "owner");
+    // A restart drops every connection to the object (eviction proper waits for open streams to end).
+    await abortAllDurableObjects();
+    await s.closed();
+    const resumed = await openEvents(eventsPath(w, c.id), w.token, { "last-event-id": String(s.events.at(-1)!.id) });
+    const final = await resumed.until(isFinalReply, 10_000);
+    await resumed.until(settledAfter(final));
+    const replay = await openEvents(`${eventsPath(w, c.id)}?after=${snapshot.id}`, w.token);
+    const all = [...s.events.slice(1), ...resumed.events];
+    const everything: StreamEvent[] = [];
+    while (everything.length < all.length) everything.push(await replay.next());
+    expect(comparable(all)).toEqual(comparable(everything));
+    const history = (await call("GET", `${chatsPath(w)}/${c.id}/messages`, { token: w.token })).json.items;
+    expect(history[0]).toEqual(final.data);
+    await Promise.all([resumed.close(), replay.close()]);
+  }, 15_000);
+
+  it("answers a resume point it no longer keeps, or never gave out, with a fresh snapshot", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const future = await openEvents(eventsPath(w, c.id), w.token, { "last-event-id": "999999" });
+    expect((await future.next()).type).toBe("snapshot");
+    await runInDurableObject(room(c.id), (_: ChatRoom, state) => {
+      state.storage.sql.exec("DELETE FROM events");
+      state.storage.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('events_pruned_through', 5)");
+    });
+    const stale = await openEvents(`${eventsPath(w, c.id)}?after=1`, w.token);
+    const snapshot = await stale.next();
+    expect(snapshot).toMatchObject({ type: "snapshot", id: 5 });
+    await Promise.all([future.close(), stale.close()]);
+  });
+
+  it("prunes events older than 24 hours as it appends", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const before = await runInDurableObject(room(c.id), (_: ChatRoom, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM events").one().n);
+    expect(before).toBeGreaterThan(0);
+    vi.spyOn(Date, "now").mockReturnValue(Date.now() + 25 * 3600_000);
+    await evictDurableObject(room(c.id));
+    expect((await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "renamed" } })).status).toBe(200);
+    const ids = await runInDurableObject(room(c.id), (_: ChatRoom, state) => state.storage.sql.exec<{ id: number }>("SELECT id FROM events").toArray().map((r) => r.id));
+    expect(ids.length).toBeGreaterThan(0);
+    expect(Math.min(...ids)).toBeGreaterThan(before);
+  });
+});
+
+describe("slow listeners", () => {
+  it("drops a listener that stops reading, without harm to the chat or the others", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const healthy = await openEvents(eventsPath(w, c.id), w.token);
+    await healthy.next();
+    const stuck = await exports.default.fetch(new Request(`https://service.test${eventsPath(w, c.id)}`, { headers: { authorization: `Bearer ${w.token}` } }));
+    expect(stuck.status).toBe(200);
+    const big = "x".repeat(60_000);
+    for (let i = 0; i < 4; i++) expect((await send(w, c.id, `${i} ${big}`)).status).toBe(202);
+    const last = await healthy.until((e) => isFinalReply(e) && e.data.content.startsWith("Done") && e.data.content.includes("“3 "), 15_000);
+    await healthy.until(settledAfter(last));
+    expect(await room(c.id).listenerCount()).toBe(2);
+    const now = Date.now();
+    await pulse(c.id, now);
+    await pulse(c.id, now + 31_000);
+    expect(await room(c.id).listenerCount()).toBe(1);
+    expect(await drain(stuck.body!)).toBe("ended");
+    await pulse(c.id);
+    expect(healthy.ended()).toBe(false);
+    expect((await send(w, c.id, "still fine")).status).toBe(202);
+    await healthy.until((e) => isFinalReply(e) && e.data.content.includes("still fine"), 10_000);
+    await healthy.close();
+  });
+});
