@@ -1,0 +1,116 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { call, chatsPath, eventually, expectProblem, newChat, peek, send, world, type World } from "../helpers";
+import { openEvents } from "../sse";
+
+const realFetch = globalThis.fetch;
+afterEach(() => vi.restoreAllMocks());
+
+/** An agent that accepts every task for a later callback; the test plays its part. */
+function acceptingAgent() {
+  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const request = new Request(input as RequestInfo, init);
+    if (!request.url.startsWith("https://agent.test/")) return realFetch(input as RequestInfo, init);
+    return new Response(null, { status: 202 });
+  });
+}
+
+const taskPath = (chatId: string, taskId: string, what: "partial" | "result") => `/agent/chats/${chatId}/tasks/${taskId}/${what}`;
+const partial = (chatId: string, taskId: string, body: unknown, secret = "agent-test-secret") => call("POST", taskPath(chatId, taskId, "partial"), { token: secret, body });
+const result = (chatId: string, taskId: string, body: unknown) => call("POST", taskPath(chatId, taskId, "result"), { token: "agent-test-secret", body });
+
+async function runningTask(w: World, chatId: string) {
+  await send(w, chatId, "write slowly");
+  return eventually("the task to start", async () => (await peek(w, chatId)).find((m) => m.role === "owner" && m.status === "working"));
+}
+
+const chatOf = async (w: World, chatId: string) => (await call("GET", `${chatsPath(w)}/${chatId}`, { token: w.token })).json;
+
+describe("partial output from an http agent", () => {
+  it("appends numbered parts once and in order; the history shows the reply growing while it works", async () => {
+    acceptingAgent();
+    const w = await world();
+    const c = await newChat(w);
+    const reply = await runningTask(w, c.id);
+    const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
+    await s.next();
+
+    expect((await partial(c.id, reply.taskId!, { seq: 1, text: "Hello, " })).status).toBe(204);
+    expect((await partial(c.id, reply.taskId!, { seq: 1, text: "Hello, " })).status, "a retried part").toBe(204);
+    expectProblem(await partial(c.id, reply.taskId!, { seq: 3, text: "!" }), 409, "conflict");
+    expect((await partial(c.id, reply.taskId!, { seq: 2, text: "world" })).status).toBe(204);
+    expect((await peek(w, c.id)).find((m) => m.id === reply.id)).toMatchObject({ status: "working", content: "Hello, world" });
+    expect((await chatOf(w, c.id)).latestAgentPreview).toBe("Hello, world");
+
+    expect((await result(c.id, reply.taskId!, { status: "success", content: "Hello, world!" })).status).toBe(204);
+    const final = await s.until((e) => e.type === "message" && e.data.id === reply.id && e.data.status === "success");
+    const deltas = s.events.filter((e) => e.type === "message.delta").map((e) => e.data.text);
+    expect(deltas).toEqual(["Hello, ", "world", "!"]);
+    expect(final.data.content).toBe("Hello, world!");
+
+    expect((await partial(c.id, reply.taskId!, { seq: 3, text: " late" })).status, "a late part is ignored").toBe(204);
+    expect((await peek(w, c.id)).find((m) => m.id === reply.id)!.content).toBe("Hello, world!");
+    await s.close();
+  });
+
+  it("takes the result as authoritative when it does not extend what was streamed", async () => {
+    acceptingAgent();
+    const w = await world();
+    const c = await newChat(w);
+    const reply = await runningTask(w, c.id);
+    const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
+    await s.next();
+    await partial(c.id, reply.taskId!, { seq: 1, text: "draft that will be replaced" });
+    await result(c.id, reply.taskId!, { status: "success", content: "The real answer." });
+    const final = await s.until((e) => e.type === "message" && e.data.id === reply.id && e.data.status === "success");
+    expect(final.data.content).toBe("The real answer.");
+    expect(s.events.filter((e) => e.type === "message.delta").map((e) => e.data.text)).toEqual(["draft that will be replaced"]);
+    await s.close();
+  });
+
+  it("refuses a wrong secret, an unknown task, a malformed part and a reply over 100000 characters", async () => {
+    acceptingAgent();
+    const w = await world();
+    const c = await newChat(w);
+    const reply = await runningTask(w, c.id);
+    expectProblem(await partial(c.id, reply.taskId!, { seq: 1, text: "x" }, "wrong-secret"), 401, "unauthorized");
+    expectProblem(await partial(c.id, crypto.randomUUID(), { seq: 1, text: "x" }), 404, "not_found");
+    for (const body of [{ seq: 0, text: "x" }, { seq: 1, text: "" }, { seq: 1.5, text: "x" }, { text: "x" }, { seq: 1, text: 5 }]) {
+      expectProblem(await partial(c.id, reply.taskId!, body), 400, "invalid_request");
+    }
+    expect((await partial(c.id, reply.taskId!, { seq: 1, text: "y".repeat(100_000) })).status).toBe(204);
+    expectProblem(await partial(c.id, reply.taskId!, { seq: 2, text: "y" }), 400, "invalid_request");
+  });
+});
+
+describe("an agent that waits for the user", () => {
+  it("marks the chat awaiting the user until the next message is accepted, in chat events and the list", async () => {
+    acceptingAgent();
+    const w = await world();
+    const c = await newChat(w);
+    const reply = await runningTask(w, c.id);
+    const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
+    await s.next();
+    await result(c.id, reply.taskId!, { status: "success", content: "Which colour?", awaitingUser: true });
+    await s.until((e) => e.type === "chat" && e.data.isAwaitingUser === true && e.data.isWorking === false);
+    expect((await chatOf(w, c.id)).isAwaitingUser).toBe(true);
+    const listed = await eventually("the list to show it", async () => {
+      const items = (await call("GET", chatsPath(w), { token: w.token })).json.items;
+      return items.find((x: { id: string; isAwaitingUser: boolean }) => x.id === c.id && x.isAwaitingUser);
+    });
+    expect(listed).toBeTruthy();
+
+    expect((await send(w, c.id, "Blue")).status).toBe(202);
+    await s.until((e) => e.type === "chat" && e.data.isAwaitingUser === false);
+    expect((await chatOf(w, c.id)).isAwaitingUser).toBe(false);
+    await s.close();
+  });
+
+  it("is not awaiting the user after a failed task, whatever the agent says", async () => {
+    acceptingAgent();
+    const w = await world();
+    const c = await newChat(w);
+    const reply = await runningTask(w, c.id);
+    await result(c.id, reply.taskId!, { status: "failed", content: "", awaitingUser: true });
+    expect((await chatOf(w, c.id)).isAwaitingUser).toBe(false);
+  });
+});
