@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { fanOut } from "./bench/fanout.mjs";
 import { adminClient, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
 import { seedDemoData } from "./seed-data.mjs";
 
@@ -17,6 +18,7 @@ const DURATION = Number(values.duration);
 const CONNECTIONS = Number(values.connections);
 const ADMIN = "bench-admin-" + randomUUID();
 const TARGETS = { catalog: 0.9, authGet: 0.7, post: 0.5 };
+const FANOUT_P99_TARGET_MS = 100;
 
 async function load(url, { method = "GET", headers = {}, body, setupRequest } = {}, duration = DURATION) {
   const result = await autocannon({
@@ -31,7 +33,7 @@ async function load(url, { method = "GET", headers = {}, body, setupRequest } = 
 // measures the disk, not the Worker. tmpfs (when present) keeps the comparison about the code paths.
 const stateRoot = process.env.BENCH_STATE_DIR ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir());
 const state = mkdtempSync(join(stateRoot, "bench-state-"));
-const servicePort = 8870, barePort = 8880;
+const servicePort = 8870, barePort = 8880, fanOutPort = 8890;
 const service = `http://127.0.0.1:${servicePort}`, bare = `http://127.0.0.1:${barePort}`;
 const vars = {
   // One token carries the whole load, so its limit is lifted; the agent works at its dev-default pace.
@@ -111,10 +113,48 @@ try {
     if (!ok) missed++;
     console.log(`${pad(r.name, 30)}${pad(r.rps.toFixed(0), 10)}${pad(r.p50, 9)}${pad(r.p99, 9)}${pad(r.bare.toFixed(0), 12)}${pad(r.ratio.toFixed(2), 8)}${pad(`≥${target}${ok ? "" : " MISS"}`, 8)}${r.bad}`);
   }
+  missed += await fanOutScenarios(only);
   console.log(missed ? `\n${missed} scenario(s) below target.` : "\nAll targets met.");
 } finally {
   servers.forEach(stopWranglerDev);
   rmSync(state, { recursive: true, force: true });
+}
+
+/**
+ * Event stream fan-out, on its own instance whose agent takes 200 ms, so every message a second
+ * starts at once and its user message event is not held up behind the previous task.
+ */
+async function fanOutScenarios(only) {
+  const scenarios = [
+    ["fan-out: 1 chat × 100 listeners", { chats: 1, listenersPerChat: 100 }],
+    ["fan-out: 10 chats × 10 listeners", { chats: 10, listenersPerChat: 10 }],
+  ].filter(([n]) => !only || only.test(n));
+  if (!scenarios.length) return 0;
+  const fanOutState = mkdtempSync(join(stateRoot, "bench-fanout-"));
+  const migrated = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", fanOutState], { cwd: projectDir, stdio: "ignore", env: { ...process.env, CI: "true" } });
+  if (migrated.status !== 0) throw new Error("migrations failed");
+  const url = `http://127.0.0.1:${fanOutPort}`;
+  const child = startWranglerDev({
+    quiet: true, port: fanOutPort, inspectorPort: fanOutPort + 1,
+    extraArgs: ["--log-level", "error", "--persist-to", fanOutState, ...Object.entries({ ...vars, LOCAL_AGENT_DELAY_MS: "200" }).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
+  });
+  let missed = 0;
+  try {
+    await waitUntilUp(url, child);
+    const pad = (s, n) => String(s).padEnd(n);
+    console.log(`\n${pad("scenario", 36)}${pad("msgs", 6)}${pad("deliveries", 12)}${pad("p50 ms", 9)}${pad("p99 ms", 9)}${pad("max ms", 9)}${pad("missing", 9)}target`);
+    for (const [name, shape] of scenarios) {
+      const r = await fanOut({ service: url, admin: adminClient(url, ADMIN), messages: 20, ...shape });
+      const ok = r.p99 < FANOUT_P99_TARGET_MS && r.missing === 0 && r.disagreeing === 0;
+      if (!ok) missed++;
+      const f = (ms) => ms.toFixed(1);
+      console.log(`${pad(name, 36)}${pad(r.messages, 6)}${pad(r.deliveries, 12)}${pad(f(r.p50), 9)}${pad(f(r.p99), 9)}${pad(f(r.max), 9)}${pad(r.missing + (r.disagreeing ? ` (${r.disagreeing} disagree)` : ""), 9)}p99 < ${FANOUT_P99_TARGET_MS}${ok ? "" : " MISS"}`);
+    }
+  } finally {
+    stopWranglerDev(child);
+    rmSync(fanOutState, { recursive: true, force: true });
+  }
+  return missed;
 }
 
 function post(url, body, token, headers = {}) {
