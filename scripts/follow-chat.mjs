@@ -18,14 +18,13 @@ for (;;) {
       let buffer = "";
       for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
         buffer += chunk;
-        let end;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const fields = Object.fromEntries(buffer.slice(0, end).split("\n").filter((l) => !l.startsWith(":")).map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)]));
-          buffer = buffer.slice(end + 2);
-          if (fields.retry) retryMs = Number(fields.retry);
-          if (fields.data === undefined) continue;
-          handle(fields.event, JSON.parse(fields.data));
-          lastEventId = fields.id;
+        for (let end; (end = buffer.indexOf("\n\n")) >= 0; buffer = buffer.slice(end + 2)) {
+          const lines = buffer.slice(0, end).split("\n").filter((l) => !l.startsWith(":"));
+          const field = (name) => lines.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
+          if (field("retry")) retryMs = Number(field("retry"));
+          if (field("data") === undefined) continue;
+          handle(field("event"), JSON.parse(field("data")));
+          lastEventId = field("id"); // handled: resume after it
         }
       }
     }
