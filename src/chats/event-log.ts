@@ -6,6 +6,9 @@ export const EVENTS_KEPT_MS = 24 * 3600_000;
 const PRUNE_EVERY_MS = 3600_000;
 // The newest events stay encoded in memory, so a burst fans out to many listeners without re-reading storage.
 const RECENT_KEPT = 256;
+const RECENT_MAX_BYTES = 2 * 1024 * 1024;
+// A SQLite row holds at most 2 MB; larger event data (a long queue of long messages) goes in parts.
+const PART_CHARS = 256 * 1024;
 
 const encoder = new TextEncoder();
 
@@ -26,8 +29,26 @@ export function concatFrames(frames: Uint8Array[]): Uint8Array {
   return out;
 }
 
+type EventRow = { id: number; type: string; data: string; parts: number };
+
+/** Cuts text into pieces of at most `size` UTF-16 units, never between the two halves of a surrogate pair. */
+export function splitText(text: string, size: number): string[] {
+  const parts: string[] = [];
+  let at = 0;
+  do {
+    let end = Math.min(text.length, at + size);
+    const code = text.charCodeAt(end - 1);
+    // Keep a pair whole: cut before it, or after it when it alone fills the part.
+    if (end < text.length && code >= 0xd800 && code <= 0xdbff) end += end - 1 > at ? -1 : 1;
+    parts.push(text.slice(at, end));
+    at = end;
+  } while (at < text.length);
+  return parts;
+}
+
 export class EventLog {
   private recent: { id: number; frame: Uint8Array }[] = [];
+  private recentBytes = 0;
   // Every event with a larger id is in `recent`.
   private recentFloor: number;
   private prunedAt = 0;
@@ -38,9 +59,17 @@ export class EventLog {
 
   /** Appends an event; call in the same synchronous stretch as the change it describes. */
   append(type: ChatEventType, json: string, now: number): number {
-    const id = this.sql.exec<{ id: number }>("INSERT INTO events (type, data, at) VALUES (?, ?, ?) RETURNING id", type, json, now).one().id;
-    this.recent.push({ id, frame: sseFrame(id, type, json) });
-    if (this.recent.length > RECENT_KEPT) this.recentFloor = this.recent.shift()!.id;
+    const parts = splitText(json, PART_CHARS);
+    const id = this.sql.exec<{ id: number }>("INSERT INTO events (type, data, at, parts) VALUES (?, ?, ?, ?) RETURNING id", type, parts[0], now, parts.length).one().id;
+    for (let i = 1; i < parts.length; i++) this.sql.exec("INSERT INTO event_parts (event_id, part, data) VALUES (?, ?, ?)", id, i, parts[i]);
+    const frame = sseFrame(id, type, json);
+    this.recent.push({ id, frame });
+    this.recentBytes += frame.byteLength;
+    while (this.recent.length > RECENT_KEPT || (this.recentBytes > RECENT_MAX_BYTES && this.recent.length > 1)) {
+      const dropped = this.recent.shift()!;
+      this.recentBytes -= dropped.frame.byteLength;
+      this.recentFloor = dropped.id;
+    }
     if (now - this.prunedAt >= PRUNE_EVERY_MS) this.prune(now);
     return id;
   }
@@ -51,7 +80,8 @@ export class EventLog {
 
   /** The data of the newest event of a type, to tell whether a state has changed since it was published. */
   lastData(type: ChatEventType): string | undefined {
-    return this.sql.exec<{ data: string }>("SELECT data FROM events WHERE type = ? ORDER BY id DESC LIMIT 1", type).toArray()[0]?.data;
+    const row = this.sql.exec<EventRow>("SELECT id, type, data, parts FROM events WHERE type = ? ORDER BY id DESC LIMIT 1", type).toArray()[0];
+    return row && this.wholeData(row);
   }
 
   /** Whether every event after `id` is still kept (and `id` is one this log gave out). */
@@ -74,14 +104,20 @@ export class EventLog {
       }
       return { frames, last };
     }
-    for (const row of this.sql.exec<{ id: number; type: string; data: string }>("SELECT id, type, data FROM events WHERE id > ? ORDER BY id LIMIT 256", cursor)) {
-      const frame = sseFrame(row.id, row.type, row.data);
+    for (const row of this.sql.exec<EventRow>("SELECT id, type, data, parts FROM events WHERE id > ? ORDER BY id LIMIT 256", cursor)) {
+      const frame = sseFrame(row.id, row.type, this.wholeData(row));
       if (bytes > 0 && bytes + frame.byteLength > maxBytes) break;
       frames.push(frame);
       bytes += frame.byteLength;
       last = row.id;
     }
     return { frames, last };
+  }
+
+  private wholeData(row: EventRow): string {
+    if (row.parts === 1) return row.data;
+    const rest = this.sql.exec<{ data: string }>("SELECT data FROM event_parts WHERE event_id = ? ORDER BY part", row.id).toArray();
+    return row.data + rest.map((r) => r.data).join("");
   }
 
   private prunedThrough(): number {
@@ -94,6 +130,7 @@ export class EventLog {
     const newestOld = this.sql.exec<{ id: number | null }>("SELECT MAX(id) AS id FROM events WHERE at < ?", now - EVENTS_KEPT_MS).one().id;
     if (newestOld === null) return;
     this.sql.exec("DELETE FROM events WHERE id <= ?", newestOld);
+    this.sql.exec("DELETE FROM event_parts WHERE event_id <= ?", newestOld);
     this.sql.exec("INSERT INTO meta (key, value) VALUES ('events_pruned_through', ?) ON CONFLICT(key) DO UPDATE SET value = MAX(value, excluded.value)", newestOld);
   }
 }

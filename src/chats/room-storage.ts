@@ -28,7 +28,9 @@ const MIGRATIONS: string[][] = [
   ],
   [
     // Every change, in order, for event streams; AUTOINCREMENT so an id is never given out twice.
-    "CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)",
+    "CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL, parts INTEGER NOT NULL DEFAULT 1)",
+    // The rest of an event's data past its first part (SQLite rows hold at most 2 MB).
+    "CREATE TABLE event_parts (event_id INTEGER NOT NULL, part INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (event_id, part))",
     "ALTER TABLE chat ADD COLUMN awaiting_user INTEGER NOT NULL DEFAULT 0",
     // How many partial outputs of the running task have been appended (http agents number them).
     "ALTER TABLE tasks ADD COLUMN partials INTEGER NOT NULL DEFAULT 0",
