@@ -151,7 +151,9 @@ export class ChatRoom extends DurableObject<Env> {
       first.push(sseFrame(cursor, "snapshot", JSON.stringify({ chat: this.store.view(), queue: { items: this.store.queue(now) } })));
     }
     const stream = this.listeners.add(cursor, first, grant, now);
-    this.pulseTimer ??= setInterval(() => void this.pulseListeners(), STREAM_PULSE_MS);
+    this.pulseTimer ??= setInterval(() => {
+      this.pulseListeners().catch((error) => console.warn(JSON.stringify({ level: "warn", event: "stream_pulse_failed", error: describeForLog(error) })));
+    }, STREAM_PULSE_MS);
     return stream;
   }
 

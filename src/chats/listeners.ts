@@ -4,6 +4,8 @@ import { concatFrames, sseComment } from "./event-log";
 export type StreamGrant = { tokenHash: string; leaseId: string; accountId: string; projectId: string };
 
 export type ListenerTiming = { maxAgeMs: number; stallMs: number };
+// Streams opened together should not all end, and reconnect, in the same second.
+export const MAX_AGE_JITTER_MS = 30_000;
 type Source = { framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number } };
 
 // What one listener may have queued and unread before it counts as slow (a single larger event still goes).
@@ -19,6 +21,7 @@ class Listener {
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private wakeUp: (() => void) | undefined;
   private fullSince: number | undefined;
+  private readonly jitterMs = Math.random() * MAX_AGE_JITTER_MS;
   ended = false;
   readonly stream: ReadableStream<Uint8Array>;
 
@@ -65,7 +68,7 @@ class Listener {
   /** Keep-alive, age and stall checks; returns false once the listener has ended. */
   pulse(now: number, timing: ListenerTiming): boolean {
     if (this.ended) return false;
-    if (now - this.openedAt >= timing.maxAgeMs) {
+    if (now - this.openedAt >= timing.maxAgeMs + this.jitterMs) {
       this.end();
       return false;
     }
@@ -79,7 +82,13 @@ class Listener {
     } else {
       this.fullSince = undefined;
     }
-    this.controller.enqueue(KEEP_ALIVE);
+    try {
+      this.controller.enqueue(KEEP_ALIVE);
+    } catch {
+      // The stream broke without telling us (its reader is gone).
+      this.finish();
+      return false;
+    }
     return true;
   }
 

@@ -3,6 +3,7 @@ import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_STREAMS_PER_TOKEN } from "../../src/auth/token-gate";
 import { STREAM_MAX_AGE_MS, type ChatRoom } from "../../src/chats/chat-room";
+import { MAX_AGE_JITTER_MS } from "../../src/chats/listeners";
 import { admin, call, chatsPath, env, expectProblem, inDays, newChat, send, world, type World } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
 
@@ -46,12 +47,14 @@ describe("keeping streams alive and ending them", () => {
     await s.close();
   });
 
-  it("ends a stream after five minutes with a reconnect hint, and frees its place", async () => {
+  it("ends a stream after five minutes (and at most 30 s of jitter) with a reconnect hint", async () => {
     const w = await world();
     const c = await newChat(w);
     const s = await openEvents(eventsPath(w, c.id), w.token);
     await s.next();
-    await pulse(c.id, Date.now() + STREAM_MAX_AGE_MS);
+    await pulse(c.id, Date.now() + STREAM_MAX_AGE_MS - 1000);
+    expect(await room(c.id).listenerCount(), "not before five minutes").toBe(1);
+    await pulse(c.id, Date.now() + STREAM_MAX_AGE_MS + MAX_AGE_JITTER_MS);
     await s.closed();
     expect(s.comments.at(-1)).toMatch(/reconnect with Last-Event-ID/);
     expect(await room(c.id).listenerCount()).toBe(0);
