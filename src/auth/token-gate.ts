@@ -15,8 +15,8 @@ type TokenRecord = { accountId: string; scopes: Scope[]; expiresAt: number; revo
 
 const WINDOW_MS = 60_000;
 export const MAX_STREAMS_PER_TOKEN = 10;
-// Chat objects renew the leases of their open streams every STREAM_PULSE_MS (10 s); one that stops lapses.
-export const STREAM_LEASE_MS = 25_000;
+// Chat objects renew the leases of their open streams every STREAM_PULSE_MS (5 s); one that stops lapses.
+export const STREAM_LEASE_MS = 15_000;
 const LAST_USED_EVERY_MS = 60_000;
 const SCHEMA_VERSION = 1;
 

@@ -29,7 +29,7 @@ const INDEX_SYNC_DELAY_MS = 500;
 const RETRY_MS = 5_000;
 const REPLY_MAX = 100_000;
 // Streams: a keep-alive and an access check this often; ended after MAX_AGE (clients resume); slow readers dropped.
-export const STREAM_PULSE_MS = 10_000;
+export const STREAM_PULSE_MS = 5_000;
 export const STREAM_MAX_AGE_MS = 5 * 60_000;
 const STREAM_STALL_MS = 30_000;
 const RETRY_HINT = new TextEncoder().encode("retry: 2000\n\n");

@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MAX_STREAMS_PER_TOKEN } from "../../src/auth/token-gate";
+import { MAX_STREAMS_PER_TOKEN, STREAM_LEASE_MS } from "../../src/auth/token-gate";
 import { STREAM_MAX_AGE_MS, type ChatRoom } from "../../src/chats/chat-room";
 import { MAX_AGE_JITTER_MS } from "../../src/chats/listeners";
 import { admin, call, chatsPath, env, expectProblem, inDays, newChat, send, world, type World } from "../helpers";
@@ -133,7 +133,7 @@ describe("the stream limit per token", () => {
     const gate = env.TOKEN_GATE.getByName(`lease-test-${crypto.randomUUID()}`);
     for (let i = 0; i < MAX_STREAMS_PER_TOKEN; i++) expect(await gate.openStream(crypto.randomUUID())).toEqual({ kind: "opened" });
     expect((await gate.openStream(crypto.randomUUID())).kind).toBe("limited");
-    vi.spyOn(Date, "now").mockReturnValue(Date.now() + 26_000);
+    vi.spyOn(Date, "now").mockReturnValue(Date.now() + STREAM_LEASE_MS + 1);
     expect(await gate.openStream(crypto.randomUUID())).toEqual({ kind: "opened" });
   });
 });
