@@ -10,7 +10,7 @@ const UUID = z.uuid();
 
 agentCallbackRoutes.openapi(
   createRoute({
-    method: "post", path: "/agent/chats/{chatId}/tasks/{taskId}/result", tags: ["Agent"], hide: true,
+    method: "post", path: "/agent/chats/{chatId}/tasks/{taskId}/result", operationId: "deliverAgentResult", tags: ["Agent"], hide: true,
     summary: "An external agent delivers a task's result (docs/agent-protocol.md)",
     request: {
       params: z.object({ chatId: UUID, taskId: UUID }),
