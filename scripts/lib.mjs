@@ -20,9 +20,9 @@ export function localAdminToken() {
   return token;
 }
 
-export function applyLocalMigrations(extraArgs = []) {
+export function applyLocalMigrations(extraArgs = [], { quiet = false } = {}) {
   const result = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", ...extraArgs], {
-    cwd: projectDir, stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, CI: "true" },
+    cwd: projectDir, stdio: ["ignore", quiet ? "ignore" : "inherit", "inherit"], env: { ...process.env, CI: "true" },
   });
   if (result.status !== 0) throw new Error("applying the local D1 migrations failed");
 }

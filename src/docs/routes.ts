@@ -50,7 +50,11 @@ export function mountDocs(app: OpenAPIHono<AppEnv>) {
 
 /** The reference page: Scalar from this Worker (no CDN), and a plain link to the JSON for readers without scripts. */
 function referencePage(): string {
-  const config = JSON.stringify({ url: OPENAPI_PATH, withDefaultFonts: false, telemetry: false });
+  // Nothing that reaches beyond this Worker: no web fonts, telemetry, hosted AI agent or MCP service.
+  const config = JSON.stringify({
+    url: OPENAPI_PATH, withDefaultFonts: false, telemetry: false, agent: { disabled: true }, mcp: { disabled: true },
+    defaultOpenAllTags: true, showOperationId: true,
+  });
   return `<!doctype html>
 <html lang="en">
 <head>
