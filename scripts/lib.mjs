@@ -16,13 +16,14 @@ export function localAdminToken() {
   if (existing) return existing;
   const token = "dev-admin-" + randomBytes(18).toString("base64url");
   appendFileSync(devVarsPath, `ADMIN_TOKEN="${token}"\n`);
-  console.log(`Wrote a new local ADMIN_TOKEN to .dev.vars (it is git-ignored).`);
+  // stderr, so that a command's own output (catalog export > file) stays clean.
+  console.error(`Wrote a new local ADMIN_TOKEN to .dev.vars (it is git-ignored).`);
   return token;
 }
 
 export function applyLocalMigrations(extraArgs = [], { quiet = false } = {}) {
   const result = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", ...extraArgs], {
-    cwd: projectDir, stdio: ["ignore", quiet ? "ignore" : "inherit", "inherit"], env: { ...process.env, CI: "true" },
+    cwd: projectDir, stdio: ["ignore", quiet ? "ignore" : process.stderr, "inherit"], env: { ...process.env, CI: "true" },
   });
   if (result.status !== 0) throw new Error("applying the local D1 migrations failed");
 }
