@@ -20,7 +20,7 @@ const USAGE = `usage: npm run admin -- <command> [options] [--url URL] [--token 
   member remove --project ID --account ID
   maintenance on|off
 
---url defaults to local dev (http://127.0.0.1:8787); --token defaults to $ADMIN_TOKEN, then .dev.vars.`;
+--url defaults to local dev (http://127.0.0.1:8787, or $DEV_PORT); --token defaults to $ADMIN_TOKEN, then .dev.vars.`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

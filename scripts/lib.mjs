@@ -6,7 +6,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const projectDir = join(dirname(fileURLToPath(import.meta.url)), "..");
-export const LOCAL_URL = "http://127.0.0.1:8787";
+// DEV_PORT moves local dev (and what the admin CLI and seed talk to) off 8787; its inspector goes to DEV_PORT + 1000.
+export const LOCAL_PORT = Number(process.env.DEV_PORT || 8787);
+export const LOCAL_INSPECTOR_PORT = process.env.DEV_PORT ? LOCAL_PORT + 1000 : 9229;
+export const LOCAL_URL = `http://127.0.0.1:${LOCAL_PORT}`;
 const devVarsPath = join(projectDir, ".dev.vars");
 
 /** The ADMIN_TOKEN of local dev: from the environment, else .dev.vars, which gets a fresh one on first use. */
