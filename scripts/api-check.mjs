@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run api-check [-- lint client docs]: checks the API as a Worker serves it, against a fresh
+// npm run api-check [-- lint client docs] [--port 8802]: checks the API as a Worker serves it, against a fresh
 // wrangler dev with its own local state and port:
 //   lint    redocly lint (recommended rules) of /v1/openapi.json and /admin/openapi.json: no error, no warning
 //   client  openapi-typescript types from the served document, a type-checked openapi-fetch client run against it
@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { adminClient, applyLocalMigrations, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
+import { adminClient, applyLocalMigrations, isUp, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
 import { DEMO, seedDemoData } from "./seed-data.mjs";
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: "string", default: "8802" } } });
@@ -88,6 +88,8 @@ async function docs() {
 const state = join(work, "state");
 let server;
 try {
+  // Another server on the port would be checked instead of this tree's Worker.
+  if (await isUp(base)) throw new Error(`port ${port} is in use; pass --port`);
   applyLocalMigrations(["--persist-to", state], { quiet: true });
   server = startWranglerDev({
     port, inspectorPort: port + 1000, quiet: true,
