@@ -8,8 +8,10 @@ import { adminClient, expect, localAdminToken, withServer } from "./lib.mjs";
 const USAGE = `usage: npm run admin -- <command> [options] [--url URL] [--token ADMIN_TOKEN]
 
   catalog import FILE                         replace the whole catalog with FILE (JSON catalog document)
-  catalog export [FILE]                       print the stored catalog document, or write it to FILE
+  catalog export [FILE]                       write the stored catalog document to FILE, or print it
   account create --email E --password P [--credits N]
+  account get --email E                       the account's id, email and credits
+  account list [--after EMAIL] [--limit N]    accounts in email order (100 at a time)
   account password --account ID --password P
   credits set --account ID --credits N
   project create --name NAME --owner ACCOUNT_ID [--id UUID]
@@ -18,7 +20,7 @@ const USAGE = `usage: npm run admin -- <command> [options] [--url URL] [--token 
   member remove --project ID --account ID
   maintenance on|off
 
---url defaults to local dev (http://127.0.0.1:8787); --token defaults to $ADMIN_TOKEN, then .dev.vars.`;
+--url defaults to local dev (http://127.0.0.1:8787, or $DEV_PORT); --token defaults to $ADMIN_TOKEN, then .dev.vars.`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -26,13 +28,14 @@ const { values, positionals } = parseArgs({
     url: { type: "string" }, token: { type: "string" }, help: { type: "boolean", short: "h" },
     email: { type: "string" }, password: { type: "string" }, credits: { type: "string" }, account: { type: "string" },
     name: { type: "string" }, owner: { type: "string" }, id: { type: "string" }, project: { type: "string" }, role: { type: "string" },
+    after: { type: "string" }, limit: { type: "string" },
   },
 });
 
 const commands = {
   "catalog import": async (call, [file]) => {
     if (!file) throw new Error("catalog import needs a FILE");
-    expect(await call("PUT", "/admin/catalog", JSON.parse(readFileSync(file, "utf8"))), [204], "catalog import");
+    expect(await call("PUT", "/admin/catalog", readJsonFile(file)), [204], `catalog import ${file}`);
     return "Catalog replaced.";
   },
   "catalog export": async (call, [file]) => {
@@ -43,6 +46,15 @@ const commands = {
   },
 };
 
+/** The file's JSON, or an error naming the file and what is wrong with it. */
+function readJsonFile(file) {
+  let text;
+  try { text = readFileSync(file, "utf8"); } catch (error) { throw new Error(`catalog import: cannot read ${file}: ${error.message}`); }
+  try { return JSON.parse(text); } catch (error) {
+    throw new Error(`catalog import: ${file} is not JSON (${error.message}); it starts with ${JSON.stringify(text.slice(0, 60))}`);
+  }
+}
+
 const need = (o, ...keys) => {
   for (const k of keys) if (o[k] === undefined) throw new Error(`missing --${k}`);
   return o;
@@ -51,6 +63,15 @@ const show = (answer) => JSON.stringify(answer.json, null, 2);
 Object.assign(commands, {
   "account create": async (call, _, o) =>
     show(expect(await call("POST", "/admin/accounts", { email: need(o, "email", "password").email, password: o.password, ...(o.credits ? { credits: Number(o.credits) } : {}) }), [201], "account create")),
+  "account get": async (call, _, o) => {
+    const { items } = expect(await call("GET", `/admin/accounts?email=${encodeURIComponent(need(o, "email").email)}`), [200], "account get").json;
+    if (items.length === 0) throw new Error(`account get: no account has the email ${o.email}`);
+    return JSON.stringify(items[0], null, 2);
+  },
+  "account list": async (call, _, o) => {
+    const query = new URLSearchParams({ ...(o.after ? { after: o.after } : {}), ...(o.limit ? { limit: o.limit } : {}) });
+    return show(expect(await call("GET", `/admin/accounts?${query}`), [200], "account list"));
+  },
   "account password": async (call, _, o) => show(expect(await call("PATCH", `/admin/accounts/${need(o, "account", "password").account}`, { password: o.password }), [200], "account password")),
   "credits set": async (call, _, o) => show(expect(await call("PATCH", `/admin/accounts/${need(o, "account", "credits").account}`, { credits: Number(o.credits) }), [200], "credits set")),
   "project create": async (call, _, o) =>

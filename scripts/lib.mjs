@@ -6,7 +6,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const projectDir = join(dirname(fileURLToPath(import.meta.url)), "..");
-export const LOCAL_URL = "http://127.0.0.1:8787";
+// DEV_PORT moves local dev (and what the admin CLI and seed talk to) off 8787; its inspector goes to DEV_PORT + 1000.
+export const LOCAL_PORT = Number(process.env.DEV_PORT || 8787);
+export const LOCAL_INSPECTOR_PORT = process.env.DEV_PORT ? LOCAL_PORT + 1000 : 9229;
+export const LOCAL_URL = `http://127.0.0.1:${LOCAL_PORT}`;
 const devVarsPath = join(projectDir, ".dev.vars");
 
 /** The ADMIN_TOKEN of local dev: from the environment, else .dev.vars, which gets a fresh one on first use. */
@@ -16,13 +19,14 @@ export function localAdminToken() {
   if (existing) return existing;
   const token = "dev-admin-" + randomBytes(18).toString("base64url");
   appendFileSync(devVarsPath, `ADMIN_TOKEN="${token}"\n`);
-  console.log(`Wrote a new local ADMIN_TOKEN to .dev.vars (it is git-ignored).`);
+  // stderr, so that a command's own output (catalog export > file) stays clean.
+  console.error(`Wrote a new local ADMIN_TOKEN to .dev.vars (it is git-ignored).`);
   return token;
 }
 
-export function applyLocalMigrations(extraArgs = []) {
+export function applyLocalMigrations(extraArgs = [], { quiet = false } = {}) {
   const result = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", ...extraArgs], {
-    cwd: projectDir, stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, CI: "true" },
+    cwd: projectDir, stdio: ["ignore", quiet ? "ignore" : process.stderr, "inherit"], env: { ...process.env, CI: "true" },
   });
   if (result.status !== 0) throw new Error("applying the local D1 migrations failed");
 }

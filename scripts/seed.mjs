@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run seed [-- --url URL --token ADMIN_TOKEN]: loads the demo data, replacing what is there.
+// npm run seed [-- --url URL --token ADMIN_TOKEN]: reloads the demo data (scripts/seed-data.mjs says what it replaces).
 import { parseArgs } from "node:util";
 import { adminClient, localAdminToken, withServer } from "./lib.mjs";
 import { seedDemoData } from "./seed-data.mjs";

@@ -1,4 +1,3 @@
-import { Scalar } from "@scalar/hono-api-reference";
 import { adminAccountRoutes } from "./admin/accounts-routes";
 import { adminCatalogRoutes } from "./admin/catalog-routes";
 import { adminMaintenanceRoutes } from "./admin/maintenance-routes";
@@ -9,14 +8,16 @@ import { authRoutes } from "./auth/routes";
 import { accountCors } from "./auth/session";
 import { PUBLIC_CATALOG_PATHS, catalogRoutes } from "./catalog/routes";
 import { chatRoutes } from "./chats/routes";
+import { MESSAGE_BODY_LIMIT_BYTES } from "./chats/schemas";
+import { OPENAPI_PATH, mountDocs } from "./docs/routes";
 import { limitBody, publicCors, requestId } from "./http/middleware";
 import { describeForLog } from "./db/errors";
 import { problemResponse, toApiError } from "./http/problem";
+import { registerComponents } from "./http/openapi-components";
 import { createRouter } from "./http/router";
 import { notFoundOrMethodNotAllowed } from "./http/routing";
 
-export const API_VERSION = "12.0.1";
-const OPENAPI_PATH = "/v1/openapi.json";
+const MiB = 1024 * 1024;
 
 /** Assembles the Worker: middleware order, route mounting, OpenAPI, and the two error handlers. */
 export function createApp() {
@@ -24,10 +25,11 @@ export function createApp() {
 
   app.use("*", requestId);
   for (const path of [...PUBLIC_CATALOG_PATHS, OPENAPI_PATH]) app.use(path, publicCors);
-  app.use("/admin/*", requireAdmin, limitBody(16 * 1024 * 1024));
-  app.use("/v1/*", limitBody(1024 * 1024));
-  app.use("/agent/*", limitBody(1024 * 1024));
-  app.use("/auth/*", accountCors, limitBody(1024 * 1024));
+  app.use("/admin/*", requireAdmin, limitBody(16 * MiB));
+  // Never below the largest valid message body, however the client escapes its characters.
+  app.use("/v1/*", limitBody(MESSAGE_BODY_LIMIT_BYTES));
+  app.use("/agent/*", limitBody(MiB));
+  app.use("/auth/*", accountCors, limitBody(MiB));
   app.use("/v1/projects/*", tokenGate);
 
   app.route("/", catalogRoutes);
@@ -38,20 +40,8 @@ export function createApp() {
   app.route("/", adminAccountRoutes);
   app.route("/", adminMaintenanceRoutes);
 
-  app.openAPIRegistry.registerComponent("securitySchemes", "userApiTokenBearer", {
-    type: "http", scheme: "bearer", description: "A personal API token (pct_…) from POST /auth/api-tokens, with the chat:read and/or chat:write scope",
-  });
-  app.openAPIRegistry.registerComponent("securitySchemes", "accountSessionBearer", { type: "http", scheme: "bearer", description: "An account session token (pcs_…) from POST /auth/token" });
-  app.openAPIRegistry.registerComponent("securitySchemes", "adminBearer", { type: "http", scheme: "bearer", description: "ADMIN_TOKEN (operators only)" });
-  app.doc31(OPENAPI_PATH, {
-    openapi: "3.1.0",
-    info: {
-      title: "Project Chat API v1",
-      version: API_VERSION,
-      description: "Project chats, personal API tokens and the anonymous public catalog. Errors are RFC 9457 problem+json.",
-    },
-  });
-  app.get("/v1/docs", Scalar({ url: OPENAPI_PATH, pageTitle: "Project Chat API v1" }));
+  registerComponents(app.openAPIRegistry);
+  mountDocs(app);
 
   app.notFound(notFoundOrMethodNotAllowed(app));
   app.onError((error, c) => {

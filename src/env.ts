@@ -6,6 +6,8 @@ export interface Env {
   DB: D1Database;
   TOKEN_GATE: DurableObjectNamespace<TokenGate>;
   CHAT_ROOM: DurableObjectNamespace<ChatRoom>;
+  // Static assets (wrangler.toml [assets]): the pinned API reference bundle.
+  ASSETS: Fetcher;
   ADMIN_TOKEN?: string;
   APP_ORIGIN?: string;
   APP_ORIGINS?: string;

@@ -13,11 +13,12 @@ adminCatalogRoutes.openapi(
   createRoute({
     method: "put",
     path: "/admin/catalog",
+    operationId: "replaceCatalog",
     tags: ["Admin"],
     summary: "Replace the whole catalog atomically",
     security,
     request: { body: jsonBody(CatalogDocument) },
-    responses: { 204: { description: "Replaced; the instance that took it serves it at once" }, ...problems(400, 401, 404, 413) },
+    responses: { 204: { description: "Replaced; the instance that took it serves it at once" }, ...problems(400, 401, 404) },
   }),
   async (c) => {
     await replaceCatalog(c.env.DB, c.req.valid("json"));
@@ -30,6 +31,7 @@ adminCatalogRoutes.openapi(
   createRoute({
     method: "get",
     path: "/admin/catalog",
+    operationId: "getCatalog",
     tags: ["Admin"],
     summary: "The stored catalog document, including what the public endpoints hide",
     security,

@@ -23,7 +23,7 @@ const roomOf = (env: AppEnv["Bindings"], chatId: string) => env.CHAT_ROOM.getByN
 
 agentCallbackRoutes.openapi(
   createRoute({
-    method: "post", path: "/agent/chats/{chatId}/tasks/{taskId}/result", tags: ["Agent"], hide: true, middleware: [requireAgentSecret],
+    method: "post", path: "/agent/chats/{chatId}/tasks/{taskId}/result", operationId: "deliverAgentResult", tags: ["Agent"], hide: true, middleware: [requireAgentSecret],
     summary: "An external agent delivers a task's result (docs/agent-protocol.md)",
     request: { params: TaskParams, body: jsonBody(AgentResultBody) },
     responses: { 204: { description: "Stored (or stored already)" }, ...problems(400, 401, 404) },
@@ -38,7 +38,7 @@ agentCallbackRoutes.openapi(
 
 agentCallbackRoutes.openapi(
   createRoute({
-    method: "post", path: "/agent/chats/{chatId}/tasks/{taskId}/partial", tags: ["Agent"], hide: true, middleware: [requireAgentSecret],
+    method: "post", path: "/agent/chats/{chatId}/tasks/{taskId}/partial", operationId: "appendAgentPartial", tags: ["Agent"], hide: true, middleware: [requireAgentSecret],
     summary: "An external agent appends text to a running task's reply (docs/agent-protocol.md)",
     request: { params: TaskParams, body: jsonBody(PartialOutputBody) },
     responses: { 204: { description: "Appended, or ignored as a repeat or as late" }, ...problems(400, 401, 404, 409) },

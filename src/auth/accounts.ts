@@ -1,4 +1,4 @@
-import { and, eq, gt, lte } from "drizzle-orm";
+import { and, asc, eq, gt, lte } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { isUniqueViolation } from "../db/errors";
 import { accounts, sessions, signInFailures } from "../db/schema";
@@ -31,6 +31,13 @@ export async function updateAccount(d1: D1Database, id: string, input: { credits
     : await db.select().from(accounts).where(eq(accounts.id, id));
   if (!row) throw new ApiError(404, "not_found", "No account has this id.");
   return view(row);
+}
+
+/** Accounts in email order, after the given email (keyset paging), for operators looking up ids. */
+export async function listAccounts(d1: D1Database, options: { email?: string; after?: string; limit: number }): Promise<AccountView[]> {
+  const filter = options.email !== undefined ? eq(accounts.email, options.email) : options.after !== undefined ? gt(accounts.email, options.after) : undefined;
+  const rows = await drizzle(d1).select().from(accounts).where(filter).orderBy(asc(accounts.email)).limit(options.limit);
+  return rows.map(view);
 }
 
 export async function findAccountByEmail(d1: D1Database, email: string) {

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { setCookie } from "hono/cookie";
 import { ApiError, notFound } from "../http/problem";
-import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
+import { anonymous, createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { clearSignInFailures, createSession, findAccountByEmail, recordSignInFailure, signInRetryAfter } from "./accounts";
 import { findUnrevokedToken, insertTokenWithinLimit, listTokens, markRevoked, MAX_ACTIVE_TOKENS, toItem } from "./api-tokens";
 import { verifyPassword } from "./passwords";
@@ -16,10 +16,12 @@ authRoutes.openapi(
   createRoute({
     method: "post",
     path: "/auth/token",
+    operationId: "signIn",
     tags: ["Account"],
+    security: anonymous,
     summary: "Sign in with email and password; returns an account session token",
     request: { body: jsonBody(SignInRequest) },
-    responses: { 200: jsonResponse(SessionToken, "A session token for /auth/*"), ...problems(400, 401, 429) },
+    responses: { 200: jsonResponse(SessionToken, "A session token for /auth/*; from an APP_ORIGINS origin also the session cookie", "Cache-Control", "Set-Cookie"), ...problems(400, 401, 429) },
   }),
   async (c) => {
     const { password } = c.req.valid("json");
@@ -55,11 +57,12 @@ authRoutes.openapi(
   createRoute({
     method: "post",
     path: "/auth/api-tokens",
+    operationId: "createApiToken",
     tags: ["Account"],
     summary: "Create a personal API token; the secret is in this response only",
     security: sessionSecurity,
     request: { body: jsonBody(CreateApiTokenRequest) },
-    responses: { 201: jsonResponse(CreatedApiToken, "Created"), ...problems(400, 401, 409) },
+    responses: { 201: jsonResponse(CreatedApiToken, "Created", "Cache-Control"), ...problems(400, 401, 409) },
   }),
   async (c) => {
     const input = c.req.valid("json");
@@ -79,6 +82,7 @@ authRoutes.openapi(
   createRoute({
     method: "get",
     path: "/auth/api-tokens",
+    operationId: "listApiTokens",
     tags: ["Account"],
     summary: "The account's unrevoked tokens, newest first (expired ones included)",
     security: sessionSecurity,
@@ -91,6 +95,7 @@ authRoutes.openapi(
   createRoute({
     method: "delete",
     path: "/auth/api-tokens/{tokenId}",
+    operationId: "revokeApiToken",
     tags: ["Account"],
     summary: "Revoke a token: later requests with it are refused; accepted work is not cancelled",
     security: sessionSecurity,

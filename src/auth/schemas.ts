@@ -28,9 +28,10 @@ export const CreateApiTokenRequest = z
       .max(2)
       .refine((s) => new Set(s).size === s.length, "scopes must not repeat"),
     expiresAt: z.iso
-      .datetime({ message: "must be an ISO 8601 UTC timestamp ending in Z" })
+      .datetime({ error: (issue) => (issue.input === undefined ? "required" : "must be an ISO 8601 UTC timestamp ending in Z") })
       .refine((t) => Date.parse(t) > Date.now(), "must be in the future")
-      .refine((t) => Date.parse(t) <= Date.now() + MAX_TOKEN_DAYS * DAY_MS, `must be within the next ${MAX_TOKEN_DAYS} days`),
+      .refine((t) => Date.parse(t) <= Date.now() + MAX_TOKEN_DAYS * DAY_MS, `must be within the next ${MAX_TOKEN_DAYS} days`)
+      .openapi({ description: `When the token stops working: in the future and at most ${MAX_TOKEN_DAYS} days ahead` }),
   })
   .openapi("CreateApiTokenRequest");
 

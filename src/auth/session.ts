@@ -53,5 +53,7 @@ export const accountCors = createMiddleware<AppEnv>(async (c, next) => {
   if (allowed) {
     c.res.headers.set("access-control-allow-origin", origin);
     c.res.headers.set("access-control-allow-credentials", "true");
+    // Browsers hide response headers from scripts unless they are listed here.
+    c.res.headers.set("access-control-expose-headers", "retry-after, x-request-id");
   }
 });

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { resolveLanguage } from "../http/language";
 import { ApiError } from "../http/problem";
-import { createRouter, jsonResponse, problems } from "../http/router";
+import { anonymous, createRouter, headers, jsonResponse, problems } from "../http/router";
 import { renderCached, type CatalogEndpoint } from "./cache";
 import { renderBanners, renderLegalDocument, renderPlans, renderPoll } from "./render";
 import { ChatBanner, LegalDocument, PageTopBanner, PlanCatalog, PollResponse, type CatalogDocument, type Language } from "./schema";
@@ -12,6 +12,7 @@ export const PUBLIC_CATALOG_PATHS = ["/v1/plans", "/v1/privacy-policy", "/v1/ter
 
 type Endpoint = {
   name: CatalogEndpoint;
+  operationId: string;
   path: string;
   summary: string;
   schema: z.ZodType;
@@ -26,30 +27,30 @@ const FRESH = "no-store";
 
 const endpoints: Endpoint[] = [
   {
-    name: "plans", path: "/v1/plans", summary: "The plan catalog: the free plan and the active paid plans", schema: PlanCatalog, cacheControl: LISTS,
+    name: "plans", operationId: "getPlans", path: "/v1/plans", summary: "The plan catalog: the free plan and the active paid plans", schema: PlanCatalog, cacheControl: LISTS,
     render: (doc, language) => {
       if (!doc) throw new ApiError(503, "service_unavailable", "The plan catalog has not been loaded yet.", { headers: { "retry-after": "60" } });
       return renderPlans(doc, language);
     },
   },
   {
-    name: "privacy-policy", path: "/v1/privacy-policy", summary: "The privacy policy", schema: LegalDocument, cacheControl: FRESH,
+    name: "privacy-policy", operationId: "getPrivacyPolicy", path: "/v1/privacy-policy", summary: "The privacy policy", schema: LegalDocument, cacheControl: FRESH,
     render: (doc, language) => renderLegalDocument(doc?.privacyPolicy ?? emptyLegalDocument, language),
   },
   {
-    name: "terms-of-use", path: "/v1/terms-of-use", summary: "The terms of use", schema: LegalDocument, cacheControl: FRESH,
+    name: "terms-of-use", operationId: "getTermsOfUse", path: "/v1/terms-of-use", summary: "The terms of use", schema: LegalDocument, cacheControl: FRESH,
     render: (doc, language) => renderLegalDocument(doc?.termsOfUse ?? emptyLegalDocument, language),
   },
   {
-    name: "chat-banners", path: "/v1/chat-banners", summary: "Active chat banners in stored order", schema: ChatBanner.array(), cacheControl: LISTS,
+    name: "chat-banners", operationId: "listChatBanners", path: "/v1/chat-banners", summary: "Active chat banners in stored order", schema: ChatBanner.array(), cacheControl: LISTS,
     render: (doc, language, env) => renderBanners(doc?.chatBanners ?? [], language, appOrigin(env)),
   },
   {
-    name: "page-top-banners", path: "/v1/chat-banners/page-top", summary: "Active page-top banners in stored order", schema: PageTopBanner.array(), cacheControl: LISTS,
+    name: "page-top-banners", operationId: "listPageTopBanners", path: "/v1/chat-banners/page-top", summary: "Active page-top banners in stored order", schema: PageTopBanner.array(), cacheControl: LISTS,
     render: (doc, language, env) => renderBanners(doc?.pageTopBanners ?? [], language, appOrigin(env)),
   },
   {
-    name: "poll", path: "/v1/poll", summary: "The enabled questionnaire, or null", schema: PollResponse, cacheControl: FRESH,
+    name: "poll", operationId: "getPoll", path: "/v1/poll", summary: "The enabled questionnaire, or null", schema: PollResponse, cacheControl: FRESH,
     render: (doc, language) => (doc ? renderPoll(doc, language) : { poll: null }),
   },
 ];
@@ -81,19 +82,25 @@ async function serve(c: Context<AppEnv>, endpoint: Endpoint): Promise<Response> 
 }
 
 export const catalogRoutes = createRouter();
+const CATALOG_HEADERS = ["ETag", "Cache-Control", "Content-Language", "Vary", "Server-Timing"] as const;
 
 for (const endpoint of endpoints) {
   const route = createRoute({
     method: "get",
     path: endpoint.path,
+    operationId: endpoint.operationId,
     tags: ["Public catalog"],
+    security: anonymous,
     summary: endpoint.summary,
     description: "Anonymous. Language from Accept-Language (en, ru, es; English otherwise). HEAD gives the headers alone; OPTIONS answers CORS preflight.",
-    parameters: [{ name: "Accept-Language", in: "header", required: false, schema: { type: "string", example: "ru-RU,ru;q=0.9,en;q=0.8" } }],
+    parameters: [
+      { name: "Accept-Language", in: "header", required: false, description: "RFC 9110 language preferences; en, ru and es are served", schema: { type: "string" }, example: "ru-RU,ru;q=0.9,en;q=0.8" },
+      { name: "If-None-Match", in: "header", required: false, description: "An ETag from an earlier answer in the same language: a match answers 304", schema: { type: "string" } },
+    ],
     responses: {
-      200: jsonResponse(endpoint.schema, "The resource in the request language"),
-      304: { description: "Not modified (If-None-Match matched the ETag)" },
-      ...problems(405),
+      200: jsonResponse(endpoint.schema, "The resource in the request language", ...CATALOG_HEADERS),
+      304: { description: "Not modified: If-None-Match matched the ETag; no body", headers: headers(...CATALOG_HEADERS) },
+      ...(endpoint.name === "plans" ? problems(503) : {}),
     },
   });
   catalogRoutes.openapi(route, (c) => serve(c, endpoint) as never);

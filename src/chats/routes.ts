@@ -8,8 +8,8 @@ import { requireProjectAccess } from "../projects/access";
 import { listChats } from "./index-store";
 import { maintenanceFlag } from "./maintenance";
 import {
-  Chat, ChatEvent, ChatList, ChatParams, ChatTitleBody, EventsHeaders, EventsQuery, ListChatsQuery, MessagePage, MessagesQuery, ProjectParams, Queue,
-  SendMessageBody, SendMessageHeaders, Submission,
+  CONTENT_MAX, Chat, ChatEvent, ChatList, ChatParams, ChatTitleBody, EventsHeaders, EventsQuery, ListChatsQuery, MESSAGE_BODY_LIMIT_BYTES, MessagePage, MessagesQuery,
+  ProjectParams, Queue, SendMessageBody, SendMessageHeaders, Submission,
 } from "./schemas";
 
 export const chatRoutes = createRouter<GatedEnv>();
@@ -35,7 +35,7 @@ const found = <T>(value: T | null): T => {
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/v1/projects/{projectId}/chats", tags: ["Chats"], summary: "List the project's chats, newest updatedAt first", security, middleware: read,
+    method: "get", path: "/v1/projects/{projectId}/chats", operationId: "listChats", tags: ["Chats"], summary: "List the project's chats, newest updatedAt first", security, middleware: read,
     request: { params: ProjectParams, query: ListChatsQuery },
     responses: { 200: jsonResponse(ChatList, "Active chats, or archived ones with archived=true"), ...chatProblems },
   }),
@@ -47,7 +47,7 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "post", path: "/v1/projects/{projectId}/chats", tags: ["Chats"], summary: "Create an empty chat", security, middleware: write,
+    method: "post", path: "/v1/projects/{projectId}/chats", operationId: "createChat", tags: ["Chats"], summary: "Create an empty chat", security, middleware: write,
     request: { params: ProjectParams, body: jsonBody(ChatTitleBody) },
     responses: { 201: jsonResponse(Chat, "The new chat"), ...chatProblems },
   }),
@@ -61,7 +61,7 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}", tags: ["Chats"], summary: "Read a chat", security, middleware: read,
+    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}", operationId: "getChat", tags: ["Chats"], summary: "Read a chat", security, middleware: read,
     request: { params: ChatParams },
     responses: { 200: jsonResponse(Chat, "The chat"), ...chatProblems },
   }),
@@ -73,7 +73,7 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "patch", path: "/v1/projects/{projectId}/chats/{chatId}", tags: ["Chats"], summary: "Rename a chat", security, middleware: write,
+    method: "patch", path: "/v1/projects/{projectId}/chats/{chatId}", operationId: "renameChat", tags: ["Chats"], summary: "Rename a chat", security, middleware: write,
     request: { params: ChatParams, body: jsonBody(ChatTitleBody) },
     responses: { 200: jsonResponse(Chat, "The renamed chat"), ...chatProblems },
   }),
@@ -86,7 +86,7 @@ chatRoutes.openapi(
 for (const [action, archived] of [["archive", true], ["restore", false]] as const) {
   chatRoutes.openapi(
     createRoute({
-      method: "post", path: `/v1/projects/{projectId}/chats/{chatId}/${action}`, tags: ["Chats"], security, middleware: write,
+      method: "post", path: `/v1/projects/{projectId}/chats/{chatId}/${action}`, operationId: `${action}Chat`, tags: ["Chats"], security, middleware: write,
       summary: archived ? "Archive a chat (it then refuses messages)" : "Restore an archived chat",
       request: { params: ChatParams },
       responses: { 200: jsonResponse(Chat, "The chat"), ...chatProblems },
@@ -100,7 +100,7 @@ for (const [action, archived] of [["archive", true], ["restore", false]] as cons
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}/messages", tags: ["Messages"], summary: "Message history, newest first", security, middleware: read,
+    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}/messages", operationId: "listMessages", tags: ["Messages"], summary: "Message history, newest first", security, middleware: read,
     request: { params: ChatParams, query: MessagesQuery },
     responses: { 200: jsonResponse(MessagePage, "A page of messages; pass nextCursor as cursor for older ones"), ...chatProblems },
   }),
@@ -116,12 +116,12 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "post", path: "/v1/projects/{projectId}/chats/{chatId}/messages", tags: ["Messages"], security, middleware: write,
+    method: "post", path: "/v1/projects/{projectId}/chats/{chatId}/messages", operationId: "sendMessage", tags: ["Messages"], security, middleware: write,
     summary: "Send a message to the chat agent; 202 confirms acceptance, not completion",
-    description: "Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true.",
+    description: `Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. The body may be up to ${MESSAGE_BODY_LIMIT_BYTES} bytes, enough for ${CONTENT_MAX} characters each sent as a \\uXXXX\\uXXXX escape pair.`,
     request: { params: ChatParams, headers: SendMessageHeaders, body: jsonBody(SendMessageBody) },
     responses: {
-      202: { ...jsonResponse(Submission, "Accepted"), headers: { "Idempotency-Replayed": { schema: { type: "string", enum: ["true"] } } } },
+      202: jsonResponse(Submission, "Accepted (or the stored first answer to this idempotency-key)", "Idempotency-Replayed"),
       ...problems(400, 401, 403, 404, 409, 429),
     },
   }),
@@ -149,7 +149,7 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}/queue", tags: ["Messages"], summary: "Pending, dispatching and failed submissions, in order", security, middleware: read,
+    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}/queue", operationId: "getQueue", tags: ["Messages"], summary: "Pending, dispatching and failed submissions, in order", security, middleware: read,
     request: { params: ChatParams },
     responses: { 200: jsonResponse(Queue, "The queue"), ...chatProblems },
   }),

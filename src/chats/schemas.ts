@@ -3,6 +3,9 @@ import { z } from "@hono/zod-openapi";
 export const TITLE_MAX = 160;
 export const CONTENT_MAX = 100_000;
 export const PREVIEW_MAX = 500;
+// The largest valid message body: every character of the content sent as a 12-byte "\uXXXX\uXXXX"
+// escape pair, plus room for the id, the keys (which may be escaped too) and whitespace.
+export const MESSAGE_BODY_LIMIT_BYTES = CONTENT_MAX * 12 + 16 * 1024;
 
 // Limits count characters (code points), so an emoji is one character, not two UTF-16 units.
 const characters = (min: number, max: number, what: string) =>
@@ -20,7 +23,7 @@ export const ChatTitleBody = z.strictObject({ title: Title }).openapi("ChatTitle
 export const SendMessageBody = z
   .strictObject({
     content: characters(1, CONTENT_MAX, "content"),
-    replyToMessageId: z.uuid().optional(),
+    replyToMessageId: z.uuid().optional().openapi({ description: "The id of a message of this chat that this one answers; any other id is refused with 400" }),
   })
   .openapi("SendMessage");
 
@@ -54,7 +57,9 @@ export const Message = z
   .openapi("Message");
 export type Message = z.infer<typeof Message>;
 
-export const MessagePage = z.object({ items: z.array(Message), nextCursor: z.string().nullable() }).openapi("MessagePage");
+export const MessagePage = z
+  .object({ items: z.array(Message), nextCursor: z.string().nullable().openapi({ description: "Opaque; send it as cursor for the next, older page; null on the last page" }) })
+  .openapi("MessagePage");
 
 export const QueueEntry = z
   .object({
@@ -77,7 +82,7 @@ export const ProjectParams = z.object({ projectId: z.string().openapi({ format: 
 export const ChatParams = ProjectParams.extend({ chatId: z.string().openapi({ format: "uuid" }) });
 export const ListChatsQuery = z.strictObject({ archived: z.enum(["true", "false"]).optional() });
 export const MessagesQuery = z.strictObject({
-  cursor: z.string().min(1).max(200).optional(),
+  cursor: z.string().min(1).max(200).optional().openapi({ description: "Opaque: pass the nextCursor of the previous page unchanged to get older messages; any other value is refused with 400" }),
   limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ type: "integer", minimum: 1, maximum: 100, default: 50 }),
 });
 export const SendMessageHeaders = z.object({

@@ -1,19 +1,39 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { z } from "@hono/zod-openapi";
 import type { ZodError } from "zod";
 
-export type ProblemCode =
-  | "invalid_request" | "unauthorized" | "insufficient_scope" | "forbidden" | "not_found"
-  | "method_not_allowed" | "conflict" | "chat_archived" | "idempotency_key_reused"
-  | "token_limit_reached" | "rate_limited" | "payload_too_large" | "service_unavailable" | "internal_error";
+/** The stable problem codes; ApiError and the OpenAPI Problem schema both take them from here. */
+export const PROBLEM_CODES = [
+  "invalid_request", "unauthorized", "insufficient_scope", "forbidden", "not_found",
+  "method_not_allowed", "conflict", "chat_archived", "idempotency_key_reused",
+  "token_limit_reached", "rate_limited", "payload_too_large", "service_unavailable", "internal_error",
+] as const;
+export type ProblemCode = (typeof PROBLEM_CODES)[number];
 
 const TITLES: Record<number, string> = {
   400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
   409: "Conflict", 413: "Content Too Large", 429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable",
 };
 
-export type FieldProblem = { path: string; message: string };
+// A missing field reads "required" in errors[] rather than zod's "expected string, received undefined".
+z.config({ customError: (issue) => (issue.code === "invalid_type" && issue.input === undefined ? "required" : undefined) });
+
+export const FieldProblem = z.object({ path: z.string(), message: z.string() });
+export type FieldProblem = z.infer<typeof FieldProblem>;
+
+export const Problem = z
+  .object({
+    type: z.string().openapi({ description: "A URN naming the problem kind: urn:project-chat:problem:<code>" }),
+    title: z.string(),
+    status: z.number().int().min(400).max(599),
+    detail: z.string().openapi({ description: "What went wrong, for a human" }),
+    code: z.enum(PROBLEM_CODES).openapi({ description: "Stable identifier to branch on" }),
+    instance: z.string().openapi({ description: "This occurrence: urn:request:<x-request-id>; quote it when reporting a problem", example: "urn:request:3f1c…" }),
+    errors: z.array(FieldProblem).optional().openapi({ description: "Each invalid field of a 400 invalid_request" }),
+  })
+  .openapi("Problem", { description: "RFC 9457 problem details" });
 
 /** The one error type handlers throw; app.onError turns it into RFC 9457 problem+json. */
 export class ApiError extends Error {
@@ -27,14 +47,15 @@ export class ApiError extends Error {
   }
 }
 
-export function problemResponse(error: ApiError, requestId?: string): Response {
-  const body = {
+/** The problem+json answer; `instance` names the request by its x-request-id. */
+export function problemResponse(error: ApiError, requestId: string): Response {
+  const body: z.infer<typeof Problem> = {
     type: `urn:project-chat:problem:${error.code}`,
     title: TITLES[error.status] ?? "Error",
     status: error.status,
     detail: error.message,
     code: error.code,
-    ...(requestId ? { instance: `urn:request:${requestId}` } : {}),
+    instance: `urn:request:${requestId}`,
     ...(error.options.errors ? { errors: error.options.errors } : {}),
   };
   return new Response(JSON.stringify(body), {

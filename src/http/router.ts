@@ -1,34 +1,22 @@
 import { OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
+import { headers, type HeaderName } from "./openapi-components";
 import { validationHook } from "./problem";
+
+export { headers, problems } from "./openapi-components";
 
 /** A sub-router whose validation failures produce the same problem+json as every other error. */
 export const createRouter = <E extends AppEnv = AppEnv>() => new OpenAPIHono<E>({ defaultHook: validationHook });
 
-export const problemContent = {
-  "application/problem+json": {
-    schema: {
-      type: "object" as const,
-      required: ["type", "title", "status", "detail", "code"],
-      properties: {
-        type: { type: "string" as const },
-        title: { type: "string" as const },
-        status: { type: "integer" as const },
-        detail: { type: "string" as const },
-        code: { type: "string" as const },
-        errors: { type: "array" as const, items: { type: "object" as const, properties: { path: { type: "string" as const }, message: { type: "string" as const } } } },
-      },
-    },
-  },
-};
+/** An operation anyone may call: the explicit empty requirement tells generators to send no credentials. */
+export const anonymous: Record<string, string[]>[] = [];
 
 /** A required JSON request body; "required" also makes the validator refuse a missing or non-JSON body. */
-export const jsonBody = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
+export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({ required: true, description, content: { "application/json": { schema } } });
 
-/** A JSON response entry for the OpenAPI document. */
-export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
-
-/** OpenAPI response entries for the problem statuses a route can answer. */
-export function problems(...statuses: number[]) {
-  return Object.fromEntries(statuses.map((s) => [s, { description: "Problem details (RFC 9457)", content: problemContent }]));
-}
+/** A JSON response entry for the OpenAPI document, with the headers it carries besides x-request-id. */
+export const jsonResponse = <T extends z.ZodType>(schema: T, description: string, ...headerNames: HeaderName[]) => ({
+  description,
+  ...(headerNames.length ? { headers: headers(...headerNames) } : {}),
+  content: { "application/json": { schema } },
+});

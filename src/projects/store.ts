@@ -32,9 +32,15 @@ export async function setProjectStatus(d1: D1Database, id: string, status: Proje
   return view(row);
 }
 
+/** Adds a member or changes a role; the owner's own role is not changed here, or the project would lose its writer. */
 export async function setMember(d1: D1Database, projectId: string, accountId: string, role: Role) {
+  const db = drizzle(d1);
+  const [project] = await db.select({ owner: projects.ownerAccountId }).from(projects).where(eq(projects.id, projectId));
+  if (project?.owner === accountId && role !== "owner") {
+    throw new ApiError(409, "conflict", `This account owns the project; its role stays owner. Give ${role} to another account, or transfer the project first.`);
+  }
   try {
-    await drizzle(d1)
+    await db
       .insert(projectMembers)
       .values({ projectId, accountId, role })
       .onConflictDoUpdate({ target: [projectMembers.projectId, projectMembers.accountId], set: { role } });

@@ -40,6 +40,12 @@ describe("POST /auth/api-tokens", () => {
     expect(r.json.errors.length).toBeGreaterThan(0);
   });
 
+  it("says a missing expiresAt is required", async () => {
+    const r = await create(await signIn(await newAccount()), { name: "x", scopes: ["chat:read"] });
+    expectProblem(r, 400, "invalid_request");
+    expect(r.json.errors).toEqual([{ path: "expiresAt", message: "required" }]);
+  });
+
   it("accepts an expiry 365 days ahead and both scopes", async () => {
     const session = await signIn(await newAccount());
     expect((await create(session, { name: "x", scopes: ["chat:write", "chat:read"], expiresAt: inDays(364.99) })).status).toBe(201);

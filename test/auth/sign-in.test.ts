@@ -45,6 +45,7 @@ describe("POST /auth/token", () => {
     expect(fromApp.headers.get("set-cookie")).toMatch(/^session=pcs_[^;]+;.*HttpOnly/);
     expect(fromApp.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
     expect(fromApp.headers.get("access-control-allow-credentials")).toBe("true");
+    expect(fromApp.headers.get("access-control-expose-headers")).toContain("x-request-id");
     const fromElsewhere = await signIn(a.email, a.password, { origin: "https://evil.example" });
     expect(fromElsewhere.headers.get("set-cookie")).toBeNull();
     expect(fromElsewhere.headers.get("access-control-allow-origin")).toBeNull();

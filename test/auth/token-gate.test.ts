@@ -93,7 +93,7 @@ describe("the gate middleware", () => {
     const app = new Hono();
     app.use("*", tokenGate as never);
     app.get("*", (c) => c.text("through"));
-    app.onError((e) => problemResponse(toApiError(e)));
+    app.onError((e) => problemResponse(toApiError(e), "test-request"));
     return (authorization?: string) => app.request("/v1/projects/x/chats", { headers: authorization ? { authorization } : {} }, gateEnv);
   };
 

@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// npm run api-check [-- lint client docs] [--port 8802]: checks the API as a Worker serves it, against a fresh
+// wrangler dev with its own local state and port:
+//   lint    redocly lint (recommended rules) of /v1/openapi.json and /admin/openapi.json: no error, no warning
+//   client  openapi-typescript types from the served document, a type-checked openapi-fetch client run against it
+//   docs    /v1/docs rendered by headless Chromium with no network beyond loopback; the operations must show
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { adminClient, applyLocalMigrations, isUp, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
+import { DEMO, seedDemoData } from "./seed-data.mjs";
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: "string", default: "8802" } } });
+const steps = positionals.length ? positionals : ["lint", "client", "docs"];
+const port = Number(values.port);
+const base = `http://127.0.0.1:${port}`;
+const adminToken = "check-admin-" + randomBytes(12).toString("hex");
+const work = mkdtempSync(join(tmpdir(), "api-check-"));
+
+/** Runs a command from the project (node_modules/.bin first on PATH via npm) and fails loudly. */
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: projectDir, encoding: "utf8", ...options, env: { ...process.env, ...options.env } });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed (${result.status ?? result.signal}):\n${result.stdout ?? ""}${result.stderr ?? ""}`);
+  return result.stdout;
+}
+
+async function download(path, file, headers = {}) {
+  const response = await fetch(base + path, { headers });
+  if (!response.ok) throw new Error(`GET ${path}: HTTP ${response.status}`);
+  writeFileSync(file, await response.text());
+  return file;
+}
+
+async function lint() {
+  const documents = [
+    await download("/v1/openapi.json", join(work, "public.json")),
+    await download("/admin/openapi.json", join(work, "operator.json"), { authorization: `Bearer ${adminToken}` }),
+  ];
+  for (const file of documents) {
+    const report = JSON.parse(run("redocly", ["lint", file, "--extends=recommended", "--format=json"], { env: { REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" } }));
+    const found = report.problems.map((p) => `  ${p.severity} ${p.ruleId}: ${p.message} (${p.location?.[0]?.pointer ?? ""})`);
+    if (report.totals.errors + report.totals.warnings > 0) throw new Error(`redocly lint ${file}:\n${found.join("\n")}`);
+    console.log(`lint: ${file.endsWith("public.json") ? "/v1/openapi.json" : "/admin/openapi.json"}: 0 errors, 0 warnings`);
+  }
+}
+
+async function client() {
+  const generated = join(projectDir, "scripts/client-check/generated");
+  mkdirSync(generated, { recursive: true });
+  run("openapi-typescript", [await download("/v1/openapi.json", join(work, "public.json")), "--output", join(generated, "api.d.ts")]);
+  run("tsc", ["--project", "scripts/client-check/tsconfig.json"]);
+  console.log(run("node", ["scripts/client-check/client.ts", base, DEMO.email, DEMO.password, DEMO.projectId]).trim());
+}
+
+function chromium() {
+  if (spawnSync("chromium", ["--version"]).status === 0) return "chromium";
+  // CI runs as root on Debian; a developer machine without Chromium gets told rather than changed.
+  if (process.getuid?.() !== 0) throw new Error("chromium is missing: apt-get install -y chromium");
+  run("apt-get", ["install", "-y", "-qq", "chromium"], { env: { DEBIAN_FRONTEND: "noninteractive" } });
+  return "chromium";
+}
+
+const escapeHtml = (text) => text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+
+async function docs() {
+  const screenshot = join(projectDir, "dist", "docs-screenshot.png");
+  const flags = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions", "--disable-background-networking",
+    // Every host name except the loopback address fails to resolve: the page must need nothing from the internet.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", `--user-data-dir=${join(work, "chromium")}`,
+    "--window-size=1280,1600", "--virtual-time-budget=15000",
+  ];
+  const dom = run(chromium(), [...flags, "--dump-dom", `${base}/v1/docs`], { maxBuffer: 64 * 1024 * 1024 });
+  run(chromium(), [...flags, `--screenshot=${screenshot}`, `${base}/v1/docs`]);
+  writeFileSync(join(projectDir, "dist", "docs-dom.html"), dom);
+  // Every operation of the served document must be listed by the rendered page (all tags start open).
+  const document = await (await fetch(`${base}/v1/openapi.json`)).json();
+  const summaries = Object.values(document.paths).flatMap((item) => Object.values(item).map((operation) => operation.summary));
+  const text = dom.replace(/<[^>]*>/g, "").replace(/\s+/g, " ");
+  const missing = summaries.filter((summary) => !text.includes(escapeHtml(summary)));
+  if (missing.length) throw new Error(`docs: the reference page did not render:\n  ${missing.join("\n  ")}\n(screenshot: ${screenshot})`);
+  console.log(`docs: /v1/docs rendered all ${summaries.length} operations with no network beyond loopback (screenshot: ${screenshot})`);
+}
+
+const state = join(work, "state");
+let server;
+try {
+  // Another server on the port would be checked instead of this tree's Worker.
+  if (await isUp(base)) throw new Error(`port ${port} is in use; pass --port`);
+  applyLocalMigrations(["--persist-to", state], { quiet: true });
+  server = startWranglerDev({
+    port, inspectorPort: port + 1000, quiet: true,
+    extraArgs: ["--persist-to", state, "--log-level", "error", "--var", `ADMIN_TOKEN:${adminToken}`, "--var", "LOCAL_AGENT_DELAY_MS:200"],
+  });
+  await waitUntilUp(base, server);
+  await seedDemoData(adminClient(base, adminToken));
+  const started = Date.now();
+  for (const step of steps) await { lint, client, docs }[step]();
+  console.log(`api-check: ${steps.join(", ")} passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+} catch (error) {
+  console.error(error.message);
+  process.exitCode = 1;
+} finally {
+  if (server) stopWranglerDev(server);
+  rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,76 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import packageJson from "../../package.json";
+import type { AppEnv } from "../env";
+import { notFound } from "../http/problem";
+import { MESSAGE_BODY_LIMIT_BYTES } from "../chats/schemas";
+import { describeApi, type Audience } from "./openapi-document";
+
+export const API_VERSION = packageJson.version;
+export const OPENAPI_PATH = "/v1/openapi.json";
+export const OPERATOR_OPENAPI_PATH = "/admin/openapi.json";
+// The bundle's URL names its pinned version, so browsers may keep it for a year.
+const SCALAR_VERSION = packageJson.devDependencies["@scalar/api-reference"];
+export const REFERENCE_SCRIPT_PATH = `/v1/docs/assets/scalar-${SCALAR_VERSION}.js`;
+
+const INFO: Record<Audience, { title: string; description: string }> = {
+  public: {
+    title: "Project Chat API v1",
+    description: [
+      "Project chats, personal API tokens and the anonymous public catalog.",
+      "Errors are RFC 9457 problem+json (the `Problem` schema): branch on `code`; `instance` is `urn:request:<x-request-id>`.",
+      `Request bodies may be up to ${MESSAGE_BODY_LIMIT_BYTES} bytes on /v1/* (the largest valid message, every character sent as a 12-byte \\uXXXX\\uXXXX escape pair) and 1 MiB on /auth/*; larger ones get 413.`,
+      "Operator operations (/admin/*) are described separately, at GET /admin/openapi.json behind ADMIN_TOKEN.",
+    ].join("\n\n"),
+  },
+  operator: {
+    title: "Project Chat operator API",
+    description: "The /admin/* operations, for operators holding ADMIN_TOKEN; /admin/* answers 404 while ADMIN_TOKEN is unset. Bodies may be up to 16 MiB.",
+  },
+};
+
+/** Serves the two OpenAPI documents and the offline API reference page; mounted after every other route. */
+export function mountDocs(app: OpenAPIHono<AppEnv>) {
+  const documents = new Map<string, unknown>();
+  const serveDocument = (audience: Audience) => (c: { req: { url: string }; json: (body: unknown) => Response }) => {
+    const origin = new URL(c.req.url).origin;
+    const key = `${audience} ${origin}`;
+    if (!documents.has(key)) documents.set(key, describeApi(app, audience, { ...INFO[audience], version: API_VERSION }, origin));
+    return c.json(documents.get(key));
+  };
+  app.get(OPENAPI_PATH, serveDocument("public"));
+  app.get(OPERATOR_OPENAPI_PATH, serveDocument("operator"));
+
+  app.get("/v1/docs", (c) => c.html(referencePage(), 200, { "cache-control": "no-cache" }));
+  app.get(REFERENCE_SCRIPT_PATH, async (c) => {
+    const asset = await c.env.ASSETS.fetch(new Request(new URL("/scalar.js", c.req.url)));
+    if (!asset.ok) throw notFound("The API reference bundle is missing: run npm install, which copies it to dist/docs-assets.");
+    return new Response(asset.body, { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=31536000, immutable" } });
+  });
+}
+
+/** The reference page: Scalar from this Worker (no CDN), and a plain link to the JSON for readers without scripts. */
+function referencePage(): string {
+  // Nothing that reaches beyond this Worker: no web fonts, telemetry, hosted AI agent or MCP service.
+  const config = JSON.stringify({
+    url: OPENAPI_PATH, withDefaultFonts: false, telemetry: false, agent: { disabled: true }, mcp: { disabled: true },
+    defaultOpenAllTags: true, showOperationId: true,
+  });
+  return `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>${INFO.public.title} reference</title>
+</head>
+<body>
+  <p id="fallback" style="font-family: system-ui, sans-serif; margin: 1rem;">
+    The OpenAPI description: <a href="${OPENAPI_PATH}">${OPENAPI_PATH}</a>
+  </p>
+  <noscript><p>The interactive reference needs JavaScript; the JSON above describes every operation.</p></noscript>
+  <div id="app"></div>
+  <script src="${REFERENCE_SCRIPT_PATH}"></script>
+  <script>Scalar.createApiReference("#app", ${config});</script>
+</body>
+</html>
+`;
+}

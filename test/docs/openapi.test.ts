@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+import { PROBLEM_CODES } from "../../src/http/problem";
+import { ADMIN, call, env } from "../helpers";
+
+type Operation = { operationId?: string; security?: unknown[]; requestBody?: unknown; responses: Record<string, { $ref?: string; content?: Record<string, { schema: { $ref?: string } }>; headers?: Record<string, unknown> }> };
+type Doc = { paths: Record<string, Record<string, Operation>>; components: Record<string, Record<string, any>>; servers?: unknown[] };
+const METHODS = ["get", "put", "post", "patch", "delete"];
+
+const operationsOf = (doc: Doc) =>
+  Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method]! })));
+const resolve = (doc: Doc, response: Operation["responses"][string]) => (response.$ref ? doc.components.responses![response.$ref.split("/").pop()!] : response);
+
+describe("the public OpenAPI document", () => {
+  it("gives every operation a unique operationId, servers and an explicit security requirement", async () => {
+    const doc: Doc = (await call("GET", "/v1/openapi.json")).json;
+    expect(doc.servers).toEqual([expect.objectContaining({ url: "https://service.test" })]);
+    const ops = operationsOf(doc);
+    const ids = ops.map((o) => o.op.operationId);
+    expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(expect.arrayContaining(["listChats", "createChat", "getChat", "renameChat", "archiveChat", "restoreChat", "listMessages", "sendMessage", "getQueue", "createApiToken", "listApiTokens", "revokeApiToken", "signIn", "getPlans"]));
+    for (const { path, method, op } of ops) expect(op.security, `${method} ${path}`).toBeDefined();
+    expect(doc.paths["/auth/token"]!.post!.security).toEqual([]);
+    expect(doc.paths["/v1/plans"]!.get!.security).toEqual([]);
+  });
+
+  it("leaves operator operations out", async () => {
+    const doc: Doc = (await call("GET", "/v1/openapi.json")).json;
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith("/admin"))).toEqual([]);
+    expect(doc.components.securitySchemes).not.toHaveProperty("adminBearer");
+  });
+
+  it("answers every error with the one Problem schema, whose code lists every stable code", async () => {
+    const doc: Doc = (await call("GET", "/v1/openapi.json")).json;
+    expect(doc.components.schemas!.Problem.properties.code.enum).toEqual([...PROBLEM_CODES]);
+    expect(doc.components.schemas!.Problem.required).toEqual(expect.arrayContaining(["type", "title", "status", "detail", "code", "instance"]));
+    for (const { path, method, op } of operationsOf(doc)) {
+      for (const [status, entry] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue;
+        const response = resolve(doc, entry);
+        expect(response.content?.["application/problem+json"]?.schema.$ref, `${method} ${path} ${status}`).toBe("#/components/schemas/Problem");
+        expect(response.headers?.["x-request-id"], `${method} ${path} ${status}`).toBeDefined();
+      }
+      expect(op.responses, `${method} ${path}`).toHaveProperty("405");
+      if (op.requestBody) expect(op.responses, `${method} ${path}`).toHaveProperty("413");
+    }
+  });
+
+  it("declares the headers the service sends", async () => {
+    const doc: Doc = (await call("GET", "/v1/openapi.json")).json;
+    const headerNames = (path: string, method: string, status: string) => Object.keys(resolve(doc, doc.paths[path]![method]!.responses[status]!).headers ?? {});
+    for (const { path, method, op } of operationsOf(doc).filter((o) => o.path.startsWith("/v1/projects"))) {
+      for (const status of Object.keys(op.responses).filter((s) => s !== "401")) {
+        expect(headerNames(path, method, status), `${method} ${path} ${status}`).toEqual(expect.arrayContaining(["RateLimit", "RateLimit-Policy", "x-request-id"]));
+      }
+      expect(headerNames(path, method, "429")).toContain("Retry-After");
+      expect(headerNames(path, method, "401")).toContain("WWW-Authenticate");
+      expect(headerNames(path, method, "403")).toContain("WWW-Authenticate");
+    }
+    expect(headerNames("/v1/projects/{projectId}/chats/{chatId}/messages", "post", "202")).toContain("Idempotency-Replayed");
+    expect(headerNames("/auth/token", "post", "200")).toContain("Set-Cookie");
+    expect(headerNames("/auth/token", "post", "429")).toContain("Retry-After");
+    for (const status of ["200", "304"]) expect(headerNames("/v1/plans", "get", status)).toEqual(expect.arrayContaining(["ETag", "Cache-Control", "Content-Language"]));
+    expect(doc.paths["/v1/plans"]!.get!.responses).toHaveProperty("503");
+    expect((doc.paths["/v1/plans"]!.get as unknown as { parameters: { name: string }[] }).parameters.map((p) => p.name)).toContain("If-None-Match");
+  });
+});
+
+describe("the operator OpenAPI document", () => {
+  it("is served behind ADMIN_TOKEN with only the /admin operations", async () => {
+    const r = await call("GET", "/admin/openapi.json", { token: ADMIN });
+    expect(r.status).toBe(200);
+    const doc: Doc = r.json;
+    const paths = Object.keys(doc.paths);
+    expect(paths.length).toBeGreaterThan(0);
+    expect(paths.every((p) => p.startsWith("/admin/"))).toBe(true);
+    expect(doc.paths["/admin/accounts"]!.get!.operationId).toBe("listAccounts");
+  });
+
+  it("answers 401 without the token and 404 when ADMIN_TOKEN is unset", async () => {
+    const missing = await call("GET", "/admin/openapi.json");
+    expect(missing.status).toBe(401);
+    expect(missing.json.code).toBe("unauthorized");
+    const unset = await createApp().fetch(new Request("https://s.test/admin/openapi.json"), { ...env, ADMIN_TOKEN: undefined }, { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext);
+    expect(unset.status).toBe(404);
+    expect(((await unset.json()) as { code: string }).code).toBe("not_found");
+  });
+});
