@@ -9,6 +9,7 @@ import { authRoutes } from "./auth/routes";
 import { accountCors } from "./auth/session";
 import { PUBLIC_CATALOG_PATHS, catalogRoutes } from "./catalog/routes";
 import { chatRoutes } from "./chats/routes";
+import { jsonBodyGuard } from "./http/json-body";
 import { limitBody, publicCors, requestId } from "./http/middleware";
 import { describeForLog } from "./db/errors";
 import { problemResponse, toApiError } from "./http/problem";
@@ -29,6 +30,8 @@ export function createApp() {
   app.use("/agent/*", limitBody(1024 * 1024));
   app.use("/auth/*", accountCors, limitBody(1024 * 1024));
   app.use("/v1/projects/*", tokenGate);
+  // After the size limits and the guards: only an admitted request's body is read.
+  app.use("*", jsonBodyGuard);
 
   app.route("/", catalogRoutes);
   app.route("/", authRoutes);
