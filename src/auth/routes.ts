@@ -66,7 +66,7 @@ authRoutes.openapi(
     const token = generateSecret(API_TOKEN_PREFIX);
     const row = await insertTokenWithinLimit(
       c.env.DB,
-      { accountId: c.get("accountId"), name: input.name, tokenHash: await hashSecret(token), prefix: token.slice(0, 12), scopes: input.scopes, expiresAt: new Date(input.expiresAt).toISOString() },
+      { accountId: c.get("accountId"), name: input.name, tokenHash: await hashSecret(token), prefix: token.slice(0, 12), scopes: input.scopes, expiresAt: input.expiresAt },
       new Date().toISOString(),
     );
     if (!row) throw new ApiError(409, "token_limit_reached", `An account may have at most ${MAX_ACTIVE_TOKENS} active tokens; delete one first.`);

@@ -27,10 +27,13 @@ export const CreateApiTokenRequest = z
       .min(1)
       .max(2)
       .refine((s) => new Set(s).size === s.length, "scopes must not repeat"),
+    // Any RFC 3339 date-time (Z or an offset such as +02:00); stored and returned in UTC.
     expiresAt: z.iso
-      .datetime({ message: "must be an ISO 8601 UTC timestamp ending in Z" })
+      .datetime({ offset: true, message: "must be an RFC 3339 date-time, such as 2030-01-31T12:00:00Z or 2030-01-31T14:00:00+02:00" })
+      .transform((t) => new Date(t).toISOString())
       .refine((t) => Date.parse(t) > Date.now(), "must be in the future")
-      .refine((t) => Date.parse(t) <= Date.now() + MAX_TOKEN_DAYS * DAY_MS, `must be within the next ${MAX_TOKEN_DAYS} days`),
+      .refine((t) => Date.parse(t) <= Date.now() + MAX_TOKEN_DAYS * DAY_MS, `must be within the next ${MAX_TOKEN_DAYS} days`)
+      .openapi({ type: "string", format: "date-time" }),
   })
   .openapi("CreateApiTokenRequest");
 
