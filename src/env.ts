@@ -1,11 +1,13 @@
 /** Bindings and vars, as declared in wrangler.toml (secrets come from `wrangler secret put` or .dev.vars). */
 import type { TokenGate } from "./auth/token-gate";
+import type { SignInThrottle } from "./auth/sign-in-throttle";
 import type { ChatRoom } from "./chats/chat-room";
 
 export interface Env {
   DB: D1Database;
   TOKEN_GATE: DurableObjectNamespace<TokenGate>;
   CHAT_ROOM: DurableObjectNamespace<ChatRoom>;
+  SIGN_IN_THROTTLE: DurableObjectNamespace<SignInThrottle>;
   ADMIN_TOKEN?: string;
   APP_ORIGIN?: string;
   APP_ORIGINS?: string;

@@ -1,7 +1,7 @@
-import { and, eq, gt, lte } from "drizzle-orm";
+import { and, eq, gt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { isUniqueViolation } from "../db/errors";
-import { accounts, sessions, signInFailures } from "../db/schema";
+import { accounts, sessions } from "../db/schema";
 import { ApiError } from "../http/problem";
 import { hashPassword } from "./passwords";
 
@@ -36,34 +36,6 @@ export async function updateAccount(d1: D1Database, id: string, input: { credits
 export async function findAccountByEmail(d1: D1Database, email: string) {
   const [row] = await drizzle(d1).select().from(accounts).where(eq(accounts.email, email));
   return row;
-}
-
-// ---- sign-in throttling: 10 failures per email in 15 minutes ----
-export const SIGN_IN_WINDOW_MS = 15 * 60_000;
-export const SIGN_IN_MAX_FAILURES = 10;
-
-/** Seconds until sign-in for this email may be tried again, or 0 when it may be tried now. */
-export async function signInRetryAfter(d1: D1Database, email: string, now: number): Promise<number> {
-  const recent = await drizzle(d1)
-    .select({ failedAt: signInFailures.failedAt })
-    .from(signInFailures)
-    .where(and(eq(signInFailures.email, email), gt(signInFailures.failedAt, now - SIGN_IN_WINDOW_MS)))
-    .orderBy(signInFailures.failedAt);
-  if (recent.length < SIGN_IN_MAX_FAILURES) return 0;
-  const freesAt = recent[recent.length - SIGN_IN_MAX_FAILURES]!.failedAt + SIGN_IN_WINDOW_MS;
-  return Math.max(1, Math.ceil((freesAt - now) / 1000));
-}
-
-export async function recordSignInFailure(d1: D1Database, email: string, now: number): Promise<void> {
-  const db = drizzle(d1);
-  await db.batch([
-    db.insert(signInFailures).values({ email, failedAt: now }),
-    db.delete(signInFailures).where(lte(signInFailures.failedAt, now - SIGN_IN_WINDOW_MS)),
-  ]);
-}
-
-export async function clearSignInFailures(d1: D1Database, email: string): Promise<void> {
-  await drizzle(d1).delete(signInFailures).where(eq(signInFailures.email, email));
 }
 
 // ---- sessions ----

@@ -2,11 +2,12 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { setCookie } from "hono/cookie";
 import { ApiError, notFound } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
-import { clearSignInFailures, createSession, findAccountByEmail, recordSignInFailure, signInRetryAfter } from "./accounts";
+import { createSession, findAccountByEmail } from "./accounts";
 import { findUnrevokedToken, insertTokenWithinLimit, listTokens, markRevoked, MAX_ACTIVE_TOKENS, toItem } from "./api-tokens";
 import { verifyPassword } from "./passwords";
 import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest, normaliseEmail } from "./schemas";
 import { API_TOKEN_PREFIX, SESSION_PREFIX, generateSecret, hashSecret } from "./secrets";
+import { signInThrottleFor } from "./sign-in-throttle";
 import { SESSION_COOKIE, appOrigins, requireSession, type SessionEnv } from "./session";
 
 export const authRoutes = createRouter<SessionEnv>();
@@ -24,19 +25,20 @@ authRoutes.openapi(
   async (c) => {
     const { password } = c.req.valid("json");
     const email = normaliseEmail(c.req.valid("json").email);
-    const now = Date.now();
-    const retryAfter = await signInRetryAfter(c.env.DB, email, now);
-    if (retryAfter > 0) {
-      throw new ApiError(429, "rate_limited", "Too many failed sign-ins for this email; try again later.", { headers: { "retry-after": String(retryAfter) } });
+    // The slot is claimed before the password is checked, so parallel guesses cannot outrun the count.
+    const throttle = await signInThrottleFor(c.env, email, c.req.header("cf-connecting-ip"));
+    const reservation = await throttle.reserve();
+    if (reservation.kind === "limited") {
+      throw new ApiError(429, "rate_limited", "Too many failed sign-ins for this email from this address; try again later.", { headers: { "retry-after": String(reservation.retryAfterSeconds) } });
     }
     const account = await findAccountByEmail(c.env.DB, email);
     // Runs PBKDF2 even for an unknown email, so both failures look and take the same.
     const valid = await verifyPassword(password, account?.passwordHash);
+    await throttle.settle(reservation.attempt, Boolean(account && valid));
     if (!account || !valid) {
-      await recordSignInFailure(c.env.DB, email, now);
       throw new ApiError(401, "unauthorized", "The email or password is wrong.", { headers: { "www-authenticate": 'Bearer realm="account"' } });
     }
-    await clearSignInFailures(c.env.DB, email);
+    const now = Date.now();
     const token = generateSecret(SESSION_PREFIX);
     const { expiresAt } = await createSession(c.env.DB, account.id, await hashSecret(token), now);
     const origin = c.req.header("origin");
