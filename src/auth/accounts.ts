@@ -26,9 +26,13 @@ export async function updateAccount(d1: D1Database, id: string, input: { credits
     ...(input.password === undefined ? {} : { passwordHash: await hashPassword(input.password) }),
   };
   const db = drizzle(d1);
-  const [row] = Object.keys(changes).length
-    ? await db.update(accounts).set(changes).where(eq(accounts.id, id)).returning()
-    : await db.select().from(accounts).where(eq(accounts.id, id));
+  const update = db.update(accounts).set(changes).where(eq(accounts.id, id)).returning();
+  // A new password ends every session of the account in the same batch; API tokens stay valid.
+  const [row] = input.password !== undefined
+    ? (await db.batch([update, db.delete(sessions).where(eq(sessions.accountId, id))]))[0]
+    : Object.keys(changes).length
+      ? await update
+      : await db.select().from(accounts).where(eq(accounts.id, id));
   if (!row) throw new ApiError(404, "not_found", "No account has this id.");
   return view(row);
 }
@@ -53,4 +57,10 @@ export async function findSessionAccount(d1: D1Database, tokenHash: string, now:
     .from(sessions)
     .where(and(eq(sessions.tokenHash, tokenHash), gt(sessions.expiresAt, new Date(now).toISOString())));
   return row?.accountId;
+}
+
+/** Ends one session (sign-out). False when it had ended already. */
+export async function endSession(d1: D1Database, tokenHash: string): Promise<boolean> {
+  const ended = await drizzle(d1).delete(sessions).where(eq(sessions.tokenHash, tokenHash)).returning({ id: sessions.id });
+  return ended.length > 0;
 }

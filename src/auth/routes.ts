@@ -1,17 +1,18 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { setCookie } from "hono/cookie";
+import { deleteCookie, setCookie } from "hono/cookie";
 import { ApiError, notFound } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
-import { createSession, findAccountByEmail } from "./accounts";
+import { createSession, endSession, findAccountByEmail } from "./accounts";
 import { findUnrevokedToken, insertTokenWithinLimit, listTokens, markRevoked, MAX_ACTIVE_TOKENS, toItem } from "./api-tokens";
 import { verifyPassword } from "./passwords";
 import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest, normaliseEmail } from "./schemas";
 import { API_TOKEN_PREFIX, SESSION_PREFIX, generateSecret, hashSecret } from "./secrets";
 import { signInThrottleFor } from "./sign-in-throttle";
-import { SESSION_COOKIE, appOrigins, requireSession, type SessionEnv } from "./session";
+import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, appOrigins, invalidSession, requireSession, type SessionEnv } from "./session";
 
 export const authRoutes = createRouter<SessionEnv>();
 const sessionSecurity = [{ accountSessionBearer: [] }];
+const setCookieHeader = (description: string) => ({ schema: { type: "string" as const }, description });
 
 authRoutes.openapi(
   createRoute({
@@ -20,7 +21,10 @@ authRoutes.openapi(
     tags: ["Account"],
     summary: "Sign in with email and password; returns an account session token",
     request: { body: jsonBody(SignInRequest) },
-    responses: { 200: jsonResponse(SessionToken, "A session token for /auth/*"), ...problems(400, 401, 429) },
+    responses: {
+      200: { ...jsonResponse(SessionToken, "A session token for /auth/*"), headers: { "Set-Cookie": setCookieHeader("the session cookie, for a request from an APP_ORIGINS origin") } },
+      ...problems(400, 401, 429),
+    },
   }),
   async (c) => {
     const { password } = c.req.valid("json");
@@ -43,10 +47,31 @@ authRoutes.openapi(
     const { expiresAt } = await createSession(c.env.DB, account.id, await hashSecret(token), now);
     const origin = c.req.header("origin");
     if (origin && appOrigins(c.env).includes(origin)) {
-      setCookie(c, SESSION_COOKIE, token, { path: "/auth", httpOnly: true, secure: true, sameSite: "None", expires: new Date(expiresAt) });
+      setCookie(c, SESSION_COOKIE, token, { ...SESSION_COOKIE_OPTIONS, expires: new Date(expiresAt) });
     }
     c.header("cache-control", "no-store");
     return c.json({ token, tokenType: "Bearer" as const, expiresAt }, 200);
+  },
+);
+
+authRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/auth/token",
+    tags: ["Account"],
+    summary: "Sign out: end this account session (API tokens stay valid)",
+    security: sessionSecurity,
+    middleware: [requireSession],
+    responses: {
+      204: { description: "Ended; the session cookie is cleared", headers: { "Set-Cookie": setCookieHeader("clears the session cookie") } },
+      ...problems(401),
+    },
+  }),
+  async (c) => {
+    // A parallel sign-out may have ended it between the check and here: then this one did not.
+    if (!(await endSession(c.env.DB, c.get("sessionHash")))) throw invalidSession("The session has ended already.");
+    deleteCookie(c, SESSION_COOKIE, SESSION_COOKIE_OPTIONS);
+    return c.body(null, 204);
   },
 );
 
