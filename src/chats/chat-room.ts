@@ -3,8 +3,9 @@ import { agentFor } from "../agent/select";
 import type { AgentPort, AgentResult, AgentTask } from "../agent/port";
 import { describeForLog } from "../db/errors";
 import { numberVar, type Env } from "../env";
-import { chargeTask, isMaintenance, refundTask } from "./credits";
+import { chargeTask, refundTask } from "./credits";
 import { decodeCursor, encodeCursor } from "./cursor";
+import { dispatchOnHold } from "./dispatch-hold";
 import { upsertChatIndex } from "./index-store";
 import { RoomStorage, type ChatRow, type SubmissionRow, type TaskRow } from "./room-storage";
 import type { Chat, Message, QueueEntry, Submission } from "./schemas";
@@ -143,7 +144,8 @@ export class ChatRoom extends DurableObject<Env> {
       const next = this.store.nextSubmission();
       if (!next) return;
       if (!next.task_id) {
-        if (await isMaintenance(this.env.DB)) {
+        // Maintenance or a suspended project: the submission stays queued and is looked at again shortly.
+        if (await dispatchOnHold(this.env.DB, this.store.chat()!.project_id)) {
           if (next.status === "dispatching") this.store.setSubmission(next.id, "queued");
           return this.scheduleAt(now + MAINTENANCE_POLL_MS);
         }

@@ -32,6 +32,12 @@ export async function setProjectStatus(d1: D1Database, id: string, status: Proje
   return view(row);
 }
 
+/** The project's status, or undefined when there is no such project. */
+export async function projectStatus(d1: D1Database, id: string): Promise<ProjectStatus | undefined> {
+  const [row] = await drizzle(d1).select({ status: projects.status }).from(projects).where(eq(projects.id, id));
+  return row?.status;
+}
+
 export async function setMember(d1: D1Database, projectId: string, accountId: string, role: Role) {
   try {
     await drizzle(d1)
