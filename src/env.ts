@@ -11,6 +11,7 @@ export interface Env {
   ADMIN_TOKEN?: string;
   APP_ORIGIN?: string;
   APP_ORIGINS?: string;
+  PUBLIC_URL?: string;
   RATE_LIMIT_PER_MINUTE?: string;
   AGENT_MODE?: string;
   AGENT_URL?: string;

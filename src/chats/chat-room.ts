@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { taskCallbackUrl } from "../agent/callback-url";
 import { agentFor } from "../agent/select";
 import type { AgentPort, AgentResult, AgentTask } from "../agent/port";
 import { describeForLog } from "../db/errors";
@@ -10,7 +11,7 @@ import { upsertChatIndex } from "./index-store";
 import { RoomStorage, type ChatRow, type SubmissionRow, type TaskRow } from "./room-storage";
 import type { Chat, Message, QueueEntry, Submission } from "./schemas";
 
-export type SubmitRequest = { idempotencyKey: string; content: string; replyToMessageId: string | null; maintenance: boolean; origin: string };
+export type SubmitRequest = { idempotencyKey: string; content: string; replyToMessageId: string | null; maintenance: boolean };
 export type SubmitOutcome =
   | { kind: "accepted"; submission: Submission; replayed: boolean }
   | { kind: "key_reused" }
@@ -90,7 +91,7 @@ export class ChatRoom extends DurableObject<Env> {
       id: crypto.randomUUID(), idempotency_key: request.idempotencyKey, content: request.content, reply_to: request.replyToMessageId,
       disposition: started ? "started" : "queued", status: started ? "dispatching" : "queued", created_at: iso(now),
     });
-    this.store.touch(now, { callback_origin: request.origin });
+    this.store.touch(now);
     await this.scheduleAt(started ? now : now + INDEX_SYNC_DELAY_MS);
     return { kind: "accepted", replayed: false, submission: { submissionId: row.id, chatId: chat.id, disposition: row.disposition } };
   }
@@ -242,7 +243,7 @@ export class ChatRoom extends DurableObject<Env> {
     const chat = this.store.chat()!;
     return {
       taskId, chatId: chat.id, projectId: chat.project_id, content: submission.content, replyToMessageId: submission.reply_to,
-      callbackUrl: chat.callback_origin ? `${chat.callback_origin}/agent/chats/${chat.id}/tasks/${taskId}/result` : null,
+      callbackUrl: taskCallbackUrl(this.env, chat.id, taskId),
     };
   }
 }

@@ -4,7 +4,7 @@ import type { ChatRoom, SubmitRequest } from "../../src/chats/chat-room";
 import { admin, creditsOf, env, eventually, newChat, peek, world } from "../helpers";
 
 const setStatus = async (projectId: string, status: "active" | "suspended") => expect((await admin("PATCH", `/admin/projects/${projectId}`, { status })).status).toBe(200);
-const request = (content: string): SubmitRequest => ({ idempotencyKey: crypto.randomUUID(), content, replyToMessageId: null, maintenance: false, origin: "https://service.test" });
+const request = (content: string): SubmitRequest => ({ idempotencyKey: crypto.randomUUID(), content, replyToMessageId: null, maintenance: false });
 
 describe("a suspended project", () => {
   it("holds its queued submissions, uncharged, and runs them in order once it is active again", async () => {
