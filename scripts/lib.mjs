@@ -24,6 +24,16 @@ export function localAdminToken() {
   return token;
 }
 
+/** True when .dev.vars sets the var, which then wins over the defaults the scripts pass. */
+export function devVarsSets(name) {
+  return existsSync(devVarsPath) && new RegExp(`^${name}\\s*=`, "m").test(readFileSync(devVarsPath, "utf8"));
+}
+
+/** Vars local dev needs a value for: PUBLIC_URL, where an http agent calls back, is local dev's own address. */
+export function devVarArgs(url = LOCAL_URL) {
+  return devVarsSets("PUBLIC_URL") ? [] : ["--var", `PUBLIC_URL:${url}`];
+}
+
 export function applyLocalMigrations(extraArgs = [], { quiet = false } = {}) {
   const result = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", ...extraArgs], {
     cwd: projectDir, stdio: ["ignore", quiet ? "ignore" : process.stderr, "inherit"], env: { ...process.env, CI: "true" },
@@ -72,8 +82,8 @@ export async function withServer(url, fn) {
   localAdminToken();
   applyLocalMigrations();
   const port = 8790 + Math.floor(Math.random() * 100);
-  const child = startWranglerDev({ port, inspectorPort: port + 1000, quiet: true });
   const temporary = `http://127.0.0.1:${port}`;
+  const child = startWranglerDev({ port, inspectorPort: port + 1000, quiet: true, extraArgs: devVarArgs(temporary) });
   try {
     await waitUntilUp(temporary, child);
     return await fn(temporary);

@@ -10,6 +10,7 @@ import { PUBLIC_CATALOG_PATHS, catalogRoutes } from "./catalog/routes";
 import { chatRoutes } from "./chats/routes";
 import { MESSAGE_BODY_LIMIT_BYTES } from "./chats/schemas";
 import { OPENAPI_PATH, mountDocs } from "./docs/routes";
+import { jsonBodyGuard } from "./http/json-body";
 import { limitBody, publicCors, requestId } from "./http/middleware";
 import { describeForLog } from "./db/errors";
 import { problemResponse, toApiError } from "./http/problem";
@@ -31,6 +32,8 @@ export function createApp() {
   app.use("/agent/*", limitBody(MiB));
   app.use("/auth/*", accountCors, limitBody(MiB));
   app.use("/v1/projects/*", tokenGate);
+  // After the size limits and the guards: only an admitted request's body is read.
+  app.use("*", jsonBodyGuard);
 
   app.route("/", catalogRoutes);
   app.route("/", authRoutes);

@@ -1,5 +1,6 @@
 /** Bindings and vars, as declared in wrangler.toml (secrets come from `wrangler secret put` or .dev.vars). */
 import type { TokenGate } from "./auth/token-gate";
+import type { SignInThrottle } from "./auth/sign-in-throttle";
 import type { ChatRoom } from "./chats/chat-room";
 
 export interface Env {
@@ -8,9 +9,11 @@ export interface Env {
   CHAT_ROOM: DurableObjectNamespace<ChatRoom>;
   // Static assets (wrangler.toml [assets]): the pinned API reference bundle.
   ASSETS: Fetcher;
+  SIGN_IN_THROTTLE: DurableObjectNamespace<SignInThrottle>;
   ADMIN_TOKEN?: string;
   APP_ORIGIN?: string;
   APP_ORIGINS?: string;
+  PUBLIC_URL?: string;
   RATE_LIMIT_PER_MINUTE?: string;
   AGENT_MODE?: string;
   AGENT_URL?: string;

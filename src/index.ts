@@ -3,6 +3,7 @@ import type { Env } from "./env";
 
 const app = createApp();
 
+export { SignInThrottle } from "./auth/sign-in-throttle";
 export { TokenGate } from "./auth/token-gate";
 export { ChatRoom } from "./chats/chat-room";
 

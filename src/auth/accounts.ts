@@ -1,7 +1,7 @@
-import { and, asc, eq, gt, lte } from "drizzle-orm";
+import { and, asc, eq, gt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { isUniqueViolation } from "../db/errors";
-import { accounts, sessions, signInFailures } from "../db/schema";
+import { accounts, sessions } from "../db/schema";
 import { ApiError } from "../http/problem";
 import { hashPassword } from "./passwords";
 
@@ -26,9 +26,13 @@ export async function updateAccount(d1: D1Database, id: string, input: { credits
     ...(input.password === undefined ? {} : { passwordHash: await hashPassword(input.password) }),
   };
   const db = drizzle(d1);
-  const [row] = Object.keys(changes).length
-    ? await db.update(accounts).set(changes).where(eq(accounts.id, id)).returning()
-    : await db.select().from(accounts).where(eq(accounts.id, id));
+  const update = db.update(accounts).set(changes).where(eq(accounts.id, id)).returning();
+  // A new password ends every session of the account in the same batch; API tokens stay valid.
+  const [row] = input.password !== undefined
+    ? (await db.batch([update, db.delete(sessions).where(eq(sessions.accountId, id))]))[0]
+    : Object.keys(changes).length
+      ? await update
+      : await db.select().from(accounts).where(eq(accounts.id, id));
   if (!row) throw new ApiError(404, "not_found", "No account has this id.");
   return view(row);
 }
@@ -43,34 +47,6 @@ export async function listAccounts(d1: D1Database, options: { email?: string; af
 export async function findAccountByEmail(d1: D1Database, email: string) {
   const [row] = await drizzle(d1).select().from(accounts).where(eq(accounts.email, email));
   return row;
-}
-
-// ---- sign-in throttling: 10 failures per email in 15 minutes ----
-export const SIGN_IN_WINDOW_MS = 15 * 60_000;
-export const SIGN_IN_MAX_FAILURES = 10;
-
-/** Seconds until sign-in for this email may be tried again, or 0 when it may be tried now. */
-export async function signInRetryAfter(d1: D1Database, email: string, now: number): Promise<number> {
-  const recent = await drizzle(d1)
-    .select({ failedAt: signInFailures.failedAt })
-    .from(signInFailures)
-    .where(and(eq(signInFailures.email, email), gt(signInFailures.failedAt, now - SIGN_IN_WINDOW_MS)))
-    .orderBy(signInFailures.failedAt);
-  if (recent.length < SIGN_IN_MAX_FAILURES) return 0;
-  const freesAt = recent[recent.length - SIGN_IN_MAX_FAILURES]!.failedAt + SIGN_IN_WINDOW_MS;
-  return Math.max(1, Math.ceil((freesAt - now) / 1000));
-}
-
-export async function recordSignInFailure(d1: D1Database, email: string, now: number): Promise<void> {
-  const db = drizzle(d1);
-  await db.batch([
-    db.insert(signInFailures).values({ email, failedAt: now }),
-    db.delete(signInFailures).where(lte(signInFailures.failedAt, now - SIGN_IN_WINDOW_MS)),
-  ]);
-}
-
-export async function clearSignInFailures(d1: D1Database, email: string): Promise<void> {
-  await drizzle(d1).delete(signInFailures).where(eq(signInFailures.email, email));
 }
 
 // ---- sessions ----
@@ -88,4 +64,10 @@ export async function findSessionAccount(d1: D1Database, tokenHash: string, now:
     .from(sessions)
     .where(and(eq(sessions.tokenHash, tokenHash), gt(sessions.expiresAt, new Date(now).toISOString())));
   return row?.accountId;
+}
+
+/** Ends one session (sign-out). False when it had ended already. */
+export async function endSession(d1: D1Database, tokenHash: string): Promise<boolean> {
+  const ended = await drizzle(d1).delete(sessions).where(eq(sessions.tokenHash, tokenHash)).returning({ id: sessions.id });
+  return ended.length > 0;
 }

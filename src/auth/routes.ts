@@ -1,13 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { setCookie } from "hono/cookie";
+import { deleteCookie, setCookie } from "hono/cookie";
 import { ApiError, notFound } from "../http/problem";
-import { anonymous, createRouter, jsonBody, jsonResponse, problems } from "../http/router";
-import { clearSignInFailures, createSession, findAccountByEmail, recordSignInFailure, signInRetryAfter } from "./accounts";
+import { anonymous, createRouter, headers, jsonBody, jsonResponse, problems } from "../http/router";
+import { createSession, endSession, findAccountByEmail } from "./accounts";
 import { findUnrevokedToken, insertTokenWithinLimit, listTokens, markRevoked, MAX_ACTIVE_TOKENS, toItem } from "./api-tokens";
 import { verifyPassword } from "./passwords";
 import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest, normaliseEmail } from "./schemas";
 import { API_TOKEN_PREFIX, SESSION_PREFIX, generateSecret, hashSecret } from "./secrets";
-import { SESSION_COOKIE, appOrigins, requireSession, type SessionEnv } from "./session";
+import { signInThrottleFor } from "./sign-in-throttle";
+import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, appOrigins, invalidSession, requireSession, type SessionEnv } from "./session";
 
 export const authRoutes = createRouter<SessionEnv>();
 const sessionSecurity = [{ accountSessionBearer: [] }];
@@ -26,27 +27,50 @@ authRoutes.openapi(
   async (c) => {
     const { password } = c.req.valid("json");
     const email = normaliseEmail(c.req.valid("json").email);
-    const now = Date.now();
-    const retryAfter = await signInRetryAfter(c.env.DB, email, now);
-    if (retryAfter > 0) {
-      throw new ApiError(429, "rate_limited", "Too many failed sign-ins for this email; try again later.", { headers: { "retry-after": String(retryAfter) } });
+    // The slot is claimed before the password is checked, so parallel guesses cannot outrun the count.
+    const throttle = await signInThrottleFor(c.env, email, c.req.header("cf-connecting-ip"));
+    const reservation = await throttle.reserve();
+    if (reservation.kind === "limited") {
+      throw new ApiError(429, "rate_limited", "Too many failed sign-ins for this email from this address; try again later.", { headers: { "retry-after": String(reservation.retryAfterSeconds) } });
     }
     const account = await findAccountByEmail(c.env.DB, email);
     // Runs PBKDF2 even for an unknown email, so both failures look and take the same.
     const valid = await verifyPassword(password, account?.passwordHash);
+    await throttle.settle(reservation.attempt, Boolean(account && valid));
     if (!account || !valid) {
-      await recordSignInFailure(c.env.DB, email, now);
       throw new ApiError(401, "unauthorized", "The email or password is wrong.", { headers: { "www-authenticate": 'Bearer realm="account"' } });
     }
-    await clearSignInFailures(c.env.DB, email);
+    const now = Date.now();
     const token = generateSecret(SESSION_PREFIX);
     const { expiresAt } = await createSession(c.env.DB, account.id, await hashSecret(token), now);
     const origin = c.req.header("origin");
     if (origin && appOrigins(c.env).includes(origin)) {
-      setCookie(c, SESSION_COOKIE, token, { path: "/auth", httpOnly: true, secure: true, sameSite: "None", expires: new Date(expiresAt) });
+      setCookie(c, SESSION_COOKIE, token, { ...SESSION_COOKIE_OPTIONS, expires: new Date(expiresAt) });
     }
     c.header("cache-control", "no-store");
     return c.json({ token, tokenType: "Bearer" as const, expiresAt }, 200);
+  },
+);
+
+authRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/auth/token",
+    operationId: "signOut",
+    tags: ["Account"],
+    summary: "Sign out: end this account session (API tokens stay valid)",
+    security: sessionSecurity,
+    middleware: [requireSession],
+    responses: {
+      204: { description: "Ended; the session cookie is cleared", headers: headers("Set-Cookie") },
+      ...problems(401),
+    },
+  }),
+  async (c) => {
+    // A parallel sign-out may have ended it between the check and here: then this one did not.
+    if (!(await endSession(c.env.DB, c.get("sessionHash")))) throw invalidSession("The session has ended already.");
+    deleteCookie(c, SESSION_COOKIE, SESSION_COOKIE_OPTIONS);
+    return c.body(null, 204);
   },
 );
 
@@ -69,7 +93,7 @@ authRoutes.openapi(
     const token = generateSecret(API_TOKEN_PREFIX);
     const row = await insertTokenWithinLimit(
       c.env.DB,
-      { accountId: c.get("accountId"), name: input.name, tokenHash: await hashSecret(token), prefix: token.slice(0, 12), scopes: input.scopes, expiresAt: new Date(input.expiresAt).toISOString() },
+      { accountId: c.get("accountId"), name: input.name, tokenHash: await hashSecret(token), prefix: token.slice(0, 12), scopes: input.scopes, expiresAt: input.expiresAt },
       new Date().toISOString(),
     );
     if (!row) throw new ApiError(409, "token_limit_reached", `An account may have at most ${MAX_ACTIVE_TOKENS} active tokens; delete one first.`);

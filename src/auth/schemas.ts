@@ -27,11 +27,16 @@ export const CreateApiTokenRequest = z
       .min(1)
       .max(2)
       .refine((s) => new Set(s).size === s.length, "scopes must not repeat"),
+    // Any RFC 3339 date-time (Z or an offset such as +02:00); stored and returned in UTC.
     expiresAt: z.iso
-      .datetime({ error: (issue) => (issue.input === undefined ? "required" : "must be an ISO 8601 UTC timestamp ending in Z") })
+      .datetime({
+        offset: true,
+        error: (issue) => (issue.input === undefined ? "required" : "must be an RFC 3339 date-time, such as 2030-01-31T12:00:00Z or 2030-01-31T14:00:00+02:00"),
+      })
+      .transform((t) => new Date(t).toISOString())
       .refine((t) => Date.parse(t) > Date.now(), "must be in the future")
       .refine((t) => Date.parse(t) <= Date.now() + MAX_TOKEN_DAYS * DAY_MS, `must be within the next ${MAX_TOKEN_DAYS} days`)
-      .openapi({ description: `When the token stops working: in the future and at most ${MAX_TOKEN_DAYS} days ahead` }),
+      .openapi({ type: "string", format: "date-time", description: `When the token stops working: any RFC 3339 date-time (stored and returned in UTC), in the future and at most ${MAX_TOKEN_DAYS} days ahead` }),
   })
   .openapi("CreateApiTokenRequest");
 

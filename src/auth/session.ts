@@ -5,8 +5,15 @@ import { ApiError } from "../http/problem";
 import { findSessionAccount } from "./accounts";
 import { SESSION_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
-export type SessionEnv = AppEnv & { Variables: AppEnv["Variables"] & { accountId: string } };
+export type SessionEnv = AppEnv & { Variables: AppEnv["Variables"] & { accountId: string; sessionHash: string } };
 export const SESSION_COOKIE = "session";
+
+/**
+ * The session cookie's attributes, for setting and for clearing it. `Partitioned` (CHIPS) keeps it
+ * working where the web application and the API are different sites (localhost:5173 calling
+ * 127.0.0.1:8787 in dev), which browsers that block third-party cookies would otherwise refuse.
+ */
+export const SESSION_COOKIE_OPTIONS = { path: "/auth", httpOnly: true, secure: true, sameSite: "None", partitioned: true } as const;
 
 /** The web-application origins whose session cookie is honoured (APP_ORIGINS, else APP_ORIGIN). */
 export function appOrigins(env: AppEnv["Bindings"]): string[] {
@@ -14,7 +21,7 @@ export function appOrigins(env: AppEnv["Bindings"]): string[] {
   return list.split(",").map((o) => o.trim().replace(/\/$/, "")).filter(Boolean);
 }
 
-const unauthorized = (detail: string) =>
+export const invalidSession = (detail: string) =>
   new ApiError(401, "unauthorized", detail, { headers: { "www-authenticate": 'Bearer realm="account", error="invalid_token"' } });
 
 /**
@@ -26,11 +33,13 @@ export const requireSession = createMiddleware<SessionEnv>(async (c, next) => {
   const origin = c.req.header("origin");
   const cookie = !bearer && origin && appOrigins(c.env).includes(origin) ? getCookie(c, SESSION_COOKIE) : undefined;
   const secret = bearer ?? cookie;
-  if (!secret) throw unauthorized("Sign in (POST /auth/token) and send the session token as Authorization: Bearer pcs_….");
-  if (!isWellFormedSecret(secret, SESSION_PREFIX)) throw unauthorized("An account session token is required; API tokens cannot manage tokens.");
-  const accountId = await findSessionAccount(c.env.DB, await hashSecret(secret), Date.now());
-  if (!accountId) throw unauthorized("The session is invalid or has expired; sign in again.");
+  if (!secret) throw invalidSession("Sign in (POST /auth/token) and send the session token as Authorization: Bearer pcs_….");
+  if (!isWellFormedSecret(secret, SESSION_PREFIX)) throw invalidSession("An account session token is required; API tokens cannot manage tokens.");
+  const sessionHash = await hashSecret(secret);
+  const accountId = await findSessionAccount(c.env.DB, sessionHash, Date.now());
+  if (!accountId) throw invalidSession("The session is invalid, has ended or has expired; sign in again.");
   c.set("accountId", accountId);
+  c.set("sessionHash", sessionHash);
   await next();
 });
 

@@ -35,9 +35,18 @@ export class TokenGate extends DurableObject<Env> {
   // Open event streams: lease id → when it lapses unless renewed. Memory is enough: renewals rebuild it after a restart.
   private readonly streams = new Map<string, number>();
 
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
-    const sql = ctx.storage.sql;
+  private schemaReady = false;
+
+  /** True once the object has stored anything (its schema then brought up to date); reads only otherwise. */
+  private hasStorage(): boolean {
+    if (!this.schemaReady && this.ctx.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray().length > 0) this.ensureSchema();
+    return this.schemaReady;
+  }
+
+  /** Creates the tables right before the first write (a known token, or a revocation), never for an unknown token. */
+  private ensureSchema(): void {
+    if (this.schemaReady) return;
+    const sql = this.ctx.storage.sql;
     sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
     const version = sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'schema'").toArray()[0]?.value ?? 0;
     if (version < SCHEMA_VERSION) {
@@ -46,6 +55,7 @@ export class TokenGate extends DurableObject<Env> {
       sql.exec("CREATE INDEX IF NOT EXISTS hits_by_time ON hits (at)");
       sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", SCHEMA_VERSION);
     }
+    this.schemaReady = true;
   }
 
   /** Decides one request: invalid token, over the limit, or allowed (and counted). */
@@ -114,6 +124,7 @@ export class TokenGate extends DurableObject<Env> {
 
   /** Blocks every later request with this token. Durable before it returns. */
   async revoke(tokenHash: string): Promise<void> {
+    this.ensureSchema();
     this.ctx.storage.sql.exec(
       "INSERT INTO token (hash, revoked) VALUES (?, 1) ON CONFLICT(hash) DO UPDATE SET revoked = 1",
       tokenHash,
@@ -130,10 +141,11 @@ export class TokenGate extends DurableObject<Env> {
   private async loadOnce(tokenHash: string): Promise<TokenRecord | undefined> {
     const sql = this.ctx.storage.sql;
     const stored = () => sql.exec<{ account_id: string | null; scopes: string | null; expires_at: number | null; revoked: number }>("SELECT * FROM token WHERE hash = ?", tokenHash).toArray()[0];
-    let row = stored();
+    let row = this.hasStorage() ? stored() : undefined;
     if (!row || row.account_id === null) {
       const fromD1 = await findTokenByHash(this.env.DB, tokenHash);
       if (!fromD1) return undefined; // unknown tokens are not remembered, so they cannot fill storage
+      this.ensureSchema();
       // A revoke that landed while D1 was read wins: the upsert keeps revoked = 1.
       sql.exec(
         `INSERT INTO token (hash, account_id, scopes, expires_at, revoked) VALUES (?, ?, ?, ?, ?)

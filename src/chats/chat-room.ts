@@ -1,19 +1,21 @@
 import { DurableObject } from "cloudflare:workers";
+import { taskCallbackUrl } from "../agent/callback-url";
 import { agentFor } from "../agent/select";
 import type { AgentPort, AgentResult, AgentTask } from "../agent/port";
 import { describeForLog } from "../db/errors";
 import { numberVar, type Env } from "../env";
 import { ApiError } from "../http/problem";
 import { requireProjectAccess } from "../projects/access";
-import { chargeTask, isMaintenance, refundTask } from "./credits";
+import { chargeTask, refundTask } from "./credits";
 import { decodeCursor, encodeCursor } from "./cursor";
-import { EventLog, sseComment, sseFrame, type ChatEventType } from "./event-log";
+import { dispatchOnHold } from "./dispatch-hold";
+import { EventLog, sseFrame, type ChatEventType } from "./event-log";
 import { upsertChatIndex } from "./index-store";
 import { Listeners, type StreamGrant } from "./listeners";
 import { RoomStorage, type ChatRow, type SubmissionRow, type TaskRow } from "./room-storage";
 import type { Chat, Message, QueueEntry, Submission } from "./schemas";
 
-export type SubmitRequest = { idempotencyKey: string; content: string; replyToMessageId: string | null; maintenance: boolean; origin: string };
+export type SubmitRequest = { idempotencyKey: string; content: string; replyToMessageId: string | null; maintenance: boolean };
 export type SubmitOutcome =
   | { kind: "accepted"; submission: Submission; replayed: boolean }
   | { kind: "key_reused" }
@@ -113,7 +115,7 @@ export class ChatRoom extends DurableObject<Env> {
       id: crypto.randomUUID(), idempotency_key: request.idempotencyKey, content: request.content, reply_to: request.replyToMessageId,
       disposition: started ? "started" : "queued", status: started ? "dispatching" : "queued", created_at: iso(now),
     });
-    this.store.touch(now, { callback_origin: request.origin });
+    this.store.touch(now);
     this.store.setAwaitingUser(now, false);
     this.publish(now);
     await this.scheduleAt(started ? now : now + INDEX_SYNC_DELAY_MS);
@@ -250,7 +252,8 @@ export class ChatRoom extends DurableObject<Env> {
       const next = this.store.nextSubmission();
       if (!next) return;
       if (!next.task_id) {
-        if (await isMaintenance(this.env.DB)) {
+        // Maintenance or a suspended project: the submission stays queued and is looked at again shortly.
+        if (await dispatchOnHold(this.env.DB, this.store.chat()!.project_id)) {
           if (next.status === "dispatching") {
             this.store.setSubmission(next.id, "queued");
             this.publish();
@@ -391,7 +394,7 @@ export class ChatRoom extends DurableObject<Env> {
     const chat = this.store.chat()!;
     return {
       taskId, chatId: chat.id, projectId: chat.project_id, content: submission.content, replyToMessageId: submission.reply_to,
-      callbackUrl: chat.callback_origin ? `${chat.callback_origin}/agent/chats/${chat.id}/tasks/${taskId}/result` : null,
+      callbackUrl: taskCallbackUrl(this.env, chat.id, taskId),
     };
   }
 }

@@ -2,7 +2,7 @@ import { PREVIEW_MAX, type Chat, type Message, type QueueEntry } from "./schemas
 
 export type ChatRow = {
   id: string; project_id: string; title: string; created_at: string; updated_at: string; archived_at: string | null;
-  version: number; indexed_version: number; callback_origin: string | null; awaiting_user: number;
+  version: number; indexed_version: number; awaiting_user: number;
 };
 export type SubmissionStatus = "queued" | "dispatching" | "running" | "done" | "failed";
 export type SubmissionRow = {
@@ -34,6 +34,8 @@ const MIGRATIONS: string[][] = [
     "ALTER TABLE chat ADD COLUMN awaiting_user INTEGER NOT NULL DEFAULT 0",
     // How many partial outputs of the running task have been appended (http agents number them).
     "ALTER TABLE tasks ADD COLUMN partials INTEGER NOT NULL DEFAULT 0",
+    // The http agent's callback address now comes from PUBLIC_URL, never from a request.
+    "ALTER TABLE chat DROP COLUMN callback_origin",
   ],
 ];
 
@@ -72,13 +74,12 @@ export class RoomStorage {
   }
 
   /** Records a change to anything the chat summary shows; the index is then behind until synced. */
-  touch(now: number, changes: { title?: string; archived_at?: string | null; callback_origin?: string } = {}): void {
+  touch(now: number, changes: { title?: string; archived_at?: string | null } = {}): void {
     const chat = this.chat()!;
     this.sql.exec(
-      "UPDATE chat SET title = ?, archived_at = ?, callback_origin = ?, updated_at = ?, version = version + 1",
+      "UPDATE chat SET title = ?, archived_at = ?, updated_at = ?, version = version + 1",
       changes.title ?? chat.title,
       changes.archived_at === undefined ? chat.archived_at : changes.archived_at,
-      changes.callback_origin ?? chat.callback_origin,
       // Never backwards, so the list order stays stable even if the clock is.
       iso(Math.max(now, Date.parse(chat.updated_at))),
     );

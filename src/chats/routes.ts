@@ -134,7 +134,6 @@ chatRoutes.openapi(
       content,
       replyToMessageId: replyToMessageId?.toLowerCase() ?? null,
       maintenance,
-      origin: new URL(c.req.url).origin,
     });
     switch (outcome.kind) {
       case "not_found": throw chatNotFound();

@@ -193,6 +193,7 @@ export const apiTokens = sqliteTable(
   (t) => [index("api_tokens_by_account").on(t.accountId, t.createdAt)],
 );
 
+// No longer written: the SignInThrottle object counts sign-in attempts. Kept until a migration drops it.
 export const signInFailures = sqliteTable(
   "sign_in_failures",
   {

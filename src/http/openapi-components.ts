@@ -22,7 +22,7 @@ export const HEADERS = {
   "Server-Timing": { description: "`catalog;desc=memory|colo|render|d1;dur=<ms>`: which layer answered and how long it waited.", schema: text },
   Vary: { description: "Accept-Language: a cache keeps one copy per language.", schema: text },
   "Idempotency-Replayed": { description: "`true` when this is the stored first answer to an earlier request with the same idempotency-key.", schema: { type: "string", enum: ["true"] } },
-  "Set-Cookie": { description: "On a sign-in from an APP_ORIGINS origin: `session=<pcs_…>; HttpOnly; Secure; SameSite=None; Path=/auth`.", schema: text },
+  "Set-Cookie": { description: "On a sign-in from an APP_ORIGINS origin: `session=<pcs_…>; HttpOnly; Secure; SameSite=None; Partitioned; Path=/auth`; on sign-out, the same cookie expired.", schema: text },
 } satisfies Record<string, HeaderObject>;
 export type HeaderName = keyof typeof HEADERS;
 

@@ -64,11 +64,17 @@ export function problemResponse(error: ApiError, requestId: string): Response {
   });
 }
 
-export function fieldProblems(error: ZodError): FieldProblem[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.length ? issue.path.map(String).join(".") : "(body)",
-    message: issue.message,
-  }));
+type Target = "json" | "query" | "header" | "param" | string;
+const ROOTS: Record<string, string> = { json: "(body)", query: "(query)", header: "(headers)", param: "(path)" };
+
+/** One entry per invalid field; an unknown key is named itself (`other`), not its parent object. */
+export function fieldProblems(error: ZodError, target: Target = "json"): FieldProblem[] {
+  const at = (path: PropertyKey[]) => (path.length ? path.map(String).join(".") : (ROOTS[target] ?? "(request)"));
+  return error.issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys"
+      ? issue.keys.map((key) => ({ path: at([...issue.path, key]), message: target === "query" ? "unknown query parameter" : "unknown field" }))
+      : [{ path: at(issue.path), message: issue.message }],
+  );
 }
 
 export const invalidRequest = (detail: string, errors?: FieldProblem[]) => new ApiError(400, "invalid_request", detail, { errors });
@@ -78,7 +84,7 @@ export const notFound = (detail = "The resource does not exist or is not availab
 export function validationHook(result: { success: boolean; error?: ZodError; target?: string }, _c: Context): void {
   if (!result.success && result.error) {
     const where = result.target === "json" ? "request body" : result.target === "query" ? "query string" : result.target ?? "request";
-    throw invalidRequest(`The ${where} is invalid.`, fieldProblems(result.error));
+    throw invalidRequest(`The ${where} is invalid.`, fieldProblems(result.error, result.target));
   }
 }
 

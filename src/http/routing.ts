@@ -14,12 +14,13 @@ function routeTable(app: Hono<any>): RouteTable {
     byPath.set(path, methods);
   }
   return [...byPath].map(([path, methods]) => ({
-    pattern: new RegExp(`^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}/?$`),
+    pattern: new RegExp(`^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}$`),
     methods,
   }));
 }
 
 /**
+ * Paths match exactly, as the router does: `/v1/plans/` is another, unknown path (404, not 405).
  * The app's not-found handler: a known path with another method is 405 with Allow (OPTIONS gets
  * 204 with Allow), anything else a problem 404. The table is built once, after all routes exist.
  */

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { publicOrigin, taskCallbackUrl } from "../../src/agent/callback-url";
 import { httpAgent } from "../../src/agent/http";
 import { LOCAL_REPLY_PARTS, localAgent, localReply, replyParts } from "../../src/agent/local";
+import { agentFor } from "../../src/agent/select";
+import type { Env } from "../../src/env";
 import type { AgentTask } from "../../src/agent/port";
 
 const task: AgentTask = { taskId: crypto.randomUUID(), chatId: crypto.randomUUID(), projectId: crypto.randomUUID(), content: "Make it blue", replyToMessageId: null, callbackUrl: "https://s.test/cb" };
@@ -46,5 +49,24 @@ describe("http agent", () => {
       const agent = httpAgent({ url: "https://agent.test", secret: "s", resultTimeoutMs: 1000, fetch: async () => response });
       await expect(agent.start(task, 0)).rejects.toThrow();
     }
+  });
+});
+
+describe("agent configuration", () => {
+  const httpEnv = (vars: Partial<Env>) => ({ AGENT_MODE: "http", AGENT_URL: "https://agent.test", AGENT_SECRET: "s", ...vars }) as Env;
+
+  it("builds callback URLs from PUBLIC_URL alone", () => {
+    expect(taskCallbackUrl({ PUBLIC_URL: "https://api.example.com/" }, "c", "t")).toBe("https://api.example.com/agent/chats/c/tasks/t/result");
+    for (const PUBLIC_URL of [undefined, "", "not a url", "ftp://api.example.com"]) {
+      expect(publicOrigin({ PUBLIC_URL }), String(PUBLIC_URL)).toBeUndefined();
+      expect(taskCallbackUrl({ PUBLIC_URL }, "c", "t")).toBeNull();
+    }
+  });
+
+  it("fails every http agent task with the reason when PUBLIC_URL is not set", async () => {
+    await expect(agentFor(httpEnv({})).start(task, 0)).rejects.toThrow("AGENT_MODE is http but PUBLIC_URL is not set");
+    await expect(agentFor(httpEnv({ AGENT_URL: "", PUBLIC_URL: "nope" })).start(task, 0)).rejects.toThrow("AGENT_URL, PUBLIC_URL are not set");
+    const configured = agentFor(httpEnv({ PUBLIC_URL: "https://api.example.com" }));
+    expect(configured.check(task, 0, 1, 0)).toEqual({ checkAt: 600_000 });
   });
 });

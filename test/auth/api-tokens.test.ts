@@ -3,6 +3,14 @@ import { sha256Hex } from "../../src/auth/crypto";
 import { CreatedApiToken, ApiTokenList } from "../../src/auth/schemas";
 import { call, env, expectProblem, inDays, newAccount, newToken, signIn, world } from "../helpers";
 
+/** The instant `days` ahead (or `at`), written as local time at the given UTC offset. */
+function shifted(days: number, offset: string, at = new Date(Date.now() + days * 86_400_000)): string {
+  const sign = offset.startsWith("-") ? -1 : 1;
+  const [h, m] = offset.slice(1).split(":").map(Number);
+  const local = new Date(at.getTime() + sign * (h! * 60 + m!) * 60_000);
+  return local.toISOString().replace(/\.\d{3}Z$/, offset);
+}
+
 const create = (session: string, body: unknown, headers: Record<string, string> = {}) => call("POST", "/auth/api-tokens", { token: session, body, headers });
 
 describe("POST /auth/api-tokens", () => {
@@ -30,7 +38,9 @@ describe("POST /auth/api-tokens", () => {
     ["a past expiry", { name: "x", scopes: ["chat:read"], expiresAt: inDays(-1) }],
     ["an expiry over 365 days ahead", { name: "x", scopes: ["chat:read"], expiresAt: inDays(366) }],
     ["a non-ISO expiry", { name: "x", scopes: ["chat:read"], expiresAt: "tomorrow" }],
-    ["a non-UTC expiry", { name: "x", scopes: ["chat:read"], expiresAt: "2030-01-01T00:00:00+02:00" }],
+    ["an expiry with neither Z nor an offset", { name: "x", scopes: ["chat:read"], expiresAt: inDays(1).replace("Z", "") }],
+    ["an offset expiry in the past", { name: "x", scopes: ["chat:read"], expiresAt: "2020-01-01T00:00:00+02:00" }],
+    ["an offset expiry over 365 days ahead", { name: "x", scopes: ["chat:read"], expiresAt: shifted(366, "+02:00") }],
     ["no expiry", { name: "x", scopes: ["chat:read"] }],
     ["an unknown field", { name: "x", scopes: ["chat:read"], expiresAt: inDays(1), admin: true }],
   ])("rejects %s with 400", async (_, body) => {
@@ -44,6 +54,20 @@ describe("POST /auth/api-tokens", () => {
     const r = await create(await signIn(await newAccount()), { name: "x", scopes: ["chat:read"] });
     expectProblem(r, 400, "invalid_request");
     expect(r.json.errors).toEqual([{ path: "expiresAt", message: "required" }]);
+  });
+
+  it("accepts an RFC 3339 expiry with an offset and returns it in UTC", async () => {
+    const session = await signIn(await newAccount());
+    const utc = new Date(Date.now() + 10 * 86_400_000);
+    utc.setUTCMilliseconds(0);
+    for (const offset of ["+02:00", "-05:30", "+00:00"]) {
+      const r = await create(session, { name: "offset", scopes: ["chat:read"], expiresAt: shifted(10, offset, utc) });
+      expect(r.status, r.text).toBe(201);
+      const { item } = CreatedApiToken.parse(r.json);
+      expect(item.expiresAt).toBe(utc.toISOString());
+      const row = await env.DB.prepare("SELECT expires_at FROM api_tokens WHERE id = ?").bind(item.id).first<{ expires_at: string }>();
+      expect(row?.expires_at).toBe(utc.toISOString());
+    }
   });
 
   it("accepts an expiry 365 days ahead and both scopes", async () => {

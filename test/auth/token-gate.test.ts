@@ -1,8 +1,9 @@
-import { evictDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { tokenGate } from "../../src/auth/gate";
-import { hashSecret } from "../../src/auth/secrets";
+import { API_TOKEN_PREFIX, generateSecret, hashSecret } from "../../src/auth/secrets";
+import type { TokenGate } from "../../src/auth/token-gate";
 import { toApiError, problemResponse } from "../../src/http/problem";
 import { call, env, world } from "../helpers";
 
@@ -65,6 +66,31 @@ describe("TokenGate", () => {
     expect((await stub.admit(hash)).kind).toBe("invalid");
     const unknown = await hashSecret("pct_unknown");
     expect((await env.TOKEN_GATE.getByName(unknown).admit(unknown)).kind).toBe("invalid");
+  });
+
+  it("writes nothing for unknown well-formed tokens, however many are tried", async () => {
+    const w = await world();
+    const tokens = Array.from({ length: 50 }, () => generateSecret(API_TOKEN_PREFIX));
+    const answers = await Promise.all(tokens.map((token) => call("GET", `/v1/projects/${w.projectId}/chats`, { token })));
+    expect(answers.map((r) => r.status)).toEqual(tokens.map(() => 401));
+    for (const token of tokens) {
+      const { stub } = await gateFor(token);
+      const stored = await runInDurableObject(stub, (_: TokenGate, state) => ({
+        tables: state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name NOT LIKE '\\_cf\\_%' ESCAPE '\\'").toArray(),
+        alarm: state.storage.getAlarm(),
+      }));
+      expect(stored.tables).toEqual([]);
+      expect(await stored.alarm).toBeNull();
+    }
+  });
+
+  it("keeps its storage for a known token across an eviction", async () => {
+    const { hash, stub } = await gateFor((await world()).token);
+    expect((await stub.admit(hash)).kind).toBe("allowed");
+    await evictDurableObject(stub);
+    const tables = await runInDurableObject(stub, (_: TokenGate, state) => state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").toArray().map((r) => r.name));
+    expect(tables).toEqual(expect.arrayContaining(["hits", "meta", "token"]));
+    expect((await stub.admit(hash)).kind).toBe("allowed");
   });
 
   it("stops admitting when the token expires while the object is warm", async () => {

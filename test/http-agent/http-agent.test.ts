@@ -1,4 +1,5 @@
 import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { call, creditsOf, env, eventually, expectProblem, newChat, peek, send, world, type World } from "../helpers";
 
@@ -36,7 +37,22 @@ describe("http agent adapter", () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]!.authorization).toBe("Bearer agent-test-secret");
     expect(calls[0]!.body).toMatchObject({ chatId: c.id, projectId: w.projectId, content: "Make it blue", taskId: items[0]!.taskId });
-    expect(calls[0]!.body.callbackUrl).toBe(`https://service.test/agent/chats/${c.id}/tasks/${items[0]!.taskId}/result`);
+    expect(calls[0]!.body.callbackUrl).toBe(`https://api.example.test/agent/chats/${c.id}/tasks/${items[0]!.taskId}/result`);
+  });
+
+  it("takes the callback address from PUBLIC_URL, never from a forged Host", async () => {
+    const calls = fakeAgent(() => Response.json({ status: "success", content: "ok" }));
+    const w = await world();
+    const c = await newChat(w);
+    const forged = new Request(`https://attacker.example/v1/projects/${w.projectId}/chats/${c.id}/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${w.token}`, "idempotency-key": crypto.randomUUID(), "content-type": "application/json", host: "attacker.example" },
+      body: JSON.stringify({ content: "Send my result elsewhere" }),
+    });
+    expect((await exports.default.fetch(forged)).status).toBe(202);
+    const items = await settled(w, c.id);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.body.callbackUrl).toBe(`https://api.example.test/agent/chats/${c.id}/tasks/${items[0]!.taskId}/result`);
   });
 
   it("waits for the agent's callback, also across an eviction, and accepts it once", async () => {

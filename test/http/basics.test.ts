@@ -9,6 +9,14 @@ describe("HTTP basics", () => {
     expectProblem(await call("GET", "/"), 404, "not_found");
   });
 
+  it("answers a trailing-slash variant of a known path with 404, whatever the method", async () => {
+    for (const [method, path] of [["GET", "/v1/plans/"], ["HEAD", "/v1/poll/"], ["POST", "/v1/plans/"], ["GET", "/v1/chat-banners/page-top/"], ["GET", "/v1/openapi.json/"]] as const) {
+      const r = await call(method, path);
+      expect(r.status, `${method} ${path}`).toBe(404);
+      if (method !== "HEAD") expectProblem(r, 404, "not_found");
+    }
+  });
+
   it("answers a known path with a wrong method with 405 and Allow", async () => {
     const r = await call("DELETE", "/v1/plans");
     expectProblem(r, 405, "method_not_allowed");

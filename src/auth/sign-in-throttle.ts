@@ -1,0 +1,71 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { sha256Hex } from "./crypto";
+
+export const SIGN_IN_WINDOW_MS = 15 * 60_000;
+export const SIGN_IN_MAX_FAILURES = 10;
+
+export type Reservation = { kind: "reserved"; attempt: number } | { kind: "limited"; retryAfterSeconds: number };
+
+/**
+ * One object per email and client address. It counts sign-in attempts that failed, or are still
+ * being checked, over 15 minutes. An attempt takes its slot before the password is checked, in
+ * one synchronous stretch, so however many run in parallel at most 10 are checked per window.
+ */
+export class SignInThrottle extends DurableObject<Env> {
+  private schemaReady = false;
+
+  /** Takes a slot for one password check, or says when one frees up. */
+  async reserve(): Promise<Reservation> {
+    const now = Date.now();
+    const sql = this.ensureSchema();
+    // From here to the insert there is no await: nothing interleaves between count and claim.
+    sql.exec("DELETE FROM attempts WHERE at <= ?", now - SIGN_IN_WINDOW_MS);
+    const times = sql.exec<{ at: number }>("SELECT at FROM attempts ORDER BY at").toArray().map((r) => r.at);
+    if (times.length >= SIGN_IN_MAX_FAILURES) {
+      const freesAt = times[times.length - SIGN_IN_MAX_FAILURES]! + SIGN_IN_WINDOW_MS;
+      return { kind: "limited", retryAfterSeconds: Math.max(1, Math.ceil((freesAt - now) / 1000)) };
+    }
+    const { id } = sql.exec<{ id: number }>("INSERT INTO attempts (at) VALUES (?) RETURNING id", now).one();
+    // Storage is dropped once the window has passed with nothing in it.
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + SIGN_IN_WINDOW_MS);
+    return { kind: "reserved", attempt: id };
+  }
+
+  /** A failed check stays counted; a successful one frees its slot and clears the failures settled so far. */
+  async settle(attempt: number, succeeded: boolean): Promise<void> {
+    const sql = this.ensureSchema();
+    if (succeeded) sql.exec("DELETE FROM attempts WHERE id = ? OR settled = 1", attempt);
+    else sql.exec("UPDATE attempts SET settled = 1 WHERE id = ?", attempt);
+  }
+
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    const sql = this.ensureSchema();
+    sql.exec("DELETE FROM attempts WHERE at <= ?", now - SIGN_IN_WINDOW_MS);
+    const oldest = sql.exec<{ at: number | null }>("SELECT MIN(at) AS at FROM attempts").one().at;
+    if (oldest === null) {
+      await this.ctx.storage.deleteAll();
+      this.schemaReady = false;
+    } else {
+      await this.ctx.storage.setAlarm(oldest + SIGN_IN_WINDOW_MS);
+    }
+  }
+
+  private ensureSchema(): SqlStorage {
+    const sql = this.ctx.storage.sql;
+    if (!this.schemaReady) {
+      // An attempt is counted from its reservation; settled = 1 once its check has failed.
+      sql.exec("CREATE TABLE IF NOT EXISTS attempts (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, settled INTEGER NOT NULL DEFAULT 0)");
+      this.schemaReady = true;
+    }
+    return sql;
+  }
+}
+
+/** The throttle of one email from one client address (CF-Connecting-IP; a missing one counts as one "unknown" address). */
+export async function signInThrottleFor(env: Env, email: string, clientAddress: string | undefined) {
+  const address = clientAddress?.trim().toLowerCase() || "unknown";
+  // Named by a hash, so emails and addresses do not appear in object names.
+  return env.SIGN_IN_THROTTLE.getByName(await sha256Hex(`${email}\n${address}`));
+}

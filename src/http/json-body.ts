@@ -1,0 +1,43 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { invalidRequest } from "./problem";
+
+const JSON_MEDIA_TYPE = /^application\/([a-z0-9.-]+\+)?json$/i;
+
+/** The charset parameter of a media type's parameters (RFC 9110: `name=value` or `name="value"`), if any. */
+function charsetOf(params: string[]): string | undefined {
+  for (const param of params) {
+    const eq = param.indexOf("=");
+    if (eq > 0 && param.slice(0, eq).trim().toLowerCase() === "charset") return param.slice(eq + 1).trim().replace(/^"(.*)"$/, "$1").toLowerCase();
+  }
+  return undefined;
+}
+
+/**
+ * Every JSON request body, before a validator reads it. The media type is matched as RFC 9110
+ * allows (parameters, whitespace around `;`), so `application/json ; charset=utf-8` is JSON; a
+ * charset other than UTF-8, or bytes that are not valid UTF-8, get 400 instead of being decoded
+ * with U+FFFD substitutions.
+ */
+export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
+  const header = c.req.header("content-type");
+  if (!header || !c.req.raw.body) return next();
+  const [type = "", ...params] = header.split(";");
+  const mediaType = type.trim();
+  if (!JSON_MEDIA_TYPE.test(mediaType)) return next();
+  const charset = charsetOf(params);
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
+    throw invalidRequest("JSON bodies must be UTF-8.", [{ path: "content-type", message: `charset ${charset} is not supported; send UTF-8` }]);
+  }
+  const bytes = await c.req.arrayBuffer();
+  try {
+    new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw invalidRequest("The request body is not valid UTF-8.", [{ path: "(body)", message: "not valid UTF-8" }]);
+  }
+  // The validators match the bare media type; the bytes are read already, so the request is rebuilt with them.
+  const headers = new Headers(c.req.raw.headers);
+  headers.set("content-type", mediaType);
+  c.req.raw = new Request(c.req.raw, { headers, body: bytes });
+  await next();
+});
