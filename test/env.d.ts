@@ -1,12 +1,8 @@
 import type { D1Migration } from "cloudflare:test";
-import type { Env as AppBindings } from "../src/env";
 
 declare global {
   namespace Cloudflare {
-    interface GlobalProps {
-      mainModule: typeof import("../src/index");
-    }
-    interface Env extends AppBindings {
+    interface Env {
       TEST_MIGRATIONS: D1Migration[];
     }
   }

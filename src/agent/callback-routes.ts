@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import { secretsEqual } from "../auth/crypto";
 import { bearerToken } from "../auth/secrets";
+import { config } from "../config";
 import type { AppEnv } from "../env";
 import { ApiError, invalidRequest, notFound } from "../http/problem";
 import { createRouter, jsonBody, problems } from "../http/router";
@@ -12,8 +13,9 @@ const TaskParams = z.object({ chatId: z.uuid(), taskId: z.uuid() });
 
 /** Only in http mode, and only with the shared AGENT_SECRET (compared in constant time). */
 const requireAgentSecret = createMiddleware<AppEnv>(async (c, next) => {
-  const secret = c.env.AGENT_SECRET;
-  if (c.env.AGENT_MODE !== "http" || !secret) throw notFound();
+  const { agent } = config(c.env);
+  const secret = agent.mode === "http" ? agent.secret : undefined;
+  if (!secret) throw notFound();
   const given = bearerToken(c.req.header("authorization"));
   if (!given || !(await secretsEqual(given, secret))) throw new ApiError(401, "unauthorized", "The agent secret is wrong.", { headers: { "www-authenticate": 'Bearer realm="agent"' } });
   await next();

@@ -8,7 +8,7 @@ import { verifyPassword } from "./passwords";
 import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest, normaliseEmail } from "./schemas";
 import { API_TOKEN_PREFIX, SESSION_PREFIX, generateSecret, hashSecret } from "./secrets";
 import { signInThrottleFor } from "./sign-in-throttle";
-import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, appOrigins, invalidSession, requireSession, type SessionEnv } from "./session";
+import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, invalidSession, isAppOrigin, requireSession, type SessionEnv } from "./session";
 
 export const authRoutes = createRouter<SessionEnv>();
 const sessionSecurity = [{ accountSessionBearer: [] }];
@@ -44,7 +44,7 @@ authRoutes.openapi(
     const token = generateSecret(SESSION_PREFIX);
     const { expiresAt } = await createSession(c.env.DB, account.id, await hashSecret(token), now);
     const origin = c.req.header("origin");
-    if (origin && appOrigins(c.env).includes(origin)) {
+    if (isAppOrigin(c.env, origin)) {
       setCookie(c, SESSION_COOKIE, token, { ...SESSION_COOKIE_OPTIONS, expires: new Date(expiresAt) });
     }
     c.header("cache-control", "no-store");

@@ -1,5 +1,6 @@
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
+import { config } from "../config";
 import type { AppEnv } from "../env";
 import { ApiError } from "../http/problem";
 import { findSessionAccount } from "./accounts";
@@ -15,11 +16,8 @@ export const SESSION_COOKIE = "session";
  */
 export const SESSION_COOKIE_OPTIONS = { path: "/auth", httpOnly: true, secure: true, sameSite: "None", partitioned: true } as const;
 
-/** The web-application origins whose session cookie is honoured (APP_ORIGINS, else APP_ORIGIN). */
-export function appOrigins(env: AppEnv["Bindings"]): string[] {
-  const list = env.APP_ORIGINS || env.APP_ORIGIN || "http://localhost:5173";
-  return list.split(",").map((o) => o.trim().replace(/\/$/, "")).filter(Boolean);
-}
+/** Whether the request comes from a web-application origin whose session cookie is honoured (APP_ORIGINS). */
+export const isAppOrigin = (env: AppEnv["Bindings"], origin: string | undefined): origin is string => origin !== undefined && config(env).appOrigins.includes(origin);
 
 export const invalidSession = (detail: string) =>
   new ApiError(401, "unauthorized", detail, { headers: { "www-authenticate": 'Bearer realm="account", error="invalid_token"' } });
@@ -31,7 +29,7 @@ export const invalidSession = (detail: string) =>
 export const requireSession = createMiddleware<SessionEnv>(async (c, next) => {
   const bearer = bearerToken(c.req.header("authorization"));
   const origin = c.req.header("origin");
-  const cookie = !bearer && origin && appOrigins(c.env).includes(origin) ? getCookie(c, SESSION_COOKIE) : undefined;
+  const cookie = !bearer && isAppOrigin(c.env, origin) ? getCookie(c, SESSION_COOKIE) : undefined;
   const secret = bearer ?? cookie;
   if (!secret) throw invalidSession("Sign in (POST /auth/token) and send the session token as Authorization: Bearer pcs_….");
   if (!isWellFormedSecret(secret, SESSION_PREFIX)) throw invalidSession("An account session token is required; API tokens cannot manage tokens.");
@@ -46,7 +44,7 @@ export const requireSession = createMiddleware<SessionEnv>(async (c, next) => {
 /** Credentialed CORS on /auth/* for exactly the APP_ORIGINS origins; other origins get no CORS headers. */
 export const accountCors = createMiddleware<AppEnv>(async (c, next) => {
   const origin = c.req.header("origin");
-  const allowed = origin !== undefined && appOrigins(c.env).includes(origin);
+  const allowed = isAppOrigin(c.env, origin);
   if (allowed && c.req.method === "OPTIONS") {
     return c.body(null, 204, {
       "access-control-allow-origin": origin,

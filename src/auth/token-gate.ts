@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { numberVar } from "../env";
+import { config } from "../config";
 import { findTokenByHash, touchLastUsed } from "./api-tokens";
 import type { Scope } from "./schemas";
 
@@ -65,7 +65,7 @@ export class TokenGate extends DurableObject<Env> {
     if (!record || record.revoked || record.expiresAt <= now) return { kind: "invalid" };
 
     // From here to the return there is no await: nothing interleaves between count and insert.
-    const limit = Math.max(1, Math.floor(numberVar(this.env.RATE_LIMIT_PER_MINUTE, 60)));
+    const limit = config(this.env).rateLimitPerMinute;
     const sql = this.ctx.storage.sql;
     const window = (this.hits ??= sql.exec<{ at: number }>("SELECT at FROM hits ORDER BY at").toArray().map((r) => r.at));
     const cutoff = now - WINDOW_MS;

@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import { numberVar } from "../env";
+import { config } from "../config";
 import { LANGUAGES, type CatalogDocument, type Language } from "./schema";
 import { readCatalog } from "./store";
 
@@ -15,7 +15,7 @@ let documentLoad: { promise: Promise<CatalogDocument | null>; loadedAt: number }
 // Bumped by every invalidation so a read that started before a PUT cannot store what it read.
 let generation = 0;
 
-const cacheSeconds = (env: Env) => numberVar(env.CATALOG_CACHE_SECONDS, 30);
+const cacheSeconds = (env: Env) => config(env).catalogCacheSeconds;
 const cacheKey = (endpoint: CatalogEndpoint, language: Language) =>
   new Request(`https://catalog.cache.internal/${endpoint}/${language}`);
 

@@ -1,5 +1,6 @@
 import { createRoute, type z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { config } from "../config";
 import type { AppEnv } from "../env";
 import { resolveLanguage } from "../http/language";
 import { ApiError } from "../http/problem";
@@ -21,7 +22,6 @@ type Endpoint = {
   render: (doc: CatalogDocument | null, language: Language, env: AppEnv["Bindings"]) => unknown;
 };
 
-const appOrigin = (env: AppEnv["Bindings"]) => env.APP_ORIGIN || "http://localhost:5173";
 const LISTS = "public, max-age=60";
 const FRESH = "no-store";
 
@@ -43,11 +43,11 @@ const endpoints: Endpoint[] = [
   },
   {
     name: "chat-banners", operationId: "listChatBanners", path: "/v1/chat-banners", summary: "Active chat banners in stored order", schema: ChatBanner.array(), cacheControl: LISTS,
-    render: (doc, language, env) => renderBanners(doc?.chatBanners ?? [], language, appOrigin(env)),
+    render: (doc, language, env) => renderBanners(doc?.chatBanners ?? [], language, config(env).appOrigin),
   },
   {
     name: "page-top-banners", operationId: "listPageTopBanners", path: "/v1/chat-banners/page-top", summary: "Active page-top banners in stored order", schema: PageTopBanner.array(), cacheControl: LISTS,
-    render: (doc, language, env) => renderBanners(doc?.pageTopBanners ?? [], language, appOrigin(env)),
+    render: (doc, language, env) => renderBanners(doc?.pageTopBanners ?? [], language, config(env).appOrigin),
   },
   {
     name: "poll", operationId: "getPoll", path: "/v1/poll", summary: "The enabled questionnaire, or null", schema: PollResponse, cacheControl: FRESH,

@@ -3,7 +3,8 @@ import { taskCallbackUrl } from "../agent/callback-url";
 import { agentFor } from "../agent/select";
 import type { AgentPort, AgentResult, AgentTask } from "../agent/port";
 import { describeForLog } from "../db/errors";
-import { numberVar, type Env } from "../env";
+import { config } from "../config";
+import type { Env } from "../env";
 import { ApiError } from "../http/problem";
 import { requireProjectAccess } from "../projects/access";
 import { chargeTask, refundTask } from "./credits";
@@ -53,7 +54,7 @@ export class ChatRoom extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new RoomStorage(ctx.storage.sql);
-    this.agent = agentFor(env);
+    this.agent = agentFor(config(env));
     if (this.store.isInitialised()) this.store.migrate();
     this.listeners = new Listeners({ framesAfter: (cursor, max) => this.log.framesAfter(cursor, max) }, (grant) => this.releaseStream(grant));
   }
@@ -275,7 +276,7 @@ export class ChatRoom extends DurableObject<Env> {
     const projectId = this.store.chat()!.project_id;
     let charged: boolean;
     try {
-      charged = await chargeTask(this.env.DB, projectId, taskId, Math.floor(numberVar(this.env.TASK_CREDIT_COST, 1)));
+      charged = await chargeTask(this.env.DB, projectId, taskId, config(this.env).taskCreditCost);
     } catch (error) {
       console.warn(JSON.stringify({ level: "warn", event: "charge_failed", chatId: this.store.chat()!.id, error: describeForLog(error) }));
       return false;
@@ -394,7 +395,7 @@ export class ChatRoom extends DurableObject<Env> {
     const chat = this.store.chat()!;
     return {
       taskId, chatId: chat.id, projectId: chat.project_id, content: submission.content, replyToMessageId: submission.reply_to,
-      callbackUrl: taskCallbackUrl(this.env, chat.id, taskId),
+      callbackUrl: taskCallbackUrl(config(this.env).publicOrigin, chat.id, taskId),
     };
   }
 }

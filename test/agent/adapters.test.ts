@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { publicOrigin, taskCallbackUrl } from "../../src/agent/callback-url";
+import { taskCallbackUrl } from "../../src/agent/callback-url";
+import { config } from "../../src/config";
 import { httpAgent } from "../../src/agent/http";
 import { LOCAL_REPLY_PARTS, localAgent, localReply, replyParts } from "../../src/agent/local";
 import { agentFor } from "../../src/agent/select";
@@ -53,13 +54,14 @@ describe("http agent", () => {
 });
 
 describe("agent configuration", () => {
-  const httpEnv = (vars: Partial<Env>) => ({ AGENT_MODE: "http", AGENT_URL: "https://agent.test", AGENT_SECRET: "s", ...vars }) as Env;
+  const httpEnv = (vars: Partial<Env>) => config({ AGENT_MODE: "http", AGENT_URL: "https://agent.test", AGENT_SECRET: "s", ...vars } as Env);
 
   it("builds callback URLs from PUBLIC_URL alone", () => {
-    expect(taskCallbackUrl({ PUBLIC_URL: "https://api.example.com/" }, "c", "t")).toBe("https://api.example.com/agent/chats/c/tasks/t/result");
+    expect(taskCallbackUrl(httpEnv({ PUBLIC_URL: "https://api.example.com/" }).publicOrigin, "c", "t")).toBe("https://api.example.com/agent/chats/c/tasks/t/result");
     for (const PUBLIC_URL of [undefined, "", "not a url", "ftp://api.example.com"]) {
-      expect(publicOrigin({ PUBLIC_URL }), String(PUBLIC_URL)).toBeUndefined();
-      expect(taskCallbackUrl({ PUBLIC_URL }, "c", "t")).toBeNull();
+      const { publicOrigin } = httpEnv({ PUBLIC_URL });
+      expect(publicOrigin, String(PUBLIC_URL)).toBeUndefined();
+      expect(taskCallbackUrl(publicOrigin, "c", "t")).toBeNull();
     }
   });
 
