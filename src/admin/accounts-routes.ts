@@ -23,7 +23,7 @@ const memberParams = z.object({ id: z.uuid(), accountId: z.uuid() });
 
 adminAccountRoutes.openapi(
   createRoute({
-    method: "post", path: "/admin/accounts", operationId: "createAccount", tags: ["Admin"], summary: "Create an account", security,
+    method: "post", path: "/accounts", operationId: "createAccount", tags: ["Admin"], summary: "Create an account", security,
     request: { body: jsonBody(z.strictObject({ email: Email, password, credits: credits.default(0) })) },
     responses: { 201: jsonResponse(Account, "Created"), ...problems(400, 401, 404, 409) },
   }),
@@ -32,7 +32,7 @@ adminAccountRoutes.openapi(
 
 adminAccountRoutes.openapi(
   createRoute({
-    method: "get", path: "/admin/accounts", operationId: "listAccounts", tags: ["Admin"], summary: "Find accounts: by email, or all of them in email order", security,
+    method: "get", path: "/accounts", operationId: "listAccounts", tags: ["Admin"], summary: "Find accounts: by email, or all of them in email order", security,
     request: { query: AccountsQuery },
     responses: { 200: jsonResponse(AccountList, "Accounts in email order"), ...problems(400, 401, 404) },
   }),
@@ -41,7 +41,7 @@ adminAccountRoutes.openapi(
 
 adminAccountRoutes.openapi(
   createRoute({
-    method: "patch", path: "/admin/accounts/{id}", operationId: "updateAccount", tags: ["Admin"], summary: "Set an account's credits or password", security,
+    method: "patch", path: "/accounts/{id}", operationId: "updateAccount", tags: ["Admin"], summary: "Set an account's credits or password", security,
     request: { params: idParam, body: jsonBody(z.strictObject({ credits: credits.optional(), password: password.optional() })) },
     responses: { 200: jsonResponse(Account, "Updated"), ...problems(400, 401, 404) },
   }),
@@ -50,7 +50,7 @@ adminAccountRoutes.openapi(
 
 adminAccountRoutes.openapi(
   createRoute({
-    method: "post", path: "/admin/projects", operationId: "createProject", tags: ["Admin"], summary: "Create a project owned by an account", security,
+    method: "post", path: "/projects", operationId: "createProject", tags: ["Admin"], summary: "Create a project owned by an account", security,
     request: { body: jsonBody(z.strictObject({ name: z.string().trim().min(1).max(200), ownerAccountId: z.uuid(), id: z.uuid().optional() })) },
     responses: { 201: jsonResponse(Project, "Created"), ...problems(400, 401, 404, 409) },
   }),
@@ -59,7 +59,7 @@ adminAccountRoutes.openapi(
 
 adminAccountRoutes.openapi(
   createRoute({
-    method: "patch", path: "/admin/projects/{id}", operationId: "setProjectStatus", tags: ["Admin"], summary: "Suspend or reactivate a project", security,
+    method: "patch", path: "/projects/{id}", operationId: "setProjectStatus", tags: ["Admin"], summary: "Suspend or reactivate a project", security,
     request: { params: idParam, body: jsonBody(z.strictObject({ status: z.enum(["active", "suspended"]) })) },
     responses: { 200: jsonResponse(Project, "Updated"), ...problems(400, 401, 404) },
   }),
@@ -72,7 +72,7 @@ adminAccountRoutes.openapi(
 
 adminAccountRoutes.openapi(
   createRoute({
-    method: "put", path: "/admin/projects/{id}/members/{accountId}", operationId: "setMember", tags: ["Admin"], summary: "Add a member or change their role", security,
+    method: "put", path: "/projects/{id}/members/{accountId}", operationId: "setMember", tags: ["Admin"], summary: "Add a member or change their role", security,
     description: "The project owner's own role cannot be changed here: that answers 409 conflict.",
     request: { params: memberParams, body: jsonBody(z.strictObject({ role: z.enum(ROLES) })) },
     responses: { 200: jsonResponse(Member, "The membership"), ...problems(400, 401, 404, 409) },
@@ -87,7 +87,7 @@ adminAccountRoutes.openapi(
 
 adminAccountRoutes.openapi(
   createRoute({
-    method: "delete", path: "/admin/projects/{id}/members/{accountId}", operationId: "removeMember", tags: ["Admin"], summary: "Remove a member", security,
+    method: "delete", path: "/projects/{id}/members/{accountId}", operationId: "removeMember", tags: ["Admin"], summary: "Remove a member", security,
     request: { params: memberParams },
     responses: { 204: { description: "Removed" }, ...problems(401, 404, 409) },
   }),

@@ -12,7 +12,7 @@ const security = [{ adminBearer: [] }];
 adminCatalogRoutes.openapi(
   createRoute({
     method: "put",
-    path: "/admin/catalog",
+    path: "/catalog",
     operationId: "replaceCatalog",
     tags: ["Admin"],
     summary: "Replace the whole catalog atomically",
@@ -30,7 +30,7 @@ adminCatalogRoutes.openapi(
 adminCatalogRoutes.openapi(
   createRoute({
     method: "get",
-    path: "/admin/catalog",
+    path: "/catalog",
     operationId: "getCatalog",
     tags: ["Admin"],
     summary: "The stored catalog document, including what the public endpoints hide",

@@ -1,15 +1,15 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { zValidator } from "@hono/zod-validator";
+import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
+import { z } from "zod";
 import { secretsEqual } from "../auth/crypto";
 import { bearerToken } from "../auth/secrets";
 import { config } from "../config";
 import type { AppEnv } from "../env";
-import { ApiError, invalidRequest, notFound } from "../http/problem";
-import { createRouter, jsonBody, problems } from "../http/router";
+import { jsonBodyGuard } from "../http/json-body";
+import { MiB, limitBody } from "../http/middleware";
+import { ApiError, invalidRequest, notFound, unauthorized, validationHook } from "../http/problem";
 import { AgentResultBody, PartialOutputBody } from "./http";
-
-export const agentCallbackRoutes = createRouter();
-const TaskParams = z.object({ chatId: z.uuid(), taskId: z.uuid() });
 
 /** Only in http mode, and only with the shared AGENT_SECRET (compared in constant time). */
 const requireAgentSecret = createMiddleware<AppEnv>(async (c, next) => {
@@ -17,35 +17,25 @@ const requireAgentSecret = createMiddleware<AppEnv>(async (c, next) => {
   const secret = agent.mode === "http" ? agent.secret : undefined;
   if (!secret) throw notFound();
   const given = bearerToken(c.req.header("authorization"));
-  if (!given || !(await secretsEqual(given, secret))) throw new ApiError(401, "unauthorized", "The agent secret is wrong.", { headers: { "www-authenticate": 'Bearer realm="agent"' } });
+  if (!given || !(await secretsEqual(given, secret))) throw unauthorized("agent", "The agent secret is wrong.");
   await next();
 });
 
+// Not in the public OpenAPI description (only the external agent calls these), so the zod validator is used directly.
+const valid = <T extends z.ZodType>(target: "json" | "param", schema: T) => zValidator(target, schema, (result, c) => validationHook({ ...result, target }, c));
+const TaskParams = z.object({ chatId: z.uuid(), taskId: z.uuid() });
 const roomOf = (env: AppEnv["Bindings"], chatId: string) => env.CHAT_ROOM.getByName(chatId.toLowerCase());
 
-agentCallbackRoutes.openapi(
-  createRoute({
-    method: "post", path: "/agent/chats/{chatId}/tasks/{taskId}/result", operationId: "deliverAgentResult", tags: ["Agent"], hide: true, middleware: [requireAgentSecret],
-    summary: "An external agent delivers a task's result (docs/agent-protocol.md)",
-    request: { params: TaskParams, body: jsonBody(AgentResultBody) },
-    responses: { 204: { description: "Stored (or stored already)" }, ...problems(400, 401, 404) },
-  }),
-  async (c) => {
+/** The http agent's side of docs/agent-protocol.md, mounted at /agent. */
+export const agentCallbackRoutes = new Hono<AppEnv>()
+  .use("*", limitBody(MiB), requireAgentSecret, jsonBodyGuard)
+  .post("/chats/:chatId/tasks/:taskId/result", valid("param", TaskParams), valid("json", AgentResultBody), async (c) => {
     const { chatId, taskId } = c.req.valid("param");
     const outcome = await roomOf(c.env, chatId).completeTask(taskId.toLowerCase(), c.req.valid("json"));
     if (outcome === "unknown") throw notFound("No such task in this chat.");
     return c.body(null, 204);
-  },
-);
-
-agentCallbackRoutes.openapi(
-  createRoute({
-    method: "post", path: "/agent/chats/{chatId}/tasks/{taskId}/partial", operationId: "appendAgentPartial", tags: ["Agent"], hide: true, middleware: [requireAgentSecret],
-    summary: "An external agent appends text to a running task's reply (docs/agent-protocol.md)",
-    request: { params: TaskParams, body: jsonBody(PartialOutputBody) },
-    responses: { 204: { description: "Appended, or ignored as a repeat or as late" }, ...problems(400, 401, 404, 409) },
-  }),
-  async (c) => {
+  })
+  .post("/chats/:chatId/tasks/:taskId/partial", valid("param", TaskParams), valid("json", PartialOutputBody), async (c) => {
     const { chatId, taskId } = c.req.valid("param");
     const { seq, text } = c.req.valid("json");
     const outcome = await roomOf(c.env, chatId).appendPartial(taskId.toLowerCase(), seq, text);
@@ -55,5 +45,4 @@ agentCallbackRoutes.openapi(
       case "too_long": throw invalidRequest("The reply would exceed 100000 characters.", [{ path: "text", message: "too long for the reply" }]);
     }
     return c.body(null, 204);
-  },
-);
+  });

@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
-import { ApiError } from "../http/problem";
+import { ApiError, unauthorized } from "../http/problem";
 import type { Scope } from "./schemas";
 import { API_TOKEN_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
@@ -9,8 +9,7 @@ export type GatedEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: Api
 
 const POLICY = "per-token";
 
-export const invalidToken = (detail: string) =>
-  new ApiError(401, "unauthorized", detail, { headers: { "www-authenticate": 'Bearer realm="api", error="invalid_token"' } });
+const invalidToken = (detail: string) => unauthorized("api", detail);
 
 /**
  * The gate in front of /v1/projects/*: a personal API token from the Authorization header (never

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { deleteCookie, setCookie } from "hono/cookie";
-import { ApiError, notFound } from "../http/problem";
+import { ApiError, notFound, unauthorized } from "../http/problem";
 import { anonymous, createRouter, headers, jsonBody, jsonResponse, problems } from "../http/router";
 import { createSession, endSession, findAccountByEmail } from "./accounts";
 import { findUnrevokedToken, insertTokenWithinLimit, listTokens, markRevoked, MAX_ACTIVE_TOKENS, toItem } from "./api-tokens";
@@ -8,15 +8,19 @@ import { verifyPassword } from "./passwords";
 import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest, normaliseEmail } from "./schemas";
 import { API_TOKEN_PREFIX, SESSION_PREFIX, generateSecret, hashSecret } from "./secrets";
 import { signInThrottleFor } from "./sign-in-throttle";
-import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, invalidSession, isAppOrigin, requireSession, type SessionEnv } from "./session";
+import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, accountCors, invalidSession, isAppOrigin, requireSession, type SessionEnv } from "./session";
+import { jsonBodyGuard } from "../http/json-body";
+import { MiB, limitBody } from "../http/middleware";
 
+/** Sign-in, sign-out and API token management, mounted at /auth: credentialed CORS for APP_ORIGINS only. */
 export const authRoutes = createRouter<SessionEnv>();
+authRoutes.use("*", accountCors, limitBody(MiB), jsonBodyGuard);
 const sessionSecurity = [{ accountSessionBearer: [] }];
 
 authRoutes.openapi(
   createRoute({
     method: "post",
-    path: "/auth/token",
+    path: "/token",
     operationId: "signIn",
     tags: ["Account"],
     security: anonymous,
@@ -38,7 +42,7 @@ authRoutes.openapi(
     const valid = await verifyPassword(password, account?.passwordHash);
     await throttle.settle(reservation.attempt, Boolean(account && valid));
     if (!account || !valid) {
-      throw new ApiError(401, "unauthorized", "The email or password is wrong.", { headers: { "www-authenticate": 'Bearer realm="account"' } });
+      throw unauthorized("account", "The email or password is wrong.", null);
     }
     const now = Date.now();
     const token = generateSecret(SESSION_PREFIX);
@@ -55,7 +59,7 @@ authRoutes.openapi(
 authRoutes.openapi(
   createRoute({
     method: "delete",
-    path: "/auth/token",
+    path: "/token",
     operationId: "signOut",
     tags: ["Account"],
     summary: "Sign out: end this account session (API tokens stay valid)",
@@ -74,13 +78,13 @@ authRoutes.openapi(
   },
 );
 
-authRoutes.use("/auth/api-tokens", requireSession);
-authRoutes.use("/auth/api-tokens/*", requireSession);
+authRoutes.use("/api-tokens", requireSession);
+authRoutes.use("/api-tokens/*", requireSession);
 
 authRoutes.openapi(
   createRoute({
     method: "post",
-    path: "/auth/api-tokens",
+    path: "/api-tokens",
     operationId: "createApiToken",
     tags: ["Account"],
     summary: "Create a personal API token; the secret is in this response only",
@@ -105,7 +109,7 @@ authRoutes.openapi(
 authRoutes.openapi(
   createRoute({
     method: "get",
-    path: "/auth/api-tokens",
+    path: "/api-tokens",
     operationId: "listApiTokens",
     tags: ["Account"],
     summary: "The account's unrevoked tokens, newest first (expired ones included)",
@@ -118,7 +122,7 @@ authRoutes.openapi(
 authRoutes.openapi(
   createRoute({
     method: "delete",
-    path: "/auth/api-tokens/{tokenId}",
+    path: "/api-tokens/{tokenId}",
     operationId: "revokeApiToken",
     tags: ["Account"],
     summary: "Revoke a token: later requests with it are refused; accepted work is not cancelled",

@@ -2,7 +2,7 @@ import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import { config } from "../config";
 import type { AppEnv } from "../env";
-import { ApiError } from "../http/problem";
+import { unauthorized } from "../http/problem";
 import { findSessionAccount } from "./accounts";
 import { SESSION_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
@@ -19,8 +19,7 @@ export const SESSION_COOKIE_OPTIONS = { path: "/auth", httpOnly: true, secure: t
 /** Whether the request comes from a web-application origin whose session cookie is honoured (APP_ORIGINS). */
 export const isAppOrigin = (env: AppEnv["Bindings"], origin: string | undefined): origin is string => origin !== undefined && config(env).appOrigins.includes(origin);
 
-export const invalidSession = (detail: string) =>
-  new ApiError(401, "unauthorized", detail, { headers: { "www-authenticate": 'Bearer realm="account", error="invalid_token"' } });
+export const invalidSession = (detail: string) => unauthorized("account", detail);
 
 /**
  * Token management needs an account session: a pcs_ bearer, or the session cookie when the

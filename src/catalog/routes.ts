@@ -3,13 +3,12 @@ import type { Context } from "hono";
 import { config } from "../config";
 import type { AppEnv } from "../env";
 import { resolveLanguage } from "../http/language";
+import { publicCors } from "../http/middleware";
 import { ApiError } from "../http/problem";
 import { anonymous, createRouter, headers, jsonResponse, problems } from "../http/router";
 import { renderCached, type CatalogEndpoint } from "./cache";
 import { renderBanners, renderLegalDocument, renderPlans, renderPoll } from "./render";
 import { ChatBanner, LegalDocument, PageTopBanner, PlanCatalog, PollResponse, type CatalogDocument, type Language } from "./schema";
-
-export const PUBLIC_CATALOG_PATHS = ["/v1/plans", "/v1/privacy-policy", "/v1/terms-of-use", "/v1/chat-banners", "/v1/chat-banners/page-top", "/v1/poll"];
 
 type Endpoint = {
   name: CatalogEndpoint;
@@ -27,30 +26,30 @@ const FRESH = "no-store";
 
 const endpoints: Endpoint[] = [
   {
-    name: "plans", operationId: "getPlans", path: "/v1/plans", summary: "The plan catalog: the free plan and the active paid plans", schema: PlanCatalog, cacheControl: LISTS,
+    name: "plans", operationId: "getPlans", path: "/plans", summary: "The plan catalog: the free plan and the active paid plans", schema: PlanCatalog, cacheControl: LISTS,
     render: (doc, language) => {
       if (!doc) throw new ApiError(503, "service_unavailable", "The plan catalog has not been loaded yet.", { headers: { "retry-after": "60" } });
       return renderPlans(doc, language);
     },
   },
   {
-    name: "privacy-policy", operationId: "getPrivacyPolicy", path: "/v1/privacy-policy", summary: "The privacy policy", schema: LegalDocument, cacheControl: FRESH,
+    name: "privacy-policy", operationId: "getPrivacyPolicy", path: "/privacy-policy", summary: "The privacy policy", schema: LegalDocument, cacheControl: FRESH,
     render: (doc, language) => renderLegalDocument(doc?.privacyPolicy ?? emptyLegalDocument, language),
   },
   {
-    name: "terms-of-use", operationId: "getTermsOfUse", path: "/v1/terms-of-use", summary: "The terms of use", schema: LegalDocument, cacheControl: FRESH,
+    name: "terms-of-use", operationId: "getTermsOfUse", path: "/terms-of-use", summary: "The terms of use", schema: LegalDocument, cacheControl: FRESH,
     render: (doc, language) => renderLegalDocument(doc?.termsOfUse ?? emptyLegalDocument, language),
   },
   {
-    name: "chat-banners", operationId: "listChatBanners", path: "/v1/chat-banners", summary: "Active chat banners in stored order", schema: ChatBanner.array(), cacheControl: LISTS,
+    name: "chat-banners", operationId: "listChatBanners", path: "/chat-banners", summary: "Active chat banners in stored order", schema: ChatBanner.array(), cacheControl: LISTS,
     render: (doc, language, env) => renderBanners(doc?.chatBanners ?? [], language, config(env).appOrigin),
   },
   {
-    name: "page-top-banners", operationId: "listPageTopBanners", path: "/v1/chat-banners/page-top", summary: "Active page-top banners in stored order", schema: PageTopBanner.array(), cacheControl: LISTS,
+    name: "page-top-banners", operationId: "listPageTopBanners", path: "/chat-banners/page-top", summary: "Active page-top banners in stored order", schema: PageTopBanner.array(), cacheControl: LISTS,
     render: (doc, language, env) => renderBanners(doc?.pageTopBanners ?? [], language, config(env).appOrigin),
   },
   {
-    name: "poll", operationId: "getPoll", path: "/v1/poll", summary: "The enabled questionnaire, or null", schema: PollResponse, cacheControl: FRESH,
+    name: "poll", operationId: "getPoll", path: "/poll", summary: "The enabled questionnaire, or null", schema: PollResponse, cacheControl: FRESH,
     render: (doc, language) => (doc ? renderPoll(doc, language) : { poll: null }),
   },
 ];
@@ -81,7 +80,9 @@ async function serve(c: Context<AppEnv>, endpoint: Endpoint): Promise<Response> 
   return new Response(body, { status: 200, headers: { ...headers, "content-type": "application/json; charset=utf-8" } });
 }
 
+/** The anonymous catalog, mounted at /v1: any origin may read it, never with credentials. */
 export const catalogRoutes = createRouter();
+for (const endpoint of endpoints) catalogRoutes.use(endpoint.path, publicCors);
 const CATALOG_HEADERS = ["ETag", "Cache-Control", "Content-Language", "Vary", "Server-Timing"] as const;
 
 for (const endpoint of endpoints) {

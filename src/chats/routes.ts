@@ -1,6 +1,8 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { requireScope, type GatedEnv } from "../auth/gate";
+import { requireScope, tokenGate, type GatedEnv } from "../auth/gate";
+import { jsonBodyGuard } from "../http/json-body";
+import { limitBody } from "../http/middleware";
 import { MAX_STREAMS_PER_TOKEN } from "../auth/token-gate";
 import { ApiError, invalidRequest, notFound } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
@@ -12,7 +14,10 @@ import {
   ProjectParams, Queue, SendMessageBody, SendMessageHeaders, Submission,
 } from "./schemas";
 
+/** The project-chat API, mounted at /v1/projects: personal API tokens only, counted per token. */
 export const chatRoutes = createRouter<GatedEnv>();
+// Never below the largest valid message body, however the client escapes its characters.
+chatRoutes.use("*", limitBody(MESSAGE_BODY_LIMIT_BYTES), tokenGate, jsonBodyGuard);
 
 const security = [{ userApiTokenBearer: [] }];
 const read = [requireScope("chat:read")];
@@ -35,7 +40,7 @@ const found = <T>(value: T | null): T => {
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/v1/projects/{projectId}/chats", operationId: "listChats", tags: ["Chats"], summary: "List the project's chats, newest updatedAt first", security, middleware: read,
+    method: "get", path: "/{projectId}/chats", operationId: "listChats", tags: ["Chats"], summary: "List the project's chats, newest updatedAt first", security, middleware: read,
     request: { params: ProjectParams, query: ListChatsQuery },
     responses: { 200: jsonResponse(ChatList, "Active chats, or archived ones with archived=true"), ...chatProblems },
   }),
@@ -47,7 +52,7 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "post", path: "/v1/projects/{projectId}/chats", operationId: "createChat", tags: ["Chats"], summary: "Create an empty chat", security, middleware: write,
+    method: "post", path: "/{projectId}/chats", operationId: "createChat", tags: ["Chats"], summary: "Create an empty chat", security, middleware: write,
     request: { params: ProjectParams, body: jsonBody(ChatTitleBody) },
     responses: { 201: jsonResponse(Chat, "The new chat"), ...chatProblems },
   }),
@@ -61,7 +66,7 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}", operationId: "getChat", tags: ["Chats"], summary: "Read a chat", security, middleware: read,
+    method: "get", path: "/{projectId}/chats/{chatId}", operationId: "getChat", tags: ["Chats"], summary: "Read a chat", security, middleware: read,
     request: { params: ChatParams },
     responses: { 200: jsonResponse(Chat, "The chat"), ...chatProblems },
   }),
@@ -73,7 +78,7 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "patch", path: "/v1/projects/{projectId}/chats/{chatId}", operationId: "renameChat", tags: ["Chats"], summary: "Rename a chat", security, middleware: write,
+    method: "patch", path: "/{projectId}/chats/{chatId}", operationId: "renameChat", tags: ["Chats"], summary: "Rename a chat", security, middleware: write,
     request: { params: ChatParams, body: jsonBody(ChatTitleBody) },
     responses: { 200: jsonResponse(Chat, "The renamed chat"), ...chatProblems },
   }),
@@ -86,7 +91,7 @@ chatRoutes.openapi(
 for (const [action, archived] of [["archive", true], ["restore", false]] as const) {
   chatRoutes.openapi(
     createRoute({
-      method: "post", path: `/v1/projects/{projectId}/chats/{chatId}/${action}`, operationId: `${action}Chat`, tags: ["Chats"], security, middleware: write,
+      method: "post", path: `/{projectId}/chats/{chatId}/${action}`, operationId: `${action}Chat`, tags: ["Chats"], security, middleware: write,
       summary: archived ? "Archive a chat (it then refuses messages)" : "Restore an archived chat",
       request: { params: ChatParams },
       responses: { 200: jsonResponse(Chat, "The chat"), ...chatProblems },
@@ -100,7 +105,7 @@ for (const [action, archived] of [["archive", true], ["restore", false]] as cons
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}/messages", operationId: "listMessages", tags: ["Messages"], summary: "Message history, newest first", security, middleware: read,
+    method: "get", path: "/{projectId}/chats/{chatId}/messages", operationId: "listMessages", tags: ["Messages"], summary: "Message history, newest first", security, middleware: read,
     request: { params: ChatParams, query: MessagesQuery },
     responses: { 200: jsonResponse(MessagePage, "A page of messages; pass nextCursor as cursor for older ones"), ...chatProblems },
   }),
@@ -116,7 +121,7 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "post", path: "/v1/projects/{projectId}/chats/{chatId}/messages", operationId: "sendMessage", tags: ["Messages"], security, middleware: write,
+    method: "post", path: "/{projectId}/chats/{chatId}/messages", operationId: "sendMessage", tags: ["Messages"], security, middleware: write,
     summary: "Send a message to the chat agent; 202 confirms acceptance, not completion",
     description: `Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. The body may be up to ${MESSAGE_BODY_LIMIT_BYTES} bytes, enough for ${CONTENT_MAX} characters each sent as a \\uXXXX\\uXXXX escape pair.`,
     request: { params: ChatParams, headers: SendMessageHeaders, body: jsonBody(SendMessageBody) },
@@ -148,7 +153,7 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}/queue", operationId: "getQueue", tags: ["Messages"], summary: "Pending, dispatching and failed submissions, in order", security, middleware: read,
+    method: "get", path: "/{projectId}/chats/{chatId}/queue", operationId: "getQueue", tags: ["Messages"], summary: "Pending, dispatching and failed submissions, in order", security, middleware: read,
     request: { params: ChatParams },
     responses: { 200: jsonResponse(Queue, "The queue"), ...chatProblems },
   }),
@@ -160,7 +165,7 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/v1/projects/{projectId}/chats/{chatId}/events", tags: ["Events"], operationId: "followChatEvents", security, middleware: read,
+    method: "get", path: "/{projectId}/chats/{chatId}/events", tags: ["Events"], operationId: "followChatEvents", security, middleware: read,
     summary: "Follow a chat live: a resumable Server-Sent Events stream",
     description:
       "Starts with a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends `chat`, `queue`, `message` and " +

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import packageJson from "../../package.json";
 import type { AppEnv } from "../env";
+import { publicCors } from "../http/middleware";
 import { notFound } from "../http/problem";
 import { MESSAGE_BODY_LIMIT_BYTES } from "../chats/schemas";
 import { describeApi, type Audience } from "./openapi-document";
@@ -37,6 +38,7 @@ export function mountDocs(app: OpenAPIHono<AppEnv>) {
     if (!documents.has(key)) documents.set(key, describeApi(app, audience, { ...INFO[audience], version: API_VERSION }, origin));
     return c.json(documents.get(key));
   };
+  app.use(OPENAPI_PATH, publicCors);
   app.get(OPENAPI_PATH, serveDocument("public"));
   app.get(OPERATOR_OPENAPI_PATH, serveDocument("operator"));
 

@@ -32,6 +32,8 @@ export const publicCors = createMiddleware<AppEnv>(async (c, next) => {
   c.res.headers.set("access-control-expose-headers", "content-language, etag, server-timing, x-request-id");
 });
 
+export const MiB = 1024 * 1024;
+
 /** Refuses bodies over maxBytes before anything reads them. */
 export const limitBody = (maxBytes: number) =>
   bodyLimit({

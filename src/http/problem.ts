@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "@hono/zod-openapi";
-import type { ZodError } from "zod";
+import type { $ZodError as ZodError } from "zod/v4/core";
 
 /** The stable problem codes; ApiError and the OpenAPI Problem schema both take them from here. */
 export const PROBLEM_CODES = [
@@ -78,6 +78,9 @@ export function fieldProblems(error: ZodError, target: Target = "json"): FieldPr
 }
 
 export const invalidRequest = (detail: string, errors?: FieldProblem[]) => new ApiError(400, "invalid_request", detail, { errors });
+/** 401 with its RFC 6750 challenge; error is left out where no credential was presented (a password sign-in). */
+export const unauthorized = (realm: "api" | "account" | "admin" | "agent", detail: string, error: "invalid_token" | null = "invalid_token") =>
+  new ApiError(401, "unauthorized", detail, { headers: { "www-authenticate": `Bearer realm="${realm}"${error ? `, error="${error}"` : ""}` } });
 export const notFound = (detail = "The resource does not exist or is not available to you.") => new ApiError(404, "not_found", detail);
 
 /** The zod validator hook: the same problem body as every other error, listing each invalid field. */
