@@ -1,6 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { setMaintenance } from "../chats/credits";
-import { forgetMaintenanceFlag } from "../chats/maintenance";
+import { setMaintenance } from "../chats/maintenance";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 
 export const adminMaintenanceRoutes = createRouter();
@@ -16,7 +15,6 @@ adminMaintenanceRoutes.openapi(
   async (c) => {
     const { enabled } = c.req.valid("json");
     await setMaintenance(c.env.DB, enabled);
-    forgetMaintenanceFlag();
     return c.json({ enabled }, 200);
   },
 );

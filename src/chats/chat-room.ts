@@ -83,7 +83,7 @@ export class ChatRoom extends DurableObject<Env> {
 
   async rename(projectId: string, title: string): Promise<Chat | null> {
     if (!this.chatIn(projectId)) return null;
-    this.store.touch(Date.now(), { title });
+    this.store.rename(title, Date.now());
     this.publish();
     await this.syncIndex();
     return this.store.view();
@@ -92,7 +92,7 @@ export class ChatRoom extends DurableObject<Env> {
   async setArchived(projectId: string, archived: boolean): Promise<Chat | null> {
     const chat = this.chatIn(projectId);
     if (!chat) return null;
-    if (archived !== (chat.archived_at !== null)) this.store.touch(Date.now(), { archived_at: archived ? iso(Date.now()) : null });
+    if (archived !== (chat.archived_at !== null)) this.store.setArchivedAt(archived ? iso(Date.now()) : null, Date.now());
     this.publish();
     await this.syncIndex();
     return this.store.view();

@@ -1,7 +1,3 @@
-import { eq } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/d1";
-import { settings } from "../db/schema";
-
 /**
  * Takes a task's credits from the project owner's balance, at most once per task id (a retry after
  * a restart finds the charge already made). False when the balance does not cover it.
@@ -22,14 +18,4 @@ export async function chargeTask(d1: D1Database, projectId: string, taskId: stri
 /** Gives a failed task's credits back; a no-op when there is no charge (or it was refunded already). */
 export async function refundTask(d1: D1Database, taskId: string): Promise<void> {
   await d1.prepare("DELETE FROM credit_charges WHERE task_id = ?").bind(taskId).run();
-}
-
-export async function isMaintenance(d1: D1Database): Promise<boolean> {
-  const [row] = await drizzle(d1).select({ value: settings.value }).from(settings).where(eq(settings.key, "maintenance"));
-  return row?.value === "on";
-}
-
-export async function setMaintenance(d1: D1Database, enabled: boolean): Promise<void> {
-  const value = enabled ? "on" : "off";
-  await drizzle(d1).insert(settings).values({ key: "maintenance", value }).onConflictDoUpdate({ target: settings.key, set: { value } });
 }

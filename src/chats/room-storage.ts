@@ -74,15 +74,19 @@ export class RoomStorage {
   }
 
   /** Records a change to anything the chat summary shows; the index is then behind until synced. */
-  touch(now: number, changes: { title?: string; archived_at?: string | null } = {}): void {
-    const chat = this.chat()!;
-    this.sql.exec(
-      "UPDATE chat SET title = ?, archived_at = ?, updated_at = ?, version = version + 1",
-      changes.title ?? chat.title,
-      changes.archived_at === undefined ? chat.archived_at : changes.archived_at,
-      // Never backwards, so the list order stays stable even if the clock is.
-      iso(Math.max(now, Date.parse(chat.updated_at))),
-    );
+  touch(now: number): void {
+    // Never backwards, so the list order stays stable even if the clock is.
+    this.sql.exec("UPDATE chat SET updated_at = MAX(updated_at, ?), version = version + 1", iso(now));
+  }
+
+  rename(title: string, now: number): void {
+    this.sql.exec("UPDATE chat SET title = ?", title);
+    this.touch(now);
+  }
+
+  setArchivedAt(archivedAt: string | null, now: number): void {
+    this.sql.exec("UPDATE chat SET archived_at = ?", archivedAt);
+    this.touch(now);
   }
 
   /** Whether the agent waits for the user; part of the summary, so it counts as a change. */

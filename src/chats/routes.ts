@@ -8,7 +8,7 @@ import { ApiError, invalidRequest, notFound } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { requireProjectAccess } from "../projects/access";
 import { listChats } from "./index-store";
-import { maintenanceFlag } from "./maintenance";
+import { cachedMaintenance } from "./maintenance";
 import {
   CONTENT_MAX, Chat, ChatEvent, ChatList, ChatParams, ChatTitleBody, EventsHeaders, EventsQuery, ListChatsQuery, MESSAGE_BODY_LIMIT_BYTES, MessagePage, MessagesQuery,
   ProjectParams, Queue, SendMessageBody, SendMessageHeaders, Submission,
@@ -25,11 +25,17 @@ const write = [requireScope("chat:write")];
 const chatProblems = problems(400, 401, 403, 404, 429);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The caller's project access, then the chat's object; a malformed id is simply not found. */
-async function room(c: Context<GatedEnv>, need: "read" | "write", params: { projectId: string; chatId?: string }) {
-  if (!UUID.test(params.projectId) || (params.chatId !== undefined && !UUID.test(params.chatId))) throw notFound();
-  const access = await requireProjectAccess(c.env.DB, params.projectId.toLowerCase(), c.get("caller").accountId, need);
-  return { access, stub: params.chatId ? c.env.CHAT_ROOM.getByName(params.chatId.toLowerCase()) : undefined };
+/** The caller's access to the project (404 unknown, not a member or suspended; 403 a viewer writing); a malformed id is simply not found. */
+async function projectAccess(c: Context<GatedEnv>, need: "read" | "write", projectId: string) {
+  if (!UUID.test(projectId)) throw notFound();
+  return requireProjectAccess(c.env.DB, projectId.toLowerCase(), c.get("caller").accountId, need);
+}
+
+/** Project access, then the chat's object; whether the chat is in that project is the object's answer. */
+async function chatInProject(c: Context<GatedEnv>, need: "read" | "write", params: { projectId: string; chatId: string }) {
+  if (!UUID.test(params.chatId)) throw notFound();
+  const access = await projectAccess(c, need, params.projectId);
+  return { access, chat: c.env.CHAT_ROOM.getByName(params.chatId.toLowerCase()) };
 }
 
 const chatNotFound = () => notFound("The chat does not exist in this project or is not available to you.");
@@ -45,7 +51,7 @@ chatRoutes.openapi(
     responses: { 200: jsonResponse(ChatList, "Active chats, or archived ones with archived=true"), ...chatProblems },
   }),
   async (c) => {
-    const { access } = await room(c, "read", c.req.valid("param"));
+    const access = await projectAccess(c, "read", c.req.valid("param").projectId);
     return c.json({ items: await listChats(c.env.DB, access.projectId, c.req.valid("query").archived === "true") }, 200);
   },
 );
@@ -57,7 +63,7 @@ chatRoutes.openapi(
     responses: { 201: jsonResponse(Chat, "The new chat"), ...chatProblems },
   }),
   async (c) => {
-    const { access } = await room(c, "write", c.req.valid("param"));
+    const access = await projectAccess(c, "write", c.req.valid("param").projectId);
     const chatId = crypto.randomUUID();
     const chat = await c.env.CHAT_ROOM.getByName(chatId).create(chatId, access.projectId, c.req.valid("json").title);
     return c.json(chat, 201);
@@ -71,8 +77,8 @@ chatRoutes.openapi(
     responses: { 200: jsonResponse(Chat, "The chat"), ...chatProblems },
   }),
   async (c) => {
-    const { access, stub } = await room(c, "read", c.req.valid("param"));
-    return c.json(found(await stub!.get(access.projectId)), 200);
+    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
+    return c.json(found(await chat.get(access.projectId)), 200);
   },
 );
 
@@ -83,8 +89,8 @@ chatRoutes.openapi(
     responses: { 200: jsonResponse(Chat, "The renamed chat"), ...chatProblems },
   }),
   async (c) => {
-    const { access, stub } = await room(c, "write", c.req.valid("param"));
-    return c.json(found(await stub!.rename(access.projectId, c.req.valid("json").title)), 200);
+    const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
+    return c.json(found(await chat.rename(access.projectId, c.req.valid("json").title)), 200);
   },
 );
 
@@ -97,8 +103,8 @@ for (const [action, archived] of [["archive", true], ["restore", false]] as cons
       responses: { 200: jsonResponse(Chat, "The chat"), ...chatProblems },
     }),
     async (c) => {
-      const { access, stub } = await room(c, "write", c.req.valid("param"));
-      return c.json(found(await stub!.setArchived(access.projectId, archived)), 200);
+      const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
+      return c.json(found(await chat.setArchived(access.projectId, archived)), 200);
     },
   );
 }
@@ -110,9 +116,9 @@ chatRoutes.openapi(
     responses: { 200: jsonResponse(MessagePage, "A page of messages; pass nextCursor as cursor for older ones"), ...chatProblems },
   }),
   async (c) => {
-    const { access, stub } = await room(c, "read", c.req.valid("param"));
+    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
     const { cursor, limit } = c.req.valid("query");
-    const page = await stub!.messages(access.projectId, cursor, limit);
+    const page = await chat.messages(access.projectId, cursor, limit);
     if (page.kind === "not_found") throw chatNotFound();
     if (page.kind === "bad_cursor") throw invalidRequest("The cursor is not one this chat gave out.", [{ path: "cursor", message: "unknown or malformed cursor" }]);
     return c.json({ items: page.items, nextCursor: page.nextCursor }, 200);
@@ -132,9 +138,9 @@ chatRoutes.openapi(
   }),
   async (c) => {
     const params = c.req.valid("param");
-    const [{ access, stub }, maintenance] = await Promise.all([room(c, "write", params), maintenanceFlag(c.env.DB)]);
+    const [{ access, chat }, maintenance] = await Promise.all([chatInProject(c, "write", params), cachedMaintenance(c.env.DB)]);
     const { content, replyToMessageId } = c.req.valid("json");
-    const outcome = await stub!.submit(access.projectId, {
+    const outcome = await chat.submit(access.projectId, {
       idempotencyKey: c.req.valid("header")["idempotency-key"].toLowerCase(),
       content,
       replyToMessageId: replyToMessageId?.toLowerCase() ?? null,
@@ -158,8 +164,8 @@ chatRoutes.openapi(
     responses: { 200: jsonResponse(Queue, "The queue"), ...chatProblems },
   }),
   async (c) => {
-    const { access, stub } = await room(c, "read", c.req.valid("param"));
-    return c.json({ items: found(await stub!.queueEntries(access.projectId)) }, 200);
+    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
+    return c.json({ items: found(await chat.queueEntries(access.projectId)) }, 200);
   },
 );
 
@@ -179,7 +185,7 @@ chatRoutes.openapi(
     },
   }),
   async (c) => {
-    const { access, stub } = await room(c, "read", c.req.valid("param"));
+    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
     const resume = c.req.valid("header")["last-event-id"] ?? c.req.valid("query").after;
     const { accountId, tokenHash } = c.get("caller");
     const gate = c.env.TOKEN_GATE.getByName(tokenHash);
@@ -190,7 +196,7 @@ chatRoutes.openapi(
         headers: { "retry-after": String(lease.retryAfterSeconds) },
       });
     }
-    const stream = await stub!.follow(access.projectId, resume === undefined ? null : Number(resume), { tokenHash, leaseId, accountId, projectId: access.projectId });
+    const stream = await chat.follow(access.projectId, resume === undefined ? null : Number(resume), { tokenHash, leaseId, accountId, projectId: access.projectId });
     if (!stream) {
       c.executionCtx.waitUntil(gate.closeStream(leaseId));
       throw chatNotFound();
