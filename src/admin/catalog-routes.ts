@@ -4,10 +4,10 @@ import { CatalogDocument } from "../catalog/schema";
 import { readCatalog, replaceCatalog } from "../catalog/store";
 import { notFound } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
+import { adminSecurity } from "./guard";
 
 export const adminCatalogRoutes = createRouter();
 
-const security = [{ adminBearer: [] }];
 
 adminCatalogRoutes.openapi(
   createRoute({
@@ -16,7 +16,7 @@ adminCatalogRoutes.openapi(
     operationId: "replaceCatalog",
     tags: ["Admin"],
     summary: "Replace the whole catalog atomically",
-    security,
+    security: adminSecurity,
     request: { body: jsonBody(CatalogDocument) },
     responses: { 204: { description: "Replaced; the instance that took it serves it at once" }, ...problems(400, 401, 404) },
   }),
@@ -34,7 +34,7 @@ adminCatalogRoutes.openapi(
     operationId: "getCatalog",
     tags: ["Admin"],
     summary: "The stored catalog document, including what the public endpoints hide",
-    security,
+    security: adminSecurity,
     responses: { 200: jsonResponse(CatalogDocument, "The catalog document"), ...problems(401, 404) },
   }),
   async (c) => {

@@ -5,6 +5,9 @@ import { secretsEqual } from "../auth/crypto";
 import { notFound, unauthorized } from "../http/problem";
 import { bearerToken } from "../auth/secrets";
 
+/** The OpenAPI security requirement of every operator operation. */
+export const adminSecurity = [{ adminBearer: [] }];
+
 /** /admin/* exists only when ADMIN_TOKEN is set, and then only for a bearer holding it. */
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const expected = config(c.env).adminToken;

@@ -4,6 +4,7 @@ import { createRouter } from "../http/router";
 import { adminAccountRoutes } from "./accounts-routes";
 import { adminCatalogRoutes } from "./catalog-routes";
 import { requireAdmin } from "./guard";
+import { adminProjectRoutes } from "./projects-routes";
 import { adminMaintenanceRoutes } from "./maintenance-routes";
 
 /** The operator API, mounted at /admin: nothing here answers without ADMIN_TOKEN (and nothing at all while it is unset). */
@@ -12,4 +13,5 @@ export const adminRoutes = createRouter();
 adminRoutes.use("*", requireAdmin, limitBody(16 * MiB), jsonBodyGuard);
 adminRoutes.route("/", adminCatalogRoutes);
 adminRoutes.route("/", adminAccountRoutes);
+adminRoutes.route("/", adminProjectRoutes);
 adminRoutes.route("/", adminMaintenanceRoutes);

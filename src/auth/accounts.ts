@@ -2,25 +2,25 @@ import { and, asc, eq, gt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { isUniqueViolation } from "../db/errors";
 import { accounts, sessions } from "../db/schema";
-import { ApiError } from "../http/problem";
 import { hashPassword } from "./passwords";
 
 export type AccountView = { id: string; email: string; credits: number };
 const view = (a: AccountView): AccountView => ({ id: a.id, email: a.email, credits: a.credits });
 
-
-export async function createAccount(d1: D1Database, input: { email: string; password: string; credits: number }): Promise<AccountView> {
+/** A new account; null when the email is taken. */
+export async function createAccount(d1: D1Database, input: { email: string; password: string; credits: number }): Promise<AccountView | null> {
   const row = { id: crypto.randomUUID(), email: input.email, passwordHash: await hashPassword(input.password), credits: input.credits, createdAt: new Date().toISOString() };
   try {
     await drizzle(d1).insert(accounts).values(row);
   } catch (error) {
-    if (isUniqueViolation(error)) throw new ApiError(409, "conflict", "An account with this email already exists.");
+    if (isUniqueViolation(error)) return null;
     throw error;
   }
   return view(row);
 }
 
-export async function updateAccount(d1: D1Database, id: string, input: { credits?: number; password?: string }): Promise<AccountView> {
+/** The account after the change; null when there is no such account. */
+export async function updateAccount(d1: D1Database, id: string, input: { credits?: number; password?: string }): Promise<AccountView | null> {
   const changes = {
     ...(input.credits === undefined ? {} : { credits: input.credits }),
     ...(input.password === undefined ? {} : { passwordHash: await hashPassword(input.password) }),
@@ -33,8 +33,7 @@ export async function updateAccount(d1: D1Database, id: string, input: { credits
     : Object.keys(changes).length
       ? await update
       : await db.select().from(accounts).where(eq(accounts.id, id));
-  if (!row) throw new ApiError(404, "not_found", "No account has this id.");
-  return view(row);
+  return row ? view(row) : null;
 }
 
 /** Accounts in email order, after the given email (keyset paging), for operators looking up ids. */

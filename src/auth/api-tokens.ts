@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { apiTokens } from "../db/schema";
-import type { Scope } from "./schemas";
+import type { Scope } from "./scopes";
 
 export const MAX_ACTIVE_TOKENS = 20;
 

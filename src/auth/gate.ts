@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError, unauthorized } from "../http/problem";
-import type { Scope } from "./schemas";
+import type { Scope } from "./scopes";
 import { API_TOKEN_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
 export type ApiCaller = { accountId: string; scopes: Scope[]; tokenHash: string };

@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { SCOPES } from "./scopes";
 
-export const SCOPES = ["chat:read", "chat:write"] as const;
-export type Scope = (typeof SCOPES)[number];
 const MAX_TOKEN_DAYS = 365;
 const DAY_MS = 86_400_000;
 

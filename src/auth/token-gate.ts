@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { config } from "../config";
 import { findTokenByHash, touchLastUsed } from "./api-tokens";
-import type { Scope } from "./schemas";
+import type { Scope } from "./scopes";
 
 export type StreamLease = { kind: "opened" } | { kind: "limited"; retryAfterSeconds: number };
 

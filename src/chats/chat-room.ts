@@ -5,8 +5,7 @@ import type { AgentPort, AgentResult, AgentTask } from "../agent/port";
 import { describeForLog } from "../db/errors";
 import { config } from "../config";
 import type { Env } from "../env";
-import { ApiError } from "../http/problem";
-import { requireProjectAccess } from "../projects/access";
+import { projectAccess } from "../projects/access";
 import { chargeTask, refundTask } from "./credits";
 import { decodeCursor, encodeCursor } from "./cursor";
 import { dispatchOnHold } from "./dispatch-hold";
@@ -176,11 +175,8 @@ export class ChatRoom extends DurableObject<Env> {
         if (!valid) for (const g of held) denied.add(g);
       }),
       ...[...byMember.values()].map(async (held) => {
-        const allowed = await requireProjectAccess(this.env.DB, held[0]!.projectId, held[0]!.accountId, "read").then(
-          () => true,
-          // Lost access ends the stream; D1 trouble does not.
-          (error) => !(error instanceof ApiError),
-        );
+        // Lost access ends the stream; D1 trouble does not.
+        const allowed = await projectAccess(this.env.DB, held[0]!.projectId, held[0]!.accountId).then((access) => access !== null, () => true);
         if (!allowed) for (const g of held) denied.add(g);
       }),
     ]);

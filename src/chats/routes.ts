@@ -6,7 +6,7 @@ import { limitBody } from "../http/middleware";
 import { MAX_STREAMS_PER_TOKEN } from "../auth/token-gate";
 import { ApiError, invalidRequest, notFound } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
-import { requireProjectAccess } from "../projects/access";
+import { projectAccess } from "../projects/access";
 import { listChats } from "./index-store";
 import { cachedMaintenance } from "./maintenance";
 import {
@@ -25,16 +25,18 @@ const write = [requireScope("chat:write")];
 const chatProblems = problems(400, 401, 403, 404, 429);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The caller's access to the project (404 unknown, not a member or suspended; 403 a viewer writing); a malformed id is simply not found. */
-async function projectAccess(c: Context<GatedEnv>, need: "read" | "write", projectId: string) {
-  if (!UUID.test(projectId)) throw notFound();
-  return requireProjectAccess(c.env.DB, projectId.toLowerCase(), c.get("caller").accountId, need);
+/** The caller's access to the project: 404 when unknown, not a member or suspended (or a malformed id); 403 for a viewer writing. */
+async function authorise(c: Context<GatedEnv>, need: "read" | "write", projectId: string) {
+  const access = UUID.test(projectId) ? await projectAccess(c.env.DB, projectId.toLowerCase(), c.get("caller").accountId) : null;
+  if (!access) throw notFound("The project does not exist or is not available to you.");
+  if (need === "write" && access.role === "viewer") throw new ApiError(403, "forbidden", "Viewers of this project can read chats but not change them.");
+  return access;
 }
 
 /** Project access, then the chat's object; whether the chat is in that project is the object's answer. */
 async function chatInProject(c: Context<GatedEnv>, need: "read" | "write", params: { projectId: string; chatId: string }) {
   if (!UUID.test(params.chatId)) throw notFound();
-  const access = await projectAccess(c, need, params.projectId);
+  const access = await authorise(c, need, params.projectId);
   return { access, chat: c.env.CHAT_ROOM.getByName(params.chatId.toLowerCase()) };
 }
 
@@ -51,7 +53,7 @@ chatRoutes.openapi(
     responses: { 200: jsonResponse(ChatList, "Active chats, or archived ones with archived=true"), ...chatProblems },
   }),
   async (c) => {
-    const access = await projectAccess(c, "read", c.req.valid("param").projectId);
+    const access = await authorise(c, "read", c.req.valid("param").projectId);
     return c.json({ items: await listChats(c.env.DB, access.projectId, c.req.valid("query").archived === "true") }, 200);
   },
 );
@@ -63,7 +65,7 @@ chatRoutes.openapi(
     responses: { 201: jsonResponse(Chat, "The new chat"), ...chatProblems },
   }),
   async (c) => {
-    const access = await projectAccess(c, "write", c.req.valid("param").projectId);
+    const access = await authorise(c, "write", c.req.valid("param").projectId);
     const chatId = crypto.randomUUID();
     const chat = await c.env.CHAT_ROOM.getByName(chatId).create(chatId, access.projectId, c.req.valid("json").title);
     return c.json(chat, 201);

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { pageSize } from "../http/query";
 
 export const TITLE_MAX = 160;
 export const CONTENT_MAX = 100_000;
@@ -83,14 +84,7 @@ export const ChatParams = ProjectParams.extend({ chatId: z.string().openapi({ fo
 export const ListChatsQuery = z.strictObject({ archived: z.enum(["true", "false"]).optional() });
 export const MessagesQuery = z.strictObject({
   cursor: z.string().min(1).max(200).optional().openapi({ description: "Opaque: pass the nextCursor of the previous page unchanged to get older messages; any other value is refused with 400" }),
-  // Decimal digits only: Number() would also take 0x10, 1e1, +5 and 5.0.
-  limit: z
-    .string()
-    .regex(/^[0-9]+$/, "limit must be a decimal integer")
-    .transform(Number)
-    .pipe(z.number().int().min(1, "limit must be 1 to 100").max(100, "limit must be 1 to 100"))
-    .default(50)
-    .openapi({ type: "integer", minimum: 1, maximum: 100, default: 50 }),
+  limit: pageSize("limit", { max: 100, fallback: 50 }),
 });
 export const SendMessageHeaders = z.object({
   "idempotency-key": z.uuid({ message: "idempotency-key must be a UUID, one per intended message" }),

@@ -1,5 +1,7 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { Scope } from "../auth/scopes";
+import { PROJECT_STATUSES, ROLES } from "../projects/roles";
 import type { AVAILABLE_FUNCTIONS } from "../catalog/schema";
 
 // Translatable text keeps all three authored languages; the plain field is chosen per request.
@@ -154,7 +156,7 @@ export const projects = sqliteTable("projects", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   ownerAccountId: text("owner_account_id").notNull().references(() => accounts.id),
-  status: text("status", { enum: ["active", "suspended"] }).notNull().default("active"),
+  status: text("status", { enum: PROJECT_STATUSES }).notNull().default("active"),
   createdAt: text("created_at").notNull(),
 });
 
@@ -163,7 +165,7 @@ export const projectMembers = sqliteTable(
   {
     projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
     accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-    role: text("role", { enum: ["owner", "editor", "viewer"] }).notNull(),
+    role: text("role", { enum: ROLES }).notNull(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.accountId] })],
 );
@@ -184,7 +186,7 @@ export const apiTokens = sqliteTable(
     name: text("name").notNull(),
     tokenHash: text("token_hash").notNull().unique(),
     prefix: text("prefix").notNull(),
-    scopes: json<("chat:read" | "chat:write")[]>("scopes"),
+    scopes: json<Scope[]>("scopes"),
     createdAt: text("created_at").notNull(),
     expiresAt: text("expires_at").notNull(),
     revokedAt: text("revoked_at"),

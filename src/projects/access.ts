@@ -1,8 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { projectMembers, projects } from "../db/schema";
-import { ApiError, notFound } from "../http/problem";
-import type { Role } from "./store";
+import type { Role } from "./roles";
 
 export type ProjectAccess = { projectId: string; accountId: string; role: Role; ownerAccountId: string };
 type Membership = { role: Role; ownerAccountId: string; status: string } | null;
@@ -27,14 +26,10 @@ async function readMembership(d1: D1Database, projectId: string, accountId: stri
   return value;
 }
 
-/**
- * The caller's access to a project. Unknown, suspended or not a member: 404, so existence is
- * not revealed. A viewer asking to write: 403.
- */
-export async function requireProjectAccess(d1: D1Database, projectId: string, accountId: string, need: "read" | "write"): Promise<ProjectAccess> {
+/** The account's access to the project; null when unknown, suspended or not a member (the caller answers 404, revealing nothing). */
+export async function projectAccess(d1: D1Database, projectId: string, accountId: string): Promise<ProjectAccess | null> {
   const membership = await readMembership(d1, projectId, accountId);
-  if (!membership || membership.status !== "active") throw notFound("The project does not exist or is not available to you.");
-  if (need === "write" && membership.role === "viewer") throw new ApiError(403, "forbidden", "Viewers of this project can read chats but not change them.");
+  if (!membership || membership.status !== "active") return null;
   return { projectId, accountId, role: membership.role, ownerAccountId: membership.ownerAccountId };
 }
 

@@ -2,15 +2,16 @@ import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { isForeignKeyViolation, isUniqueViolation } from "../db/errors";
 import { projectMembers, projects } from "../db/schema";
-import { ApiError } from "../http/problem";
+import type { ProjectStatus, Role } from "./roles";
 
-export const ROLES = ["owner", "editor", "viewer"] as const;
-export type Role = (typeof ROLES)[number];
-export type ProjectStatus = "active" | "suspended";
-const view = (p: typeof projects.$inferSelect) => ({ id: p.id, name: p.name, ownerAccountId: p.ownerAccountId, status: p.status });
+export type ProjectView = { id: string; name: string; ownerAccountId: string; status: ProjectStatus };
+const view = (p: typeof projects.$inferSelect): ProjectView => ({ id: p.id, name: p.name, ownerAccountId: p.ownerAccountId, status: p.status });
 
 /** Creates the project with its owner as the first member, in one transaction. */
-export async function createProject(d1: D1Database, input: { id?: string; name: string; ownerAccountId: string }) {
+export async function createProject(
+  d1: D1Database,
+  input: { id?: string; name: string; ownerAccountId: string },
+): Promise<{ kind: "created"; project: ProjectView } | { kind: "id_taken" } | { kind: "no_such_owner" }> {
   const db = drizzle(d1);
   const row = { id: (input.id ?? crypto.randomUUID()).toLowerCase(), name: input.name, ownerAccountId: input.ownerAccountId, status: "active" as const, createdAt: new Date().toISOString() };
   try {
@@ -19,17 +20,17 @@ export async function createProject(d1: D1Database, input: { id?: string; name: 
       db.insert(projectMembers).values({ projectId: row.id, accountId: row.ownerAccountId, role: "owner" }),
     ]);
   } catch (error) {
-    if (isUniqueViolation(error)) throw new ApiError(409, "conflict", "A project with this id already exists.");
-    if (isForeignKeyViolation(error)) throw new ApiError(400, "invalid_request", "ownerAccountId does not name an account.", { errors: [{ path: "ownerAccountId", message: "no such account" }] });
+    if (isUniqueViolation(error)) return { kind: "id_taken" };
+    if (isForeignKeyViolation(error)) return { kind: "no_such_owner" };
     throw error;
   }
-  return view(row);
+  return { kind: "created", project: view(row) };
 }
 
-export async function setProjectStatus(d1: D1Database, id: string, status: ProjectStatus) {
+/** The project after the change; null when there is no such project. */
+export async function setProjectStatus(d1: D1Database, id: string, status: ProjectStatus): Promise<ProjectView | null> {
   const [row] = await drizzle(d1).update(projects).set({ status }).where(eq(projects.id, id)).returning();
-  if (!row) throw new ApiError(404, "not_found", "No project has this id.");
-  return view(row);
+  return row ? view(row) : null;
 }
 
 /** The project's status, or undefined when there is no such project. */
@@ -39,28 +40,26 @@ export async function projectStatus(d1: D1Database, id: string): Promise<Project
 }
 
 /** Adds a member or changes a role; the owner's own role is not changed here, or the project would lose its writer. */
-export async function setMember(d1: D1Database, projectId: string, accountId: string, role: Role) {
+export async function setMember(d1: D1Database, projectId: string, accountId: string, role: Role): Promise<"set" | "owner_keeps_role" | "not_found"> {
   const db = drizzle(d1);
   const [project] = await db.select({ owner: projects.ownerAccountId }).from(projects).where(eq(projects.id, projectId));
-  if (project?.owner === accountId && role !== "owner") {
-    throw new ApiError(409, "conflict", `This account owns the project; its role stays owner. Give ${role} to another account, or transfer the project first.`);
-  }
+  if (project?.owner === accountId && role !== "owner") return "owner_keeps_role";
   try {
     await db
       .insert(projectMembers)
       .values({ projectId, accountId, role })
       .onConflictDoUpdate({ target: [projectMembers.projectId, projectMembers.accountId], set: { role } });
   } catch (error) {
-    if (isForeignKeyViolation(error)) throw new ApiError(404, "not_found", "No such project or account.");
+    if (isForeignKeyViolation(error)) return "not_found";
     throw error;
   }
-  return { projectId, accountId, role };
+  return "set";
 }
 
-export async function removeMember(d1: D1Database, projectId: string, accountId: string) {
+export async function removeMember(d1: D1Database, projectId: string, accountId: string): Promise<"removed" | "owner_stays" | "not_member"> {
   const db = drizzle(d1);
   const [project] = await db.select({ owner: projects.ownerAccountId }).from(projects).where(eq(projects.id, projectId));
-  if (project?.owner === accountId) throw new ApiError(409, "conflict", "The project's owner stays a member; transfer the project first.");
+  if (project?.owner === accountId) return "owner_stays";
   const removed = await db.delete(projectMembers).where(and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId))).returning();
-  if (removed.length === 0) throw new ApiError(404, "not_found", "This account is not a member of this project.");
+  return removed.length === 0 ? "not_member" : "removed";
 }
