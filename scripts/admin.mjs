@@ -25,10 +25,20 @@ const USAGE = `usage: npm run admin -- <command> [options] [--url URL] [--token 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    url: { type: "string" }, token: { type: "string" }, help: { type: "boolean", short: "h" },
-    email: { type: "string" }, password: { type: "string" }, credits: { type: "string" }, account: { type: "string" },
-    name: { type: "string" }, owner: { type: "string" }, id: { type: "string" }, project: { type: "string" }, role: { type: "string" },
-    after: { type: "string" }, limit: { type: "string" },
+    url: { type: "string" },
+    token: { type: "string" },
+    help: { type: "boolean", short: "h" },
+    email: { type: "string" },
+    password: { type: "string" },
+    credits: { type: "string" },
+    account: { type: "string" },
+    name: { type: "string" },
+    owner: { type: "string" },
+    id: { type: "string" },
+    project: { type: "string" },
+    role: { type: "string" },
+    after: { type: "string" },
+    limit: { type: "string" },
   },
 });
 
@@ -39,7 +49,7 @@ const commands = {
     return "Catalog replaced.";
   },
   "catalog export": async (call, [file]) => {
-    const doc = JSON.stringify(expect(await call("GET", "/admin/catalog"), [200], "catalog export").json, null, 2) + "\n";
+    const doc = `${JSON.stringify(expect(await call("GET", "/admin/catalog"), [200], "catalog export").json, null, 2)}\n`;
     if (!file) return doc.trimEnd();
     writeFileSync(file, doc);
     return `Wrote ${file}.`;
@@ -49,8 +59,14 @@ const commands = {
 /** The file's JSON, or an error naming the file and what is wrong with it. */
 function readJsonFile(file) {
   let text;
-  try { text = readFileSync(file, "utf8"); } catch (error) { throw new Error(`catalog import: cannot read ${file}: ${error.message}`); }
-  try { return JSON.parse(text); } catch (error) {
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new Error(`catalog import: cannot read ${file}: ${error.message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
     throw new Error(`catalog import: ${file} is not JSON (${error.message}); it starts with ${JSON.stringify(text.slice(0, 60))}`);
   }
 }
@@ -62,7 +78,13 @@ const need = (o, ...keys) => {
 const show = (answer) => JSON.stringify(answer.json, null, 2);
 Object.assign(commands, {
   "account create": async (call, _, o) =>
-    show(expect(await call("POST", "/admin/accounts", { email: need(o, "email", "password").email, password: o.password, ...(o.credits ? { credits: Number(o.credits) } : {}) }), [201], "account create")),
+    show(
+      expect(
+        await call("POST", "/admin/accounts", { email: need(o, "email", "password").email, password: o.password, ...(o.credits ? { credits: Number(o.credits) } : {}) }),
+        [201],
+        "account create",
+      ),
+    ),
   "account get": async (call, _, o) => {
     const { items } = expect(await call("GET", `/admin/accounts?email=${encodeURIComponent(need(o, "email").email)}`), [200], "account get").json;
     if (items.length === 0) throw new Error(`account get: no account has the email ${o.email}`);
@@ -72,8 +94,10 @@ Object.assign(commands, {
     const query = new URLSearchParams({ ...(o.after ? { after: o.after } : {}), ...(o.limit ? { limit: o.limit } : {}) });
     return show(expect(await call("GET", `/admin/accounts?${query}`), [200], "account list"));
   },
-  "account password": async (call, _, o) => show(expect(await call("PATCH", `/admin/accounts/${need(o, "account", "password").account}`, { password: o.password }), [200], "account password")),
-  "credits set": async (call, _, o) => show(expect(await call("PATCH", `/admin/accounts/${need(o, "account", "credits").account}`, { credits: Number(o.credits) }), [200], "credits set")),
+  "account password": async (call, _, o) =>
+    show(expect(await call("PATCH", `/admin/accounts/${need(o, "account", "password").account}`, { password: o.password }), [200], "account password")),
+  "credits set": async (call, _, o) =>
+    show(expect(await call("PATCH", `/admin/accounts/${need(o, "account", "credits").account}`, { credits: Number(o.credits) }), [200], "credits set")),
   "project create": async (call, _, o) =>
     show(expect(await call("POST", "/admin/projects", { name: need(o, "name", "owner").name, ownerAccountId: o.owner, ...(o.id ? { id: o.id } : {}) }), [201], "project create")),
   "project suspend": async (call, _, o) => show(expect(await call("PATCH", `/admin/projects/${need(o, "project").project}`, { status: "suspended" }), [200], "project suspend")),

@@ -17,7 +17,7 @@ const { values, positionals } = parseArgs({ allowPositionals: true, options: { p
 const steps = positionals.length ? positionals : ["lint", "client", "docs"];
 const port = Number(values.port);
 const base = `http://127.0.0.1:${port}`;
-const adminToken = "check-admin-" + randomBytes(12).toString("hex");
+const adminToken = `check-admin-${randomBytes(12).toString("hex")}`;
 const work = mkdtempSync(join(tmpdir(), "api-check-"));
 
 /** Runs a command from the project (node_modules/.bin first on PATH via npm) and fails loudly. */
@@ -40,7 +40,9 @@ async function lint() {
     await download("/admin/openapi.json", join(work, "operator.json"), { authorization: `Bearer ${adminToken}` }),
   ];
   for (const file of documents) {
-    const report = JSON.parse(run("redocly", ["lint", file, "--extends=recommended", "--format=json"], { env: { REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" } }));
+    const report = JSON.parse(
+      run("redocly", ["lint", file, "--extends=recommended", "--format=json"], { env: { REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" } }),
+    );
     const found = report.problems.map((p) => `  ${p.severity} ${p.ruleId}: ${p.message} (${p.location?.[0]?.pointer ?? ""})`);
     if (report.totals.errors + report.totals.warnings > 0) throw new Error(`redocly lint ${file}:\n${found.join("\n")}`);
     console.log(`lint: ${file.endsWith("public.json") ? "/v1/openapi.json" : "/admin/openapi.json"}: 0 errors, 0 warnings`);
@@ -68,10 +70,17 @@ const escapeHtml = (text) => text.replaceAll("&", "&amp;").replaceAll("<", "&lt;
 async function docs() {
   const screenshot = join(projectDir, "dist", "docs-screenshot.png");
   const flags = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions", "--disable-background-networking",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-extensions",
+    "--disable-background-networking",
     // Every host name except the loopback address fails to resolve: the page must need nothing from the internet.
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", `--user-data-dir=${join(work, "chromium")}`,
-    "--window-size=1280,1600", "--virtual-time-budget=15000",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    `--user-data-dir=${join(work, "chromium")}`,
+    "--window-size=1280,1600",
+    "--virtual-time-budget=15000",
   ];
   const dom = run(chromium(), [...flags, "--dump-dom", `${base}/v1/docs`], { maxBuffer: 64 * 1024 * 1024 });
   run(chromium(), [...flags, `--screenshot=${screenshot}`, `${base}/v1/docs`]);
@@ -92,7 +101,9 @@ try {
   if (await isUp(base)) throw new Error(`port ${port} is in use; pass --port`);
   applyLocalMigrations(["--persist-to", state], { quiet: true });
   server = startWranglerDev({
-    port, inspectorPort: port + 1000, quiet: true,
+    port,
+    inspectorPort: port + 1000,
+    quiet: true,
     extraArgs: ["--persist-to", state, "--log-level", "error", "--var", `ADMIN_TOKEN:${adminToken}`, "--var", "LOCAL_AGENT_DELAY_MS:200"],
   });
   await waitUntilUp(base, server);

@@ -16,13 +16,19 @@ const { values } = parseArgs({ options: { duration: { type: "string", default: "
 const ROUNDS = Number(values.rounds);
 const DURATION = Number(values.duration);
 const CONNECTIONS = Number(values.connections);
-const ADMIN = "bench-admin-" + randomUUID();
+const ADMIN = `bench-admin-${randomUUID()}`;
 const TARGETS = { catalog: 0.9, authGet: 0.7, post: 0.5 };
 const FANOUT_P99_TARGET_MS = 100;
 
 async function load(url, { method = "GET", headers = {}, body, setupRequest } = {}, duration = DURATION) {
   const result = await autocannon({
-    url, method, headers, body, connections: CONNECTIONS, duration, pipelining: 1,
+    url,
+    method,
+    headers,
+    body,
+    connections: CONNECTIONS,
+    duration,
+    pipelining: 1,
     ...(setupRequest ? { requests: [{ method, headers, body, setupRequest }] } : {}),
   });
   const bad = result.non2xx + result.errors + result.timeouts;
@@ -33,18 +39,35 @@ async function load(url, { method = "GET", headers = {}, body, setupRequest } = 
 // measures the disk, not the Worker. tmpfs (when present) keeps the comparison about the code paths.
 const stateRoot = process.env.BENCH_STATE_DIR ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir());
 const state = mkdtempSync(join(stateRoot, "bench-state-"));
-const servicePort = 8870, barePort = 8880, fanOutPort = 8890;
-const service = `http://127.0.0.1:${servicePort}`, bare = `http://127.0.0.1:${barePort}`;
+const servicePort = 8870,
+  barePort = 8880,
+  fanOutPort = 8890;
+const service = `http://127.0.0.1:${servicePort}`,
+  bare = `http://127.0.0.1:${barePort}`;
 const vars = {
   // One token carries the whole load, so its limit is lifted; the agent works at its dev-default pace.
-  ADMIN_TOKEN: ADMIN, RATE_LIMIT_PER_MINUTE: "100000000", LOCAL_AGENT_DELAY_MS: "1500", TASK_CREDIT_COST: "1", AGENT_MODE: "local", CATALOG_CACHE_SECONDS: "30",
+  ADMIN_TOKEN: ADMIN,
+  RATE_LIMIT_PER_MINUTE: "100000000",
+  LOCAL_AGENT_DELAY_MS: "1500",
+  TASK_CREDIT_COST: "1",
+  AGENT_MODE: "local",
+  CATALOG_CACHE_SECONDS: "30",
 };
 const servers = [];
 try {
-  const migrated = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: projectDir, stdio: "ignore", env: { ...process.env, CI: "true" } });
+  const migrated = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
+    cwd: projectDir,
+    stdio: "ignore",
+    env: { ...process.env, CI: "true" },
+  });
   if (migrated.status !== 0) throw new Error("migrations failed");
   const quiet = { quiet: true, extraArgs: ["--log-level", "error"] };
-  const serviceChild = startWranglerDev({ ...quiet, port: servicePort, inspectorPort: servicePort + 1, extraArgs: [...quiet.extraArgs, "--persist-to", state, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])] });
+  const serviceChild = startWranglerDev({
+    ...quiet,
+    port: servicePort,
+    inspectorPort: servicePort + 1,
+    extraArgs: [...quiet.extraArgs, "--persist-to", state, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
+  });
   const bareChild = startWranglerDev({ ...quiet, port: barePort, inspectorPort: barePort + 1, cwd: join(projectDir, "scripts/bench/bare") });
   servers.push(serviceChild, bareChild);
   await Promise.all([waitUntilUp(service, serviceChild), waitUntilUp(bare, bareChild, { path: "/" })]);
@@ -57,7 +80,9 @@ try {
   const project = await json(await post(`${service}/admin/projects`, { name: "bench", ownerAccountId: account.id }, ADMIN));
   const listProject = await json(await post(`${service}/admin/projects`, { name: "bench list", ownerAccountId: account.id }, ADMIN));
   const session = (await json(await post(`${service}/auth/token`, { email: account.email, password: "bench-password" }))).token;
-  const token = (await json(await post(`${service}/auth/api-tokens`, { name: "bench", scopes: ["chat:read", "chat:write"], expiresAt: new Date(Date.now() + 86400_000).toISOString() }, session))).token;
+  const token = (
+    await json(await post(`${service}/auth/api-tokens`, { name: "bench", scopes: ["chat:read", "chat:write"], expiresAt: new Date(Date.now() + 86400_000).toISOString() }, session))
+  ).token;
   const chatsUrl = (p) => `${service}/v1/projects/${p}/chats`;
   const chat = await json(await post(chatsUrl(project.id), { title: "bench chat" }, token));
   for (let i = 0; i < 20; i++) await post(`${chatsUrl(project.id)}/${chat.id}/messages`, { content: `history ${i}` }, token, { "idempotency-key": randomUUID() });
@@ -78,13 +103,31 @@ try {
     ["GET a chat", "authGet", `${chatsUrl(project.id)}/${chat.id}`, { headers: auth }],
     ["GET messages", "authGet", `${chatsUrl(project.id)}/${chat.id}/messages?limit=20`, { headers: auth }],
     ["GET chats list (200 chats)", "authGet", chatsUrl(listProject.id), { headers: auth }],
-    ["POST message (unique keys)", "post", `${chatsUrl(project.id)}/${postChats[0]}/messages`, {
-      method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ content: "bench message" }),
-      setupRequest: (req) => ({ ...req, path: `/v1/projects/${project.id}/chats/${postChats[next++ % postChats.length]}/messages`, headers: { ...req.headers, "idempotency-key": randomUUID() } }),
-    }],
-    ["POST message (replayed key)", "post", `${chatsUrl(project.id)}/${chat.id}/messages`, {
-      method: "POST", headers: { ...auth, "content-type": "application/json", "idempotency-key": replayKey }, body: JSON.stringify({ content: "replayed" }),
-    }],
+    [
+      "POST message (unique keys)",
+      "post",
+      `${chatsUrl(project.id)}/${postChats[0]}/messages`,
+      {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ content: "bench message" }),
+        setupRequest: (req) => ({
+          ...req,
+          path: `/v1/projects/${project.id}/chats/${postChats[next++ % postChats.length]}/messages`,
+          headers: { ...req.headers, "idempotency-key": randomUUID() },
+        }),
+      },
+    ],
+    [
+      "POST message (replayed key)",
+      "post",
+      `${chatsUrl(project.id)}/${chat.id}/messages`,
+      {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json", "idempotency-key": replayKey },
+        body: JSON.stringify({ content: "replayed" }),
+      },
+    ],
   ];
 
   await load(bare, {}, 2); // warm-up
@@ -104,14 +147,18 @@ try {
   }
 
   const pad = (s, n) => String(s).padEnd(n);
-  console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s, median ratio; state in ${stateRoot}\n`);
+  console.log(
+    `\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s, median ratio; state in ${stateRoot}\n`,
+  );
   console.log(`${pad("scenario", 30)}${pad("req/s", 10)}${pad("p50 ms", 9)}${pad("p99 ms", 9)}${pad("bare req/s", 12)}${pad("ratio", 8)}${pad("target", 8)}non-2xx`);
   let missed = 0;
   for (const r of rows) {
     const target = TARGETS[r.kind];
     const ok = r.ratio >= target;
     if (!ok) missed++;
-    console.log(`${pad(r.name, 30)}${pad(r.rps.toFixed(0), 10)}${pad(r.p50, 9)}${pad(r.p99, 9)}${pad(r.bare.toFixed(0), 12)}${pad(r.ratio.toFixed(2), 8)}${pad(`≥${target}${ok ? "" : " MISS"}`, 8)}${r.bad}`);
+    console.log(
+      `${pad(r.name, 30)}${pad(r.rps.toFixed(0), 10)}${pad(r.p50, 9)}${pad(r.p99, 9)}${pad(r.bare.toFixed(0), 12)}${pad(r.ratio.toFixed(2), 8)}${pad(`≥${target}${ok ? "" : " MISS"}`, 8)}${r.bad}`,
+    );
   }
   missed += await fanOutScenarios(only);
   console.log(missed ? `\n${missed} scenario(s) below target.` : "\nAll targets met.");
@@ -131,11 +178,17 @@ async function fanOutScenarios(only) {
   ].filter(([n]) => !only || only.test(n));
   if (!scenarios.length) return 0;
   const fanOutState = mkdtempSync(join(stateRoot, "bench-fanout-"));
-  const migrated = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", fanOutState], { cwd: projectDir, stdio: "ignore", env: { ...process.env, CI: "true" } });
+  const migrated = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", fanOutState], {
+    cwd: projectDir,
+    stdio: "ignore",
+    env: { ...process.env, CI: "true" },
+  });
   if (migrated.status !== 0) throw new Error("migrations failed");
   const url = `http://127.0.0.1:${fanOutPort}`;
   const child = startWranglerDev({
-    quiet: true, port: fanOutPort, inspectorPort: fanOutPort + 1,
+    quiet: true,
+    port: fanOutPort,
+    inspectorPort: fanOutPort + 1,
     extraArgs: ["--log-level", "error", "--persist-to", fanOutState, ...Object.entries({ ...vars, LOCAL_AGENT_DELAY_MS: "200" }).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
   });
   let missed = 0;
@@ -148,7 +201,9 @@ async function fanOutScenarios(only) {
       const ok = r.p99 < FANOUT_P99_TARGET_MS && r.missing === 0 && r.disagreeing === 0;
       if (!ok) missed++;
       const f = (ms) => ms.toFixed(1);
-      console.log(`${pad(name, 36)}${pad(r.messages, 6)}${pad(r.deliveries, 12)}${pad(f(r.p50), 9)}${pad(f(r.p99), 9)}${pad(f(r.max), 9)}${pad(r.missing + (r.disagreeing ? ` (${r.disagreeing} disagree)` : ""), 9)}p99 < ${FANOUT_P99_TARGET_MS}${ok ? "" : " MISS"}`);
+      console.log(
+        `${pad(name, 36)}${pad(r.messages, 6)}${pad(r.deliveries, 12)}${pad(f(r.p50), 9)}${pad(f(r.p99), 9)}${pad(f(r.max), 9)}${pad(r.missing + (r.disagreeing ? ` (${r.disagreeing} disagree)` : ""), 9)}p99 < ${FANOUT_P99_TARGET_MS}${ok ? "" : " MISS"}`,
+      );
     }
   } finally {
     stopWranglerDev(child);
@@ -158,5 +213,9 @@ async function fanOutScenarios(only) {
 }
 
 function post(url, body, token, headers = {}) {
-  return fetch(url, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers }, body: JSON.stringify(body) });
+  return fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+    body: JSON.stringify(body),
+  });
 }

@@ -19,7 +19,10 @@ for (;;) {
       for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
         buffer += chunk;
         for (let end; (end = buffer.indexOf("\n\n")) >= 0; buffer = buffer.slice(end + 2)) {
-          const lines = buffer.slice(0, end).split("\n").filter((l) => !l.startsWith(":"));
+          const lines = buffer
+            .slice(0, end)
+            .split("\n")
+            .filter((l) => !l.startsWith(":"));
           const field = (name) => lines.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
           if (field("retry")) retryMs = Number(field("retry"));
           if (field("data") === undefined) continue;

@@ -17,7 +17,7 @@ export function localAdminToken() {
   if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
   const existing = existsSync(devVarsPath) ? readFileSync(devVarsPath, "utf8").match(/^ADMIN_TOKEN\s*=\s*"?([^"\n]+)"?/m)?.[1] : undefined;
   if (existing) return existing;
-  const token = "dev-admin-" + randomBytes(18).toString("base64url");
+  const token = `dev-admin-${randomBytes(18).toString("base64url")}`;
   appendFileSync(devVarsPath, `ADMIN_TOKEN="${token}"\n`);
   // stderr, so that a command's own output (catalog export > file) stays clean.
   console.error(`Wrote a new local ADMIN_TOKEN to .dev.vars (it is git-ignored).`);
@@ -36,7 +36,9 @@ export function devVarArgs(url = LOCAL_URL) {
 
 export function applyLocalMigrations(extraArgs = [], { quiet = false } = {}) {
   const result = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", ...extraArgs], {
-    cwd: projectDir, stdio: ["ignore", quiet ? "ignore" : process.stderr, "inherit"], env: { ...process.env, CI: "true" },
+    cwd: projectDir,
+    stdio: ["ignore", quiet ? "ignore" : process.stderr, "inherit"],
+    env: { ...process.env, CI: "true" },
   });
   if (result.status !== 0) throw new Error("applying the local D1 migrations failed");
 }
@@ -63,13 +65,17 @@ export async function waitUntilUp(url, child, { seconds = 90, path } = {}) {
 
 export function startWranglerDev({ port = 8787, inspectorPort = 9229, quiet = false, extraArgs = [], cwd = projectDir } = {}) {
   return spawn("wrangler", ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false", ...extraArgs], {
-    cwd, stdio: quiet ? "ignore" : "inherit", detached: quiet,
+    cwd,
+    stdio: quiet ? "ignore" : "inherit",
+    detached: quiet,
   });
 }
 
 /** Stops a quiet (detached) wrangler dev and the workerd it started. */
 export function stopWranglerDev(child) {
-  try { process.kill(-child.pid, "SIGTERM"); } catch {}
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {}
 }
 
 /**
@@ -101,7 +107,11 @@ export function adminClient(url, token) {
     });
     const text = await r.text();
     let json;
-    try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
     return { status: r.status, json, text };
   };
 }
@@ -109,7 +119,7 @@ export function adminClient(url, token) {
 /** Throws a readable error unless the answer has one of the expected statuses. */
 export function expect(answer, statuses, what) {
   if (!statuses.includes(answer.status)) {
-    const detail = answer.json?.errors ? answer.json.errors.map((e) => `  ${e.path}: ${e.message}`).join("\n") : answer.json?.detail ?? answer.text;
+    const detail = answer.json?.errors ? answer.json.errors.map((e) => `  ${e.path}: ${e.message}`).join("\n") : (answer.json?.detail ?? answer.text);
     throw new Error(`${what}: HTTP ${answer.status}\n${detail}`);
   }
   return answer;

@@ -31,7 +31,14 @@ export function createApp() {
     // Path only: query strings and headers may carry secrets and are never logged.
     if (problem.status >= 500) {
       const unexpected = problem.code === "internal_error";
-      const entry = { level: unexpected ? "error" : "warn", requestId: id, method: c.req.method, path: c.req.path, status: problem.status, error: unexpected ? describeForLog(error) : problem.message };
+      const entry = {
+        level: unexpected ? "error" : "warn",
+        requestId: id,
+        method: c.req.method,
+        path: c.req.path,
+        status: problem.status,
+        error: unexpected ? describeForLog(error) : problem.message,
+      };
       (unexpected ? console.error : console.warn)(JSON.stringify(entry));
     }
     return problemResponse(problem, id);

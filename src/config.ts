@@ -30,12 +30,17 @@ function parse(env: Env): Config {
   return {
     adminToken: env.ADMIN_TOKEN || undefined,
     appOrigin,
-    appOrigins: env.APP_ORIGINS ? env.APP_ORIGINS.split(",").map((o) => o.trim().replace(/\/$/, "")).filter(Boolean) : [appOrigin],
+    appOrigins: env.APP_ORIGINS
+      ? env.APP_ORIGINS.split(",")
+          .map((o) => o.trim().replace(/\/$/, ""))
+          .filter(Boolean)
+      : [appOrigin],
     publicOrigin: originOf(env.PUBLIC_URL),
     rateLimitPerMinute: Math.max(1, Math.floor(count(env.RATE_LIMIT_PER_MINUTE, 60))),
-    agent: env.AGENT_MODE === "http"
-      ? { mode: "http", url: env.AGENT_URL || undefined, secret: env.AGENT_SECRET || undefined, timeoutMs: count(env.AGENT_TIMEOUT_SECONDS, 600) * 1000 }
-      : { mode: "local", delayMs: count(env.LOCAL_AGENT_DELAY_MS, 1500) },
+    agent:
+      env.AGENT_MODE === "http"
+        ? { mode: "http", url: env.AGENT_URL || undefined, secret: env.AGENT_SECRET || undefined, timeoutMs: count(env.AGENT_TIMEOUT_SECONDS, 600) * 1000 }
+        : { mode: "local", delayMs: count(env.LOCAL_AGENT_DELAY_MS, 1500) },
     taskCreditCost: Math.floor(count(env.TASK_CREDIT_COST, 1)),
     catalogCacheSeconds: count(env.CATALOG_CACHE_SECONDS, 30),
   };

@@ -24,7 +24,11 @@ async function listen(url, token, onEvent, signal) {
         while ((end = buffer.indexOf("\n\n")) >= 0) {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
-          const field = (name) => block.split("\n").find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
+          const field = (name) =>
+            block
+              .split("\n")
+              .find((l) => l.startsWith(`${name}: `))
+              ?.slice(name.length + 2);
           const data = field("data");
           if (data === undefined) continue;
           const event = { id: Number(field("id")), type: field("event"), data: JSON.parse(data) };
@@ -49,7 +53,8 @@ export async function fanOut({ service, admin, chats, listenersPerChat, messages
   const password = "fanout-password";
   const call = async (method, path, body, token, headers = {}) => {
     const r = await fetch(service + path, {
-      method, body: body && JSON.stringify(body),
+      method,
+      body: body && JSON.stringify(body),
       headers: { ...(body ? { "content-type": "application/json" } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
     });
     const json = await r.json().catch(() => undefined);
@@ -62,7 +67,10 @@ export async function fanOut({ service, admin, chats, listenersPerChat, messages
   const listeners = chats * listenersPerChat;
   const tokens = [];
   for (let i = 0; i < Math.ceil(listeners / STREAMS_PER_TOKEN) + 1; i++) {
-    tokens.push((await call("POST", "/auth/api-tokens", { name: `fan-out ${i}`, scopes: ["chat:read", "chat:write"], expiresAt: new Date(Date.now() + 86400_000).toISOString() }, session)).token);
+    tokens.push(
+      (await call("POST", "/auth/api-tokens", { name: `fan-out ${i}`, scopes: ["chat:read", "chat:write"], expiresAt: new Date(Date.now() + 86400_000).toISOString() }, session))
+        .token,
+    );
   }
   const sender = tokens.pop();
   const chatsPath = `/v1/projects/${project.id}/chats`;
@@ -72,29 +80,40 @@ export async function fanOut({ service, admin, chats, listenersPerChat, messages
   // Per listener: the ids it saw and when each user message arrived.
   const abort = new AbortController();
   const seen = [];
-  await Promise.all(chatIds.flatMap((chatId, c) => Array.from({ length: listenersPerChat }, (_, l) => {
-    const index = c * listenersPerChat + l;
-    const record = { chatId, ids: [], arrivals: new Map() };
-    seen.push(record);
-    return listen(`${service}${chatsPath}/${chatId}/events`, tokens[Math.floor(index / STREAMS_PER_TOKEN)], (event, at) => {
-      if (event.type === "snapshot") return;
-      record.ids.push(event.id);
-      if (event.type === "message" && event.data.role === "user") record.arrivals.set(event.data.content, at);
-    }, abort.signal);
-  })));
+  await Promise.all(
+    chatIds.flatMap((chatId, c) =>
+      Array.from({ length: listenersPerChat }, (_, l) => {
+        const index = c * listenersPerChat + l;
+        const record = { chatId, ids: [], arrivals: new Map() };
+        seen.push(record);
+        return listen(
+          `${service}${chatsPath}/${chatId}/events`,
+          tokens[Math.floor(index / STREAMS_PER_TOKEN)],
+          (event, at) => {
+            if (event.type === "snapshot") return;
+            record.ids.push(event.id);
+            if (event.type === "message" && event.data.role === "user") record.arrivals.set(event.data.content, at);
+          },
+          abort.signal,
+        );
+      }),
+    ),
+  );
 
   // One message a second per chat, the chats staggered across the second.
   const accepted = new Map();
-  await Promise.all(chatIds.map(async (chatId, c) => {
-    await new Promise((r) => setTimeout(r, (1000 * c) / chats));
-    for (let n = 0; n < messages; n++) {
-      const content = `fan-out ${chatId} #${n}`;
-      const due = performance.now() + 1000;
-      await call("POST", `${chatsPath}/${chatId}/messages`, { content }, sender, { "idempotency-key": randomUUID() });
-      accepted.set(content, { chatId, at: performance.now() });
-      await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
-    }
-  }));
+  await Promise.all(
+    chatIds.map(async (chatId, c) => {
+      await new Promise((r) => setTimeout(r, (1000 * c) / chats));
+      for (let n = 0; n < messages; n++) {
+        const content = `fan-out ${chatId} #${n}`;
+        const due = performance.now() + 1000;
+        await call("POST", `${chatsPath}/${chatId}/messages`, { content }, sender, { "idempotency-key": randomUUID() });
+        accepted.set(content, { chatId, at: performance.now() });
+        await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
+      }
+    }),
+  );
   await new Promise((r) => setTimeout(r, 2000)); // the last replies' events
   abort.abort();
 
@@ -115,5 +134,14 @@ export async function fanOut({ service, admin, chats, listenersPerChat, messages
     return r.ids.some((id, i) => i > 0 && id <= r.ids[i - 1]) || r.ids.join() !== first.ids.join();
   }).length;
   latencies.sort((a, b) => a - b);
-  return { listeners, messages: accepted.size, deliveries: latencies.length, missing, disagreeing, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) };
+  return {
+    listeners,
+    messages: accepted.size,
+    deliveries: latencies.length,
+    missing,
+    disagreeing,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: latencies.at(-1),
+  };
 }

@@ -17,10 +17,13 @@ const session = must("signIn", await client.POST("/auth/token", { body: { email,
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 const expiresAt = new Date(Date.now() + 30 * 86_400_000).toISOString();
-const created = must("createApiToken", await client.POST("/auth/api-tokens", {
-  headers: bearer(session.token),
-  body: { name: "generated client", scopes: ["chat:read", "chat:write"], expiresAt },
-}));
+const created = must(
+  "createApiToken",
+  await client.POST("/auth/api-tokens", {
+    headers: bearer(session.token),
+    body: { name: "generated client", scopes: ["chat:read", "chat:write"], expiresAt },
+  }),
+);
 const api = createClient<paths>({ baseUrl, headers: bearer(created.token) });
 const project = { projectId };
 
@@ -45,6 +48,9 @@ if (!history.items.some((m) => m.role === "owner" && m.status === "success")) th
 // Errors arrive typed as the Problem schema.
 const missing = await api.GET("/v1/projects/{projectId}/chats/{chatId}", { params: { path: { projectId, chatId: crypto.randomUUID() } } });
 const problem: Problem | undefined = missing.error;
-if (missing.response.status !== 404 || problem?.code !== "not_found" || !problem.instance.startsWith("urn:request:")) throw new Error(`getChat of an unknown chat: ${JSON.stringify(problem)}`);
+if (missing.response.status !== 404 || problem?.code !== "not_found" || !problem.instance.startsWith("urn:request:"))
+  throw new Error(`getChat of an unknown chat: ${JSON.stringify(problem)}`);
 
-console.log(`generated client: signed in, created a token and chat ${chat.id}, sent ${submission.submissionId} (${submission.disposition}), queue had ${queue.items.length}, history has ${history.items.length} messages`);
+console.log(
+  `generated client: signed in, created a token and chat ${chat.id}, sent ${submission.submissionId} (${submission.disposition}), queue had ${queue.items.length}, history has ${history.items.length} messages`,
+);

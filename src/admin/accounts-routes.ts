@@ -19,7 +19,12 @@ const AccountsQuery = z.strictObject({
 
 adminAccountRoutes.openapi(
   createRoute({
-    method: "post", path: "/accounts", operationId: "createAccount", tags: ["Admin"], summary: "Create an account", security: adminSecurity,
+    method: "post",
+    path: "/accounts",
+    operationId: "createAccount",
+    tags: ["Admin"],
+    summary: "Create an account",
+    security: adminSecurity,
     request: { body: jsonBody(z.strictObject({ email: Email, password, credits: credits.default(0) })) },
     responses: { 201: jsonResponse(Account, "Created"), ...problems(400, 401, 404, 409) },
   }),
@@ -32,7 +37,12 @@ adminAccountRoutes.openapi(
 
 adminAccountRoutes.openapi(
   createRoute({
-    method: "get", path: "/accounts", operationId: "listAccounts", tags: ["Admin"], summary: "Find accounts: by email, or all of them in email order", security: adminSecurity,
+    method: "get",
+    path: "/accounts",
+    operationId: "listAccounts",
+    tags: ["Admin"],
+    summary: "Find accounts: by email, or all of them in email order",
+    security: adminSecurity,
     request: { query: AccountsQuery },
     responses: { 200: jsonResponse(AccountList, "Accounts in email order"), ...problems(400, 401, 404) },
   }),
@@ -41,7 +51,12 @@ adminAccountRoutes.openapi(
 
 adminAccountRoutes.openapi(
   createRoute({
-    method: "patch", path: "/accounts/{id}", operationId: "updateAccount", tags: ["Admin"], summary: "Set an account's credits or password", security: adminSecurity,
+    method: "patch",
+    path: "/accounts/{id}",
+    operationId: "updateAccount",
+    tags: ["Admin"],
+    summary: "Set an account's credits or password",
+    security: adminSecurity,
     description: "A new password ends every session of the account; its API tokens stay valid.",
     request: { params: z.object({ id: z.uuid() }), body: jsonBody(z.strictObject({ credits: credits.optional(), password: password.optional() })) },
     responses: { 200: jsonResponse(Account, "Updated"), ...problems(400, 401, 404) },

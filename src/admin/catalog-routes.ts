@@ -8,7 +8,6 @@ import { adminSecurity } from "./guard";
 
 export const adminCatalogRoutes = createRouter();
 
-
 adminCatalogRoutes.openapi(
   createRoute({
     method: "put",

@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { config } from "../config";
 import type { AppEnv } from "../env";
-import { secretsEqual } from "../auth/crypto";
+import { secretsEqual } from "../crypto";
 import { notFound, unauthorized } from "../http/problem";
 import { bearerToken } from "../auth/secrets";
 

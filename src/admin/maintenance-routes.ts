@@ -8,7 +8,11 @@ const Maintenance = z.strictObject({ enabled: z.boolean() }).openapi("Maintenanc
 
 adminMaintenanceRoutes.openapi(
   createRoute({
-    method: "put", path: "/maintenance", operationId: "setMaintenance", tags: ["Admin"], security: adminSecurity,
+    method: "put",
+    path: "/maintenance",
+    operationId: "setMaintenance",
+    tags: ["Admin"],
+    security: adminSecurity,
     summary: "Start or end maintenance: submissions are still accepted but wait as queued until it ends",
     request: { body: jsonBody(Maintenance) },
     responses: { 200: jsonResponse(Maintenance, "The maintenance state"), ...problems(400, 401, 404) },

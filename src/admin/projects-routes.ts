@@ -14,15 +14,22 @@ const noSuchProject = () => notFound("No project has this id.");
 
 adminProjectRoutes.openapi(
   createRoute({
-    method: "post", path: "/projects", operationId: "createProject", tags: ["Admin"], summary: "Create a project owned by an account", security: adminSecurity,
+    method: "post",
+    path: "/projects",
+    operationId: "createProject",
+    tags: ["Admin"],
+    summary: "Create a project owned by an account",
+    security: adminSecurity,
     request: { body: jsonBody(z.strictObject({ name: z.string().trim().min(1).max(200), ownerAccountId: z.uuid(), id: z.uuid().optional() })) },
     responses: { 201: jsonResponse(Project, "Created"), ...problems(400, 401, 404, 409) },
   }),
   async (c) => {
     const outcome = await createProject(c.env.DB, c.req.valid("json"));
     switch (outcome.kind) {
-      case "id_taken": throw new ApiError(409, "conflict", "A project with this id already exists.");
-      case "no_such_owner": throw invalidRequest("ownerAccountId does not name an account.", [{ path: "ownerAccountId", message: "no such account" }]);
+      case "id_taken":
+        throw new ApiError(409, "conflict", "A project with this id already exists.");
+      case "no_such_owner":
+        throw invalidRequest("ownerAccountId does not name an account.", [{ path: "ownerAccountId", message: "no such account" }]);
     }
     return c.json(outcome.project, 201);
   },
@@ -31,7 +38,12 @@ adminProjectRoutes.openapi(
 // Membership is cached per isolate for a few seconds; each change below drops this isolate's copy at once.
 adminProjectRoutes.openapi(
   createRoute({
-    method: "patch", path: "/projects/{id}", operationId: "setProjectStatus", tags: ["Admin"], summary: "Suspend or reactivate a project", security: adminSecurity,
+    method: "patch",
+    path: "/projects/{id}",
+    operationId: "setProjectStatus",
+    tags: ["Admin"],
+    summary: "Suspend or reactivate a project",
+    security: adminSecurity,
     description: "A suspended project answers 404 to its members, and its chats' queued messages wait until it is active again.",
     request: { params: z.object({ id: z.uuid() }), body: jsonBody(z.strictObject({ status: z.enum(PROJECT_STATUSES) })) },
     responses: { 200: jsonResponse(Project, "Updated"), ...problems(400, 401, 404) },
@@ -46,7 +58,12 @@ adminProjectRoutes.openapi(
 
 adminProjectRoutes.openapi(
   createRoute({
-    method: "put", path: "/projects/{id}/members/{accountId}", operationId: "setMember", tags: ["Admin"], summary: "Add a member or change their role", security: adminSecurity,
+    method: "put",
+    path: "/projects/{id}/members/{accountId}",
+    operationId: "setMember",
+    tags: ["Admin"],
+    summary: "Add a member or change their role",
+    security: adminSecurity,
     description: "The project owner's own role cannot be changed here: that answers 409 conflict.",
     request: { params: memberParams, body: jsonBody(z.strictObject({ role: z.enum(ROLES) })) },
     responses: { 200: jsonResponse(Member, "The membership"), ...problems(400, 401, 404, 409) },
@@ -55,7 +72,8 @@ adminProjectRoutes.openapi(
     const { id, accountId } = c.req.valid("param");
     const { role } = c.req.valid("json");
     const outcome = await setMember(c.env.DB, id, accountId, role);
-    if (outcome === "owner_keeps_role") throw new ApiError(409, "conflict", `This account owns the project; its role stays owner. Give ${role} to another account, or transfer the project first.`);
+    if (outcome === "owner_keeps_role")
+      throw new ApiError(409, "conflict", `This account owns the project; its role stays owner. Give ${role} to another account, or transfer the project first.`);
     if (outcome === "not_found") throw notFound("No such project or account.");
     forgetMemberships();
     return c.json({ projectId: id, accountId, role }, 200);
@@ -64,7 +82,12 @@ adminProjectRoutes.openapi(
 
 adminProjectRoutes.openapi(
   createRoute({
-    method: "delete", path: "/projects/{id}/members/{accountId}", operationId: "removeMember", tags: ["Admin"], summary: "Remove a member", security: adminSecurity,
+    method: "delete",
+    path: "/projects/{id}/members/{accountId}",
+    operationId: "removeMember",
+    tags: ["Admin"],
+    summary: "Remove a member",
+    security: adminSecurity,
     request: { params: memberParams },
     responses: { 204: { description: "Removed" }, ...problems(401, 404, 409) },
   }),

@@ -2,7 +2,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
-import { secretsEqual } from "../auth/crypto";
+import { secretsEqual } from "../crypto";
 import { bearerToken } from "../auth/secrets";
 import { config } from "../config";
 import type { AppEnv } from "../env";
@@ -40,9 +40,12 @@ export const agentCallbackRoutes = new Hono<AppEnv>()
     const { seq, text } = c.req.valid("json");
     const outcome = await roomOf(c.env, chatId).appendPartial(taskId.toLowerCase(), seq, text);
     switch (outcome) {
-      case "unknown": throw notFound("No such task in this chat.");
-      case "out_of_order": throw new ApiError(409, "conflict", "Partial outputs are numbered 1, 2, 3, … and sent in order; an earlier part has not arrived.");
-      case "too_long": throw invalidRequest("The reply would exceed 100000 characters.", [{ path: "text", message: "too long for the reply" }]);
+      case "unknown":
+        throw notFound("No such task in this chat.");
+      case "out_of_order":
+        throw new ApiError(409, "conflict", "Partial outputs are numbered 1, 2, 3, … and sent in order; an earlier part has not arrived.");
+      case "too_long":
+        throw invalidRequest("The reply would exceed 100000 characters.", [{ path: "text", message: "too long for the reply" }]);
     }
     return c.body(null, 204);
   });

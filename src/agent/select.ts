@@ -10,7 +10,9 @@ export function agentFor({ agent, publicOrigin }: Pick<Config, "agent" | "public
   const missing = [!agent.url && "AGENT_URL", !agent.secret && "AGENT_SECRET", !publicOrigin && "PUBLIC_URL"].filter(Boolean);
   if (!agent.url || !agent.secret || missing.length > 0) {
     return {
-      start: async () => { throw new Error(`AGENT_MODE is http but ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not set`); },
+      start: async () => {
+        throw new Error(`AGENT_MODE is http but ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not set`);
+      },
       check: () => ({ status: "failed", content: "", error: "The agent is not configured." }),
     };
   }

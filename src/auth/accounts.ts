@@ -28,11 +28,12 @@ export async function updateAccount(d1: D1Database, id: string, input: { credits
   const db = drizzle(d1);
   const update = db.update(accounts).set(changes).where(eq(accounts.id, id)).returning();
   // A new password ends every session of the account in the same batch; API tokens stay valid.
-  const [row] = input.password !== undefined
-    ? (await db.batch([update, db.delete(sessions).where(eq(sessions.accountId, id))]))[0]
-    : Object.keys(changes).length
-      ? await update
-      : await db.select().from(accounts).where(eq(accounts.id, id));
+  const [row] =
+    input.password !== undefined
+      ? (await db.batch([update, db.delete(sessions).where(eq(sessions.accountId, id))]))[0]
+      : Object.keys(changes).length
+        ? await update
+        : await db.select().from(accounts).where(eq(accounts.id, id));
   return row ? view(row) : null;
 }
 
@@ -53,7 +54,9 @@ export const SESSION_LIFETIME_MS = 30 * 86_400_000;
 
 export async function createSession(d1: D1Database, accountId: string, tokenHash: string, now: number) {
   const expiresAt = new Date(now + SESSION_LIFETIME_MS).toISOString();
-  await drizzle(d1).insert(sessions).values({ id: crypto.randomUUID(), accountId, tokenHash, createdAt: new Date(now).toISOString(), expiresAt });
+  await drizzle(d1)
+    .insert(sessions)
+    .values({ id: crypto.randomUUID(), accountId, tokenHash, createdAt: new Date(now).toISOString(), expiresAt });
   return { expiresAt };
 }
 

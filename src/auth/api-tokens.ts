@@ -7,7 +7,13 @@ export const MAX_ACTIVE_TOKENS = 20;
 
 type Row = typeof apiTokens.$inferSelect;
 export const toItem = (r: Row) => ({
-  id: r.id, name: r.name, prefix: r.prefix, scopes: r.scopes, createdAt: r.createdAt, expiresAt: r.expiresAt, lastUsedAt: r.lastUsedAt,
+  id: r.id,
+  name: r.name,
+  prefix: r.prefix,
+  scopes: r.scopes,
+  createdAt: r.createdAt,
+  expiresAt: r.expiresAt,
+  lastUsedAt: r.lastUsedAt,
 });
 
 /**
@@ -50,7 +56,10 @@ export async function findUnrevokedToken(d1: D1Database, accountId: string, id: 
 }
 
 export async function markRevoked(d1: D1Database, id: string, now: string): Promise<void> {
-  await drizzle(d1).update(apiTokens).set({ revokedAt: now }).where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)));
+  await drizzle(d1)
+    .update(apiTokens)
+    .set({ revokedAt: now })
+    .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)));
 }
 
 /** What the token gate needs to know about a token, read once per gate object. */

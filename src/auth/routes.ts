@@ -26,7 +26,10 @@ authRoutes.openapi(
     security: anonymous,
     summary: "Sign in with email and password; returns an account session token",
     request: { body: jsonBody(SignInRequest) },
-    responses: { 200: jsonResponse(SessionToken, "A session token for /auth/*; from an APP_ORIGINS origin also the session cookie", "Cache-Control", "Set-Cookie"), ...problems(400, 401, 429) },
+    responses: {
+      200: jsonResponse(SessionToken, "A session token for /auth/*; from an APP_ORIGINS origin also the session cookie", "Cache-Control", "Set-Cookie"),
+      ...problems(400, 401, 429),
+    },
   }),
   async (c) => {
     const { password } = c.req.valid("json");
@@ -35,7 +38,9 @@ authRoutes.openapi(
     const throttle = await signInThrottleFor(c.env, email, c.req.header("cf-connecting-ip"));
     const reservation = await throttle.reserve();
     if (reservation.kind === "limited") {
-      throw new ApiError(429, "rate_limited", "Too many failed sign-ins for this email from this address; try again later.", { headers: { "retry-after": String(reservation.retryAfterSeconds) } });
+      throw new ApiError(429, "rate_limited", "Too many failed sign-ins for this email from this address; try again later.", {
+        headers: { "retry-after": String(reservation.retryAfterSeconds) },
+      });
     }
     const account = await findAccountByEmail(c.env.DB, email);
     // Runs PBKDF2 even for an unknown email, so both failures look and take the same.

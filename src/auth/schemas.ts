@@ -35,7 +35,11 @@ export const CreateApiTokenRequest = z
       .transform((t) => new Date(t).toISOString())
       .refine((t) => Date.parse(t) > Date.now(), "must be in the future")
       .refine((t) => Date.parse(t) <= Date.now() + MAX_TOKEN_DAYS * DAY_MS, `must be within the next ${MAX_TOKEN_DAYS} days`)
-      .openapi({ type: "string", format: "date-time", description: `When the token stops working: any RFC 3339 date-time (stored and returned in UTC), in the future and at most ${MAX_TOKEN_DAYS} days ahead` }),
+      .openapi({
+        type: "string",
+        format: "date-time",
+        description: `When the token stops working: any RFC 3339 date-time (stored and returned in UTC), in the future and at most ${MAX_TOKEN_DAYS} days ahead`,
+      }),
   })
   .openapi("CreateApiTokenRequest");
 
@@ -51,8 +55,6 @@ export const ApiTokenItem = z
   })
   .openapi("ApiTokenItem");
 
-export const CreatedApiToken = z
-  .object({ token: z.string().openapi({ description: "The secret, shown only in this response" }), item: ApiTokenItem })
-  .openapi("CreatedApiToken");
+export const CreatedApiToken = z.object({ token: z.string().openapi({ description: "The secret, shown only in this response" }), item: ApiTokenItem }).openapi("CreatedApiToken");
 
 export const ApiTokenList = z.object({ items: z.array(ApiTokenItem) }).openapi("ApiTokenList");

@@ -1,4 +1,4 @@
-import { sha256Hex } from "./crypto";
+import { sha256Hex } from "../crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const RANDOM_LENGTH = 32; // 32 base62 characters carry about 190 bits

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { sha256Hex } from "./crypto";
+import { sha256Hex } from "../crypto";
 
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
 export const SIGN_IN_MAX_FAILURES = 10;
@@ -21,7 +21,10 @@ export class SignInThrottle extends DurableObject<Env> {
     const sql = this.ensureSchema();
     // From here to the insert there is no await: nothing interleaves between count and claim.
     sql.exec("DELETE FROM attempts WHERE at <= ?", now - SIGN_IN_WINDOW_MS);
-    const times = sql.exec<{ at: number }>("SELECT at FROM attempts ORDER BY at").toArray().map((r) => r.at);
+    const times = sql
+      .exec<{ at: number }>("SELECT at FROM attempts ORDER BY at")
+      .toArray()
+      .map((r) => r.at);
     if (times.length >= SIGN_IN_MAX_FAILURES) {
       const freesAt = times[times.length - SIGN_IN_MAX_FAILURES]! + SIGN_IN_WINDOW_MS;
       return { kind: "limited", retryAfterSeconds: Math.max(1, Math.ceil((freesAt - now) / 1000)) };

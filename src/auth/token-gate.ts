@@ -67,7 +67,10 @@ export class TokenGate extends DurableObject<Env> {
     // From here to the return there is no await: nothing interleaves between count and insert.
     const limit = config(this.env).rateLimitPerMinute;
     const sql = this.ctx.storage.sql;
-    const window = (this.hits ??= sql.exec<{ at: number }>("SELECT at FROM hits ORDER BY at").toArray().map((r) => r.at));
+    const window = (this.hits ??= sql
+      .exec<{ at: number }>("SELECT at FROM hits ORDER BY at")
+      .toArray()
+      .map((r) => r.at));
     const cutoff = now - WINDOW_MS;
     let first = this.oldestHit;
     while (first < window.length && window[first]! <= cutoff) first++;
@@ -125,10 +128,7 @@ export class TokenGate extends DurableObject<Env> {
   /** Blocks every later request with this token. Durable before it returns. */
   async revoke(tokenHash: string): Promise<void> {
     this.ensureSchema();
-    this.ctx.storage.sql.exec(
-      "INSERT INTO token (hash, revoked) VALUES (?, 1) ON CONFLICT(hash) DO UPDATE SET revoked = 1",
-      tokenHash,
-    );
+    this.ctx.storage.sql.exec("INSERT INTO token (hash, revoked) VALUES (?, 1) ON CONFLICT(hash) DO UPDATE SET revoked = 1", tokenHash);
     if (this.record) this.record.revoked = true;
     else this.record = { accountId: "", scopes: [], expiresAt: 0, revoked: true };
   }
@@ -140,7 +140,8 @@ export class TokenGate extends DurableObject<Env> {
 
   private async loadOnce(tokenHash: string): Promise<TokenRecord | undefined> {
     const sql = this.ctx.storage.sql;
-    const stored = () => sql.exec<{ account_id: string | null; scopes: string | null; expires_at: number | null; revoked: number }>("SELECT * FROM token WHERE hash = ?", tokenHash).toArray()[0];
+    const stored = () =>
+      sql.exec<{ account_id: string | null; scopes: string | null; expires_at: number | null; revoked: number }>("SELECT * FROM token WHERE hash = ?", tokenHash).toArray()[0];
     let row = this.hasStorage() ? stored() : undefined;
     if (!row || row.account_id === null) {
       const fromD1 = await findTokenByHash(this.env.DB, tokenHash);
@@ -150,7 +151,11 @@ export class TokenGate extends DurableObject<Env> {
       sql.exec(
         `INSERT INTO token (hash, account_id, scopes, expires_at, revoked) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT(hash) DO UPDATE SET account_id = excluded.account_id, scopes = excluded.scopes, expires_at = excluded.expires_at, revoked = MAX(revoked, excluded.revoked)`,
-        tokenHash, fromD1.accountId, JSON.stringify(fromD1.scopes), Date.parse(fromD1.expiresAt), fromD1.revokedAt ? 1 : 0,
+        tokenHash,
+        fromD1.accountId,
+        JSON.stringify(fromD1.scopes),
+        Date.parse(fromD1.expiresAt),
+        fromD1.revokedAt ? 1 : 0,
       );
       row = stored();
     }

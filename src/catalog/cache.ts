@@ -1,5 +1,6 @@
 import type { Env } from "../env";
 import { config } from "../config";
+import { sha256, toHex } from "../crypto";
 import { LANGUAGES, type CatalogDocument, type Language } from "./schema";
 import { readCatalog } from "./store";
 
@@ -16,19 +17,19 @@ let documentLoad: { promise: Promise<CatalogDocument | null>; loadedAt: number }
 let generation = 0;
 
 const cacheSeconds = (env: Env) => config(env).catalogCacheSeconds;
-const cacheKey = (endpoint: CatalogEndpoint, language: Language) =>
-  new Request(`https://catalog.cache.internal/${endpoint}/${language}`);
+const cacheKey = (endpoint: CatalogEndpoint, language: Language) => new Request(`https://catalog.cache.internal/${endpoint}/${language}`);
 
 async function strongEtag(body: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body)));
-  return `"${Array.from(digest.subarray(0, 16), (b) => b.toString(16).padStart(2, "0")).join("")}"`;
+  return `"${toHex((await sha256(body)).subarray(0, 16))}"`;
 }
 
 function loadDocument(env: Env, now: number, maxAgeMs: number): { promise: Promise<CatalogDocument | null>; fresh: boolean } {
   if (documentLoad && now - documentLoad.loadedAt < maxAgeMs) return { promise: documentLoad.promise, fresh: false };
   const load = { promise: readCatalog(env.DB), loadedAt: now };
   documentLoad = load;
-  load.promise.catch(() => { if (documentLoad === load) documentLoad = undefined; });
+  load.promise.catch(() => {
+    if (documentLoad === load) documentLoad = undefined;
+  });
   return { promise: load.promise, fresh: true };
 }
 

@@ -39,8 +39,7 @@ export function renderPlans(doc: CatalogDocument, language: Language) {
   return { freePlan: localisePlan(doc.freePlan, language), plans };
 }
 
-export const renderLegalDocument = (document: CatalogDocument["privacyPolicy"], language: Language) =>
-  localise(document, language, ["contentMarkdown"]);
+export const renderLegalDocument = (document: CatalogDocument["privacyPolicy"], language: Language) => localise(document, language, ["contentMarkdown"]);
 
 /** Root-relative links point into the web application, not at whoever embeds the banner. */
 function resolveLink(linkUrl: string, appOrigin: string): string {
@@ -48,14 +47,12 @@ function resolveLink(linkUrl: string, appOrigin: string): string {
 }
 
 export function renderBanners<B extends CatalogDocument["chatBanners"][number]>(banners: B[], language: Language, appOrigin: string) {
-  return banners
-    .filter((b) => !b.archived)
-    .map((b) => ({ ...localise(b, language, ["contentMarkdown"]), linkUrl: resolveLink(b.linkUrl, appOrigin) }));
+  return banners.filter((b) => !b.archived).map((b) => ({ ...localise(b, language, ["contentMarkdown"]), linkUrl: resolveLink(b.linkUrl, appOrigin) }));
 }
 
 export function renderPoll(doc: CatalogDocument, language: Language) {
   const definition = doc.poll?.definition;
-  if (!doc.poll || !definition || !definition.enabled) return { poll: null };
+  if (!doc.poll || !definition?.enabled) return { poll: null };
   return {
     poll: {
       ...doc.poll,

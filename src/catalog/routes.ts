@@ -26,30 +26,60 @@ const FRESH = "no-store";
 
 const endpoints: Endpoint[] = [
   {
-    name: "plans", operationId: "getPlans", path: "/plans", summary: "The plan catalog: the free plan and the active paid plans", schema: PlanCatalog, cacheControl: LISTS,
+    name: "plans",
+    operationId: "getPlans",
+    path: "/plans",
+    summary: "The plan catalog: the free plan and the active paid plans",
+    schema: PlanCatalog,
+    cacheControl: LISTS,
     render: (doc, language) => {
       if (!doc) throw new ApiError(503, "service_unavailable", "The plan catalog has not been loaded yet.", { headers: { "retry-after": "60" } });
       return renderPlans(doc, language);
     },
   },
   {
-    name: "privacy-policy", operationId: "getPrivacyPolicy", path: "/privacy-policy", summary: "The privacy policy", schema: LegalDocument, cacheControl: FRESH,
+    name: "privacy-policy",
+    operationId: "getPrivacyPolicy",
+    path: "/privacy-policy",
+    summary: "The privacy policy",
+    schema: LegalDocument,
+    cacheControl: FRESH,
     render: (doc, language) => renderLegalDocument(doc?.privacyPolicy ?? emptyLegalDocument, language),
   },
   {
-    name: "terms-of-use", operationId: "getTermsOfUse", path: "/terms-of-use", summary: "The terms of use", schema: LegalDocument, cacheControl: FRESH,
+    name: "terms-of-use",
+    operationId: "getTermsOfUse",
+    path: "/terms-of-use",
+    summary: "The terms of use",
+    schema: LegalDocument,
+    cacheControl: FRESH,
     render: (doc, language) => renderLegalDocument(doc?.termsOfUse ?? emptyLegalDocument, language),
   },
   {
-    name: "chat-banners", operationId: "listChatBanners", path: "/chat-banners", summary: "Active chat banners in stored order", schema: ChatBanner.array(), cacheControl: LISTS,
+    name: "chat-banners",
+    operationId: "listChatBanners",
+    path: "/chat-banners",
+    summary: "Active chat banners in stored order",
+    schema: ChatBanner.array(),
+    cacheControl: LISTS,
     render: (doc, language, env) => renderBanners(doc?.chatBanners ?? [], language, config(env).appOrigin),
   },
   {
-    name: "page-top-banners", operationId: "listPageTopBanners", path: "/chat-banners/page-top", summary: "Active page-top banners in stored order", schema: PageTopBanner.array(), cacheControl: LISTS,
+    name: "page-top-banners",
+    operationId: "listPageTopBanners",
+    path: "/chat-banners/page-top",
+    summary: "Active page-top banners in stored order",
+    schema: PageTopBanner.array(),
+    cacheControl: LISTS,
     render: (doc, language, env) => renderBanners(doc?.pageTopBanners ?? [], language, config(env).appOrigin),
   },
   {
-    name: "poll", operationId: "getPoll", path: "/poll", summary: "The enabled questionnaire, or null", schema: PollResponse, cacheControl: FRESH,
+    name: "poll",
+    operationId: "getPoll",
+    path: "/poll",
+    summary: "The enabled questionnaire, or null",
+    schema: PollResponse,
+    cacheControl: FRESH,
     render: (doc, language) => (doc ? renderPoll(doc, language) : { poll: null }),
   },
 ];
@@ -95,7 +125,14 @@ for (const endpoint of endpoints) {
     summary: endpoint.summary,
     description: "Anonymous. Language from Accept-Language (en, ru, es; English otherwise). HEAD gives the headers alone; OPTIONS answers CORS preflight.",
     parameters: [
-      { name: "Accept-Language", in: "header", required: false, description: "RFC 9110 language preferences; en, ru and es are served", schema: { type: "string" }, example: "ru-RU,ru;q=0.9,en;q=0.8" },
+      {
+        name: "Accept-Language",
+        in: "header",
+        required: false,
+        description: "RFC 9110 language preferences; en, ru and es are served",
+        schema: { type: "string" },
+        example: "ru-RU,ru;q=0.9,en;q=0.8",
+      },
       { name: "If-None-Match", in: "header", required: false, description: "An ETag from an earlier answer in the same language: a match answers 304", schema: { type: "string" } },
     ],
     responses: {

@@ -28,10 +28,22 @@ function localised<N extends string>(name: N) {
 }
 
 export const AVAILABLE_FUNCTIONS = [
-  "canSelectProjectAgentModel", "canAccessBuiltInIntegrations", "canAccessProjectDiagram", "canAccessProjectDatabase",
-  "canDeployWithoutServiceBadge", "canManageProjectCode", "canShareProject", "canSetCustomProjectGlobalAgentInstructions",
-  "canTransferProjectOwnership", "canUseServiceAiGateway", "canUseServiceDesktopAppConnector", "canUseCustomProjectDomain",
-  "canUseServiceProjectDomain", "canUseGitHubSynchronization", "canUsePlanProjectTemplates", "canUseOutboundProxy",
+  "canSelectProjectAgentModel",
+  "canAccessBuiltInIntegrations",
+  "canAccessProjectDiagram",
+  "canAccessProjectDatabase",
+  "canDeployWithoutServiceBadge",
+  "canManageProjectCode",
+  "canShareProject",
+  "canSetCustomProjectGlobalAgentInstructions",
+  "canTransferProjectOwnership",
+  "canUseServiceAiGateway",
+  "canUseServiceDesktopAppConnector",
+  "canUseCustomProjectDomain",
+  "canUseServiceProjectDomain",
+  "canUseGitHubSynchronization",
+  "canUsePlanProjectTemplates",
+  "canUseOutboundProxy",
 ] as const;
 
 const planFields = {
@@ -162,28 +174,59 @@ export const CatalogDocument = z
         seen.add(k);
       });
     };
-    duplicates(doc.plans, (p) => p.id, (i) => ["plans", i, "id"], "plan");
+    duplicates(
+      doc.plans,
+      (p) => p.id,
+      (i) => ["plans", i, "id"],
+      "plan",
+    );
     doc.plans.forEach((plan, p) => {
-      duplicates(plan.durations, (d) => d.id, (d) => ["plans", p, "durations", d, "id"], "duration");
-      plan.durations.forEach((d, di) =>
-        duplicates(d.creditOptions, (o) => o.id, (o) => ["plans", p, "durations", di, "creditOptions", o, "id"], "credit option"),
+      duplicates(
+        plan.durations,
+        (d) => d.id,
+        (d) => ["plans", p, "durations", d, "id"],
+        "duration",
       );
+      for (const [di, d] of plan.durations.entries()) {
+        duplicates(
+          d.creditOptions,
+          (o) => o.id,
+          (o) => ["plans", p, "durations", di, "creditOptions", o, "id"],
+          "credit option",
+        );
+      }
     });
     const banners = [...doc.chatBanners.map((b, i) => ({ b, path: ["chatBanners", i, "id"] })), ...doc.pageTopBanners.map((b, i) => ({ b, path: ["pageTopBanners", i, "id"] }))];
-    duplicates(banners, (x) => x.b.id, (i) => banners[i]!.path, "banner");
+    duplicates(
+      banners,
+      (x) => x.b.id,
+      (i) => banners[i]!.path,
+      "banner",
+    );
     const definition = doc.poll?.definition;
     if (!definition) return;
     const base = ["poll", "definition"];
     const questionIds = new Set(definition.questions.map((q) => q.id));
-    duplicates(definition.questions, (q) => q.id, (i) => [...base, "questions", i, "id"], "question");
+    duplicates(
+      definition.questions,
+      (q) => q.id,
+      (i) => [...base, "questions", i, "id"],
+      "question",
+    );
     const options = definition.questions.flatMap((q, qi) => q.options.map((o, oi) => ({ o, path: [...base, "questions", qi, "options", oi] })));
-    duplicates(options, (x) => x.o.id, (i) => [...options[i]!.path, "id"], "option");
+    duplicates(
+      options,
+      (x) => x.o.id,
+      (i) => [...options[i]!.path, "id"],
+      "option",
+    );
     if (!questionIds.has(definition.startQuestionId)) issue([...base, "startQuestionId"], "must name a question of the definition");
     definition.questions.forEach((q, qi) => {
       if (q.nextQuestionId !== null && !questionIds.has(q.nextQuestionId)) issue([...base, "questions", qi, "nextQuestionId"], "must name a question of the definition");
     });
     for (const { o, path } of options) {
-      if (o.nextQuestionId !== null && o.nextQuestionId !== "end" && !questionIds.has(o.nextQuestionId)) issue([...path, "nextQuestionId"], "must name a question of the definition or be \"end\"");
+      if (o.nextQuestionId !== null && o.nextQuestionId !== "end" && !questionIds.has(o.nextQuestionId))
+        issue([...path, "nextQuestionId"], 'must name a question of the definition or be "end"');
     }
   });
 export type CatalogDocument = z.output<typeof CatalogDocument>;

@@ -16,25 +16,22 @@ export async function replaceCatalog(d1: D1Database, doc: CatalogDocument): Prom
     writes.push(db.insert(t.paidPlans).values({ ...plan, position }));
     durations.forEach(({ creditOptions, ...duration }, dPosition) => {
       writes.push(db.insert(t.planDurations).values({ ...duration, planId: plan.id, position: dPosition }));
-      creditOptions.forEach((option, oPosition) =>
-        writes.push(db.insert(t.planCreditOptions).values({ ...option, planId: plan.id, durationId: duration.id, position: oPosition })),
-      );
+      for (const [oPosition, option] of creditOptions.entries()) {
+        writes.push(db.insert(t.planCreditOptions).values({ ...option, planId: plan.id, durationId: duration.id, position: oPosition }));
+      }
     });
   });
   writes.push(db.insert(t.legalDocuments).values({ kind: "privacy_policy", ...doc.privacyPolicy }));
   writes.push(db.insert(t.legalDocuments).values({ kind: "terms_of_use", ...doc.termsOfUse }));
-  const placed = [
-    ...doc.chatBanners.map((b) => ({ ...b, placement: "chat" as const })),
-    ...doc.pageTopBanners.map((b) => ({ ...b, placement: "page_top" as const })),
-  ];
-  placed.forEach(({ banner, ...b }, position) => writes.push(db.insert(t.banners).values({ ...b, ...banner, position })));
+  const placed = [...doc.chatBanners.map((b) => ({ ...b, placement: "chat" as const })), ...doc.pageTopBanners.map((b) => ({ ...b, placement: "page_top" as const }))];
+  for (const [position, { banner, ...b }] of placed.entries()) writes.push(db.insert(t.banners).values({ ...b, ...banner, position }));
   if (doc.poll) {
     const { definition, revision, completionEpoch } = doc.poll;
     const { questions, banner, ...header } = definition ?? {};
     writes.push(db.insert(t.polls).values({ id: 1, revision, completionEpoch, hasDefinition: definition !== null, ...header, ...banner }));
     (questions ?? []).forEach(({ options, ...question }, position) => {
       writes.push(db.insert(t.pollQuestions).values({ ...question, position }));
-      options.forEach((option, oPosition) => writes.push(db.insert(t.pollOptions).values({ ...option, questionId: question.id, position: oPosition })));
+      for (const [oPosition, option] of options.entries()) writes.push(db.insert(t.pollOptions).values({ ...option, questionId: question.id, position: oPosition }));
     });
   }
   await db.batch(writes as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
@@ -79,9 +76,7 @@ export async function readCatalog(d1: D1Database): Promise<CatalogDocument | nul
         .filter((d) => d.planId === plan.id)
         .map(({ planId: _plan, position: _dp, ...duration }) => ({
           ...duration,
-          creditOptions: options
-            .filter((o) => o.planId === plan.id && o.durationId === duration.id)
-            .map(({ planId: _op, durationId: _od, position: _oPos, ...option }) => option),
+          creditOptions: options.filter((o) => o.planId === plan.id && o.durationId === duration.id).map(({ planId: _op, durationId: _od, position: _oPos, ...option }) => option),
         })),
     })),
     privacyPolicy: legalDoc("privacy_policy"),
@@ -92,11 +87,7 @@ export async function readCatalog(d1: D1Database): Promise<CatalogDocument | nul
   };
 }
 
-function toPoll(
-  row: typeof t.polls.$inferSelect,
-  questions: (typeof t.pollQuestions.$inferSelect)[],
-  options: (typeof t.pollOptions.$inferSelect)[],
-): CatalogDocument["poll"] {
+function toPoll(row: typeof t.polls.$inferSelect, questions: (typeof t.pollQuestions.$inferSelect)[], options: (typeof t.pollOptions.$inferSelect)[]): CatalogDocument["poll"] {
   const { id: _id, revision, completionEpoch, hasDefinition, backgroundColor, textColor, weight, ...header } = row;
   const definition = hasDefinition
     ? {
@@ -104,9 +95,7 @@ function toPoll(
         ...style({ backgroundColor, textColor, weight }),
         questions: questions.map(({ position: _pos, ...q }) => ({
           ...q,
-          options: options
-            .filter((o) => o.questionId === q.id)
-            .map(({ questionId: _q, position: _oPos, ...o }) => ({ ...o, nextQuestionId: o.nextQuestionId })),
+          options: options.filter((o) => o.questionId === q.id).map(({ questionId: _q, position: _oPos, ...o }) => ({ ...o, nextQuestionId: o.nextQuestionId })),
         })),
       }
     : null;

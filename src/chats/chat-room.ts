@@ -112,8 +112,13 @@ export class ChatRoom extends DurableObject<Env> {
     const now = Date.now();
     const started = !request.maintenance && !this.store.hasPendingWork();
     const row = this.store.insertSubmission({
-      id: crypto.randomUUID(), idempotency_key: request.idempotencyKey, content: request.content, reply_to: request.replyToMessageId,
-      disposition: started ? "started" : "queued", status: started ? "dispatching" : "queued", created_at: iso(now),
+      id: crypto.randomUUID(),
+      idempotency_key: request.idempotencyKey,
+      content: request.content,
+      reply_to: request.replyToMessageId,
+      disposition: started ? "started" : "queued",
+      status: started ? "dispatching" : "queued",
+      created_at: iso(now),
     });
     this.store.touch(now);
     this.store.setAwaitingUser(now, false);
@@ -171,12 +176,20 @@ export class ChatRoom extends DurableObject<Env> {
     const denied = new Set<StreamGrant>();
     await Promise.all([
       ...[...byToken.values()].map(async (held) => {
-        const valid = await this.env.TOKEN_GATE.getByName(held[0]!.tokenHash).renewStreams(held[0]!.tokenHash, held.map((g) => g.leaseId)).catch(() => true);
+        const valid = await this.env.TOKEN_GATE.getByName(held[0]!.tokenHash)
+          .renewStreams(
+            held[0]!.tokenHash,
+            held.map((g) => g.leaseId),
+          )
+          .catch(() => true);
         if (!valid) for (const g of held) denied.add(g);
       }),
       ...[...byMember.values()].map(async (held) => {
         // Lost access ends the stream; D1 trouble does not.
-        const allowed = await projectAccess(this.env.DB, held[0]!.projectId, held[0]!.accountId).then((access) => access !== null, () => true);
+        const allowed = await projectAccess(this.env.DB, held[0]!.projectId, held[0]!.accountId).then(
+          (access) => access !== null,
+          () => true,
+        );
         if (!allowed) for (const g of held) denied.add(g);
       }),
     ]);
@@ -193,7 +206,11 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   private releaseStream(grant: StreamGrant): void {
-    this.ctx.waitUntil(this.env.TOKEN_GATE.getByName(grant.tokenHash).closeStream(grant.leaseId).catch(() => undefined));
+    this.ctx.waitUntil(
+      this.env.TOKEN_GATE.getByName(grant.tokenHash)
+        .closeStream(grant.leaseId)
+        .catch(() => undefined),
+    );
   }
 
   /** An external agent's result for a task (the http adapter's callback). */
@@ -280,7 +297,17 @@ export class ChatRoom extends DurableObject<Env> {
     const now = Date.now();
     if (!charged) {
       this.store.setSubmission(submission.id, "failed", { failed_at: now });
-      this.addMessage({ id: crypto.randomUUID(), role: "error", content: "Not enough credits to run this task. Top up the project owner's balance and send the message again.", createdAt: iso(now), status: null, taskId }, now);
+      this.addMessage(
+        {
+          id: crypto.randomUUID(),
+          role: "error",
+          content: "Not enough credits to run this task. Top up the project owner's balance and send the message again.",
+          createdAt: iso(now),
+          status: null,
+          taskId,
+        },
+        now,
+      );
       this.store.touch(now);
       this.publish(now);
       return true;
@@ -390,7 +417,11 @@ export class ChatRoom extends DurableObject<Env> {
   private agentTask(submission: SubmissionRow, taskId: string): AgentTask {
     const chat = this.store.chat()!;
     return {
-      taskId, chatId: chat.id, projectId: chat.project_id, content: submission.content, replyToMessageId: submission.reply_to,
+      taskId,
+      chatId: chat.id,
+      projectId: chat.project_id,
+      content: submission.content,
+      replyToMessageId: submission.reply_to,
       callbackUrl: taskCallbackUrl(config(this.env).publicOrigin, chat.id, taskId),
     };
   }

@@ -1,13 +1,28 @@
 import { PREVIEW_MAX, type Chat, type Message, type QueueEntry } from "./schemas";
 
 export type ChatRow = {
-  id: string; project_id: string; title: string; created_at: string; updated_at: string; archived_at: string | null;
-  version: number; indexed_version: number; awaiting_user: number;
+  id: string;
+  project_id: string;
+  title: string;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+  version: number;
+  indexed_version: number;
+  awaiting_user: number;
 };
 export type SubmissionStatus = "queued" | "dispatching" | "running" | "done" | "failed";
 export type SubmissionRow = {
-  seq: number; id: string; idempotency_key: string; content: string; reply_to: string | null; disposition: "queued" | "started";
-  status: SubmissionStatus; created_at: string; task_id: string | null; failed_at: number | null;
+  seq: number;
+  id: string;
+  idempotency_key: string;
+  content: string;
+  reply_to: string | null;
+  disposition: "queued" | "started";
+  status: SubmissionStatus;
+  created_at: string;
+  task_id: string | null;
+  failed_at: number | null;
 };
 export type TaskRow = { id: string; submission_id: string; owner_message_id: string; started_at: number; check_at: number; partials: number };
 type MessageRow = { seq: number; id: string; role: Message["role"]; content: string; created_at: string; status: Message["status"]; task_id: string | null };
@@ -70,7 +85,14 @@ export class RoomStorage {
   }
 
   insertChat(row: Pick<ChatRow, "id" | "project_id" | "title" | "created_at">): void {
-    this.sql.exec("INSERT INTO chat (id, project_id, title, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 1)", row.id, row.project_id, row.title, row.created_at, row.created_at);
+    this.sql.exec(
+      "INSERT INTO chat (id, project_id, title, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 1)",
+      row.id,
+      row.project_id,
+      row.title,
+      row.created_at,
+      row.created_at,
+    );
   }
 
   /** Records a change to anything the chat summary shows; the index is then behind until synced. */
@@ -107,7 +129,11 @@ export class RoomStorage {
     const queued = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM submissions WHERE status = 'queued'").one().n;
     const working = this.sql.exec("SELECT 1 FROM submissions WHERE status IN ('dispatching', 'running') LIMIT 1").toArray().length > 0;
     return {
-      id: chat.id, title: chat.title, createdAt: chat.created_at, updatedAt: chat.updated_at, archivedAt: chat.archived_at,
+      id: chat.id,
+      title: chat.title,
+      createdAt: chat.created_at,
+      updatedAt: chat.updated_at,
+      archivedAt: chat.archived_at,
       lastMessageAt: last?.created_at ?? null,
       latestAgentPreview: [...(owner?.content ?? "")].slice(0, PREVIEW_MAX).join(""),
       isAwaitingUser: chat.awaiting_user === 1,
@@ -128,7 +154,13 @@ export class RoomStorage {
   insertSubmission(row: Omit<SubmissionRow, "seq" | "task_id" | "failed_at">): SubmissionRow {
     this.sql.exec(
       "INSERT INTO submissions (id, idempotency_key, content, reply_to, disposition, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      row.id, row.idempotency_key, row.content, row.reply_to, row.disposition, row.status, row.created_at,
+      row.id,
+      row.idempotency_key,
+      row.content,
+      row.reply_to,
+      row.disposition,
+      row.status,
+      row.created_at,
     );
     return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE id = ?", row.id).one();
   }
@@ -143,7 +175,10 @@ export class RoomStorage {
   setSubmission(id: string, status: SubmissionStatus, extra: { task_id?: string; failed_at?: number } = {}): void {
     this.sql.exec(
       "UPDATE submissions SET status = ?, task_id = COALESCE(?, task_id), failed_at = COALESCE(?, failed_at) WHERE id = ?",
-      status, extra.task_id ?? null, extra.failed_at ?? null, id,
+      status,
+      extra.task_id ?? null,
+      extra.failed_at ?? null,
+      id,
     );
   }
 
@@ -165,7 +200,12 @@ export class RoomStorage {
   insertMessage(message: Message): void {
     this.sql.exec(
       "INSERT INTO messages (id, role, content, created_at, status, task_id) VALUES (?, ?, ?, ?, ?, ?)",
-      message.id, message.role, message.content, message.createdAt, message.status, message.taskId,
+      message.id,
+      message.role,
+      message.content,
+      message.createdAt,
+      message.status,
+      message.taskId,
     );
   }
 
@@ -184,9 +224,7 @@ export class RoomStorage {
 
   /** Newest first, strictly older than beforeSeq: keyset pages stay stable while messages arrive. */
   messagesBefore(beforeSeq: number | null, limit: number): { items: Message[]; lastSeq: number | null; more: boolean } {
-    const rows = this.sql
-      .exec<MessageRow>("SELECT * FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?", beforeSeq ?? Number.MAX_SAFE_INTEGER, limit + 1)
-      .toArray();
+    const rows = this.sql.exec<MessageRow>("SELECT * FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?", beforeSeq ?? Number.MAX_SAFE_INTEGER, limit + 1).toArray();
     const page = rows.slice(0, limit);
     return {
       items: page.map(toMessage),
@@ -201,7 +239,14 @@ export class RoomStorage {
   }
 
   insertTask(task: Omit<TaskRow, "partials">): void {
-    this.sql.exec("INSERT INTO tasks (id, submission_id, owner_message_id, started_at, check_at) VALUES (?, ?, ?, ?, ?)", task.id, task.submission_id, task.owner_message_id, task.started_at, task.check_at);
+    this.sql.exec(
+      "INSERT INTO tasks (id, submission_id, owner_message_id, started_at, check_at) VALUES (?, ?, ?, ?, ?)",
+      task.id,
+      task.submission_id,
+      task.owner_message_id,
+      task.started_at,
+      task.check_at,
+    );
   }
 
   setTaskPartials(id: string, partials: number): void {
@@ -221,7 +266,10 @@ export class RoomStorage {
   }
 
   pendingRefunds(): string[] {
-    return this.sql.exec<{ task_id: string }>("SELECT task_id FROM pending_refunds").toArray().map((r) => r.task_id);
+    return this.sql
+      .exec<{ task_id: string }>("SELECT task_id FROM pending_refunds")
+      .toArray()
+      .map((r) => r.task_id);
   }
 
   refunded(taskId: string): void {

@@ -10,8 +10,23 @@ import { projectAccess } from "../projects/access";
 import { listChats } from "./index-store";
 import { cachedMaintenance } from "./maintenance";
 import {
-  CONTENT_MAX, Chat, ChatEvent, ChatList, ChatParams, ChatTitleBody, EventsHeaders, EventsQuery, ListChatsQuery, MESSAGE_BODY_LIMIT_BYTES, MessagePage, MessagesQuery,
-  ProjectParams, Queue, SendMessageBody, SendMessageHeaders, Submission,
+  CONTENT_MAX,
+  Chat,
+  ChatEvent,
+  ChatList,
+  ChatParams,
+  ChatTitleBody,
+  EventsHeaders,
+  EventsQuery,
+  ListChatsQuery,
+  MESSAGE_BODY_LIMIT_BYTES,
+  MessagePage,
+  MessagesQuery,
+  ProjectParams,
+  Queue,
+  SendMessageBody,
+  SendMessageHeaders,
+  Submission,
 } from "./schemas";
 
 /** The project-chat API, mounted at /v1/projects: personal API tokens only, counted per token. */
@@ -48,7 +63,13 @@ const found = <T>(value: T | null): T => {
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/{projectId}/chats", operationId: "listChats", tags: ["Chats"], summary: "List the project's chats, newest updatedAt first", security, middleware: read,
+    method: "get",
+    path: "/{projectId}/chats",
+    operationId: "listChats",
+    tags: ["Chats"],
+    summary: "List the project's chats, newest updatedAt first",
+    security,
+    middleware: read,
     request: { params: ProjectParams, query: ListChatsQuery },
     responses: { 200: jsonResponse(ChatList, "Active chats, or archived ones with archived=true"), ...chatProblems },
   }),
@@ -60,7 +81,13 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "post", path: "/{projectId}/chats", operationId: "createChat", tags: ["Chats"], summary: "Create an empty chat", security, middleware: write,
+    method: "post",
+    path: "/{projectId}/chats",
+    operationId: "createChat",
+    tags: ["Chats"],
+    summary: "Create an empty chat",
+    security,
+    middleware: write,
     request: { params: ProjectParams, body: jsonBody(ChatTitleBody) },
     responses: { 201: jsonResponse(Chat, "The new chat"), ...chatProblems },
   }),
@@ -74,7 +101,13 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/{projectId}/chats/{chatId}", operationId: "getChat", tags: ["Chats"], summary: "Read a chat", security, middleware: read,
+    method: "get",
+    path: "/{projectId}/chats/{chatId}",
+    operationId: "getChat",
+    tags: ["Chats"],
+    summary: "Read a chat",
+    security,
+    middleware: read,
     request: { params: ChatParams },
     responses: { 200: jsonResponse(Chat, "The chat"), ...chatProblems },
   }),
@@ -86,7 +119,13 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "patch", path: "/{projectId}/chats/{chatId}", operationId: "renameChat", tags: ["Chats"], summary: "Rename a chat", security, middleware: write,
+    method: "patch",
+    path: "/{projectId}/chats/{chatId}",
+    operationId: "renameChat",
+    tags: ["Chats"],
+    summary: "Rename a chat",
+    security,
+    middleware: write,
     request: { params: ChatParams, body: jsonBody(ChatTitleBody) },
     responses: { 200: jsonResponse(Chat, "The renamed chat"), ...chatProblems },
   }),
@@ -96,10 +135,18 @@ chatRoutes.openapi(
   },
 );
 
-for (const [action, archived] of [["archive", true], ["restore", false]] as const) {
+for (const [action, archived] of [
+  ["archive", true],
+  ["restore", false],
+] as const) {
   chatRoutes.openapi(
     createRoute({
-      method: "post", path: `/{projectId}/chats/{chatId}/${action}`, operationId: `${action}Chat`, tags: ["Chats"], security, middleware: write,
+      method: "post",
+      path: `/{projectId}/chats/{chatId}/${action}`,
+      operationId: `${action}Chat`,
+      tags: ["Chats"],
+      security,
+      middleware: write,
       summary: archived ? "Archive a chat (it then refuses messages)" : "Restore an archived chat",
       request: { params: ChatParams },
       responses: { 200: jsonResponse(Chat, "The chat"), ...chatProblems },
@@ -113,7 +160,13 @@ for (const [action, archived] of [["archive", true], ["restore", false]] as cons
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/{projectId}/chats/{chatId}/messages", operationId: "listMessages", tags: ["Messages"], summary: "Message history, newest first", security, middleware: read,
+    method: "get",
+    path: "/{projectId}/chats/{chatId}/messages",
+    operationId: "listMessages",
+    tags: ["Messages"],
+    summary: "Message history, newest first",
+    security,
+    middleware: read,
     request: { params: ChatParams, query: MessagesQuery },
     responses: { 200: jsonResponse(MessagePage, "A page of messages; pass nextCursor as cursor for older ones"), ...chatProblems },
   }),
@@ -129,7 +182,12 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "post", path: "/{projectId}/chats/{chatId}/messages", operationId: "sendMessage", tags: ["Messages"], security, middleware: write,
+    method: "post",
+    path: "/{projectId}/chats/{chatId}/messages",
+    operationId: "sendMessage",
+    tags: ["Messages"],
+    security,
+    middleware: write,
     summary: "Send a message to the chat agent; 202 confirms acceptance, not completion",
     description: `Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. The body may be up to ${MESSAGE_BODY_LIMIT_BYTES} bytes, enough for ${CONTENT_MAX} characters each sent as a \\uXXXX\\uXXXX escape pair.`,
     request: { params: ChatParams, headers: SendMessageHeaders, body: jsonBody(SendMessageBody) },
@@ -149,10 +207,14 @@ chatRoutes.openapi(
       maintenance,
     });
     switch (outcome.kind) {
-      case "not_found": throw chatNotFound();
-      case "archived": throw new ApiError(409, "chat_archived", "The chat is archived; restore it before sending messages.");
-      case "key_reused": throw new ApiError(409, "idempotency_key_reused", "This idempotency-key was used for a different message; use a new key for a new message.");
-      case "unknown_reply_target": throw invalidRequest("replyToMessageId does not name a message of this chat.", [{ path: "replyToMessageId", message: "not a message of this chat" }]);
+      case "not_found":
+        throw chatNotFound();
+      case "archived":
+        throw new ApiError(409, "chat_archived", "The chat is archived; restore it before sending messages.");
+      case "key_reused":
+        throw new ApiError(409, "idempotency_key_reused", "This idempotency-key was used for a different message; use a new key for a new message.");
+      case "unknown_reply_target":
+        throw invalidRequest("replyToMessageId does not name a message of this chat.", [{ path: "replyToMessageId", message: "not a message of this chat" }]);
     }
     if (outcome.replayed) c.header("idempotency-replayed", "true");
     return c.json(outcome.submission, 202);
@@ -161,7 +223,13 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/{projectId}/chats/{chatId}/queue", operationId: "getQueue", tags: ["Messages"], summary: "Pending, dispatching and failed submissions, in order", security, middleware: read,
+    method: "get",
+    path: "/{projectId}/chats/{chatId}/queue",
+    operationId: "getQueue",
+    tags: ["Messages"],
+    summary: "Pending, dispatching and failed submissions, in order",
+    security,
+    middleware: read,
     request: { params: ChatParams },
     responses: { 200: jsonResponse(Queue, "The queue"), ...chatProblems },
   }),
@@ -173,7 +241,12 @@ chatRoutes.openapi(
 
 chatRoutes.openapi(
   createRoute({
-    method: "get", path: "/{projectId}/chats/{chatId}/events", tags: ["Events"], operationId: "followChatEvents", security, middleware: read,
+    method: "get",
+    path: "/{projectId}/chats/{chatId}/events",
+    tags: ["Events"],
+    operationId: "followChatEvents",
+    security,
+    middleware: read,
     summary: "Follow a chat live: a resumable Server-Sent Events stream",
     description:
       "Starts with a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends `chat`, `queue`, `message` and " +

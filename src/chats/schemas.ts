@@ -74,16 +74,19 @@ export type QueueEntry = z.infer<typeof QueueEntry>;
 
 export const Queue = z.object({ items: z.array(QueueEntry) }).openapi("Queue");
 
-export const Submission = z
-  .object({ submissionId: z.uuid(), chatId: z.uuid(), disposition: z.enum(["queued", "started"]) })
-  .openapi("Submission");
+export const Submission = z.object({ submissionId: z.uuid(), chatId: z.uuid(), disposition: z.enum(["queued", "started"]) }).openapi("Submission");
 export type Submission = z.infer<typeof Submission>;
 
 export const ProjectParams = z.object({ projectId: z.string().openapi({ format: "uuid" }) });
 export const ChatParams = ProjectParams.extend({ chatId: z.string().openapi({ format: "uuid" }) });
 export const ListChatsQuery = z.strictObject({ archived: z.enum(["true", "false"]).optional() });
 export const MessagesQuery = z.strictObject({
-  cursor: z.string().min(1).max(200).optional().openapi({ description: "Opaque: pass the nextCursor of the previous page unchanged to get older messages; any other value is refused with 400" }),
+  cursor: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .openapi({ description: "Opaque: pass the nextCursor of the previous page unchanged to get older messages; any other value is refused with 400" }),
   limit: pageSize("limit", { max: 100, fallback: 50 }),
 });
 export const SendMessageHeaders = z.object({
@@ -93,7 +96,9 @@ export const SendMessageHeaders = z.object({
 // ---- the event stream (text/event-stream): each frame is `id: <n>`, `event: <type>` and one `data:` line of JSON ----
 const ResumePoint = z.string().regex(/^[0-9]+$/, "a resume point is a non-negative integer: the id of the last event received");
 export const EventsQuery = z.strictObject({ after: ResumePoint.optional().openapi({ description: "Resume after this event id (Last-Event-ID wins when both are sent)" }) });
-export const EventsHeaders = z.object({ "last-event-id": ResumePoint.optional().openapi({ description: "Resume after this event id, as EventSource sends it when it reconnects" }) });
+export const EventsHeaders = z.object({
+  "last-event-id": ResumePoint.optional().openapi({ description: "Resume after this event id, as EventSource sends it when it reconnects" }),
+});
 
 export const MessageDelta = z.object({ id: z.uuid(), text: z.string() }).openapi("MessageDelta", { description: "Text appended to a working agent reply" });
 export const Snapshot = z.object({ chat: Chat, queue: Queue }).openapi("ChatSnapshot");

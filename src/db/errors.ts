@@ -11,6 +11,9 @@ export const isForeignKeyViolation = (error: unknown) => /FOREIGN KEY constraint
 /** What a log may say about an error: its kind, the innermost message and the stack frames, never query parameters. */
 export function describeForLog(error: unknown): string {
   if (!(error instanceof Error)) return String(error).split("\n")[0]!.slice(0, 300);
-  const frames = (error.stack ?? "").split("\n").filter((line) => line.trim().startsWith("at ")).slice(0, 8);
+  const frames = (error.stack ?? "")
+    .split("\n")
+    .filter((line) => line.trim().startsWith("at "))
+    .slice(0, 8);
   return [`${error.name}: ${databaseMessage(error).split("\n")[0]!.slice(0, 300)}`, ...frames].join("\n");
 }

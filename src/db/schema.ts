@@ -15,8 +15,12 @@ const translated = <N extends string>(name: N, column: string) =>
 const json = <T>(column: string) => text(column, { mode: "json" }).$type<T>().notNull();
 
 export type IncludedSection = {
-  titleEn: string; titleRu: string; titleEs: string;
-  contentMarkdownEn: string; contentMarkdownRu: string; contentMarkdownEs: string;
+  titleEn: string;
+  titleRu: string;
+  titleEs: string;
+  contentMarkdownEn: string;
+  contentMarkdownRu: string;
+  contentMarkdownEs: string;
 };
 
 const planColumns = () => ({
@@ -53,7 +57,9 @@ export const paidPlans = sqliteTable("catalog_paid_plans", {
 export const planDurations = sqliteTable(
   "catalog_plan_durations",
   {
-    planId: text("plan_id").notNull().references(() => paidPlans.id, { onDelete: "cascade" }),
+    planId: text("plan_id")
+      .notNull()
+      .references(() => paidPlans.id, { onDelete: "cascade" }),
     id: text("id").notNull(),
     position: integer("position").notNull(),
     months: integer("months").notNull(),
@@ -129,7 +135,9 @@ export const pollQuestions = sqliteTable("catalog_poll_questions", {
 
 export const pollOptions = sqliteTable("catalog_poll_options", {
   id: text("id").primaryKey(),
-  questionId: text("question_id").notNull().references(() => pollQuestions.id, { onDelete: "cascade" }),
+  questionId: text("question_id")
+    .notNull()
+    .references(() => pollQuestions.id, { onDelete: "cascade" }),
   position: integer("position").notNull(),
   ...translated("label", "label"),
   isCustom: integer("is_custom", { mode: "boolean" }).notNull().default(false),
@@ -155,7 +163,9 @@ export const accounts = sqliteTable(
 export const projects = sqliteTable("projects", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
-  ownerAccountId: text("owner_account_id").notNull().references(() => accounts.id),
+  ownerAccountId: text("owner_account_id")
+    .notNull()
+    .references(() => accounts.id),
   status: text("status", { enum: PROJECT_STATUSES }).notNull().default("active"),
   createdAt: text("created_at").notNull(),
 });
@@ -163,8 +173,12 @@ export const projects = sqliteTable("projects", {
 export const projectMembers = sqliteTable(
   "project_members",
   {
-    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
-    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
     role: text("role", { enum: ROLES }).notNull(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.accountId] })],
@@ -172,7 +186,9 @@ export const projectMembers = sqliteTable(
 
 export const sessions = sqliteTable("sessions", {
   id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  accountId: text("account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" }),
   tokenHash: text("token_hash").notNull().unique(),
   createdAt: text("created_at").notNull(),
   expiresAt: text("expires_at").notNull(),
@@ -182,7 +198,9 @@ export const apiTokens = sqliteTable(
   "api_tokens",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     tokenHash: text("token_hash").notNull().unique(),
     prefix: text("prefix").notNull(),
@@ -232,7 +250,9 @@ export const chatIndex = sqliteTable(
 /** One row per charged task: the primary key makes a retried charge a no-op; triggers move the credits. */
 export const creditCharges = sqliteTable("credit_charges", {
   taskId: text("task_id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id),
+  accountId: text("account_id")
+    .notNull()
+    .references(() => accounts.id),
   amount: integer("amount").notNull(),
   chargedAt: text("charged_at").notNull(),
 });

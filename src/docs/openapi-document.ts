@@ -1,5 +1,6 @@
 import { OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../env";
 import { ref, headers } from "../http/openapi-components";
 
 export type Audience = "public" | "operator";
@@ -15,7 +16,7 @@ export const isOperatorPath = (path: string) => path === "/admin" || path.starts
  * The OpenAPI 3.1 document of one audience, from the same route definitions that validate
  * requests: public clients never see operator operations, operators get only theirs.
  */
-export function describeApi(app: OpenAPIHono<any>, audience: Audience, info: Info, serverUrl: string): Document {
+export function describeApi(app: OpenAPIHono<AppEnv>, audience: Audience, info: Info, serverUrl: string): Document {
   const definitions = app.openAPIRegistry.definitions.filter((d) => d.type !== "route" || isOperatorPath(d.route.path) === (audience === "operator"));
   const doc = new OpenApiGeneratorV31(definitions).generateDocument({
     openapi: "3.1.0",
@@ -52,7 +53,7 @@ function addCrossCuttingResponses(doc: Document, operation: Operation) {
 }
 
 const resolve = (doc: Document, response: Response): Response =>
-  response.$ref ? structuredClone((doc.components?.responses as Record<string, Response>)[response.$ref.split("/").pop()!]!) : response;
+  response.$ref ? structuredClone(((doc.components?.responses ?? {}) as Record<string, Response>)[response.$ref.split("/").pop()!]!) : response;
 
 const withHeaders = (response: Response, ...names: ("RateLimit" | "RateLimit-Policy")[]): Response => ({
   ...response,

@@ -54,8 +54,13 @@ export function mountDocs(app: OpenAPIHono<AppEnv>) {
 function referencePage(): string {
   // Nothing that reaches beyond this Worker: no web fonts, telemetry, hosted AI agent or MCP service.
   const config = JSON.stringify({
-    url: OPENAPI_PATH, withDefaultFonts: false, telemetry: false, agent: { disabled: true }, mcp: { disabled: true },
-    defaultOpenAllTags: true, showOperationId: true,
+    url: OPENAPI_PATH,
+    withDefaultFonts: false,
+    telemetry: false,
+    agent: { disabled: true },
+    mcp: { disabled: true },
+    defaultOpenAllTags: true,
+    showOperationId: true,
   });
   return `<!doctype html>
 <html lang="en">

@@ -8,7 +8,12 @@ const JSON_MEDIA_TYPE = /^application\/([a-z0-9.-]+\+)?json$/i;
 function charsetOf(params: string[]): string | undefined {
   for (const param of params) {
     const eq = param.indexOf("=");
-    if (eq > 0 && param.slice(0, eq).trim().toLowerCase() === "charset") return param.slice(eq + 1).trim().replace(/^"(.*)"$/, "$1").toLowerCase();
+    if (eq > 0 && param.slice(0, eq).trim().toLowerCase() === "charset")
+      return param
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, "$1")
+        .toLowerCase();
   }
   return undefined;
 }

@@ -1,9 +1,11 @@
-import type { Context, Hono } from "hono";
+import type { Context } from "hono";
 import { ApiError, problemResponse } from "./problem";
 
 type RouteTable = { pattern: RegExp; methods: Set<string> }[];
 
-function routeTable(app: Hono<any>): RouteTable {
+type Routed = { routes: { path: string; method: string }[] };
+
+function routeTable(app: Routed): RouteTable {
   const byPath = new Map<string, Set<string>>();
   for (const { path, method } of app.routes) {
     if (method === "ALL" || path.includes("*")) continue;
@@ -24,7 +26,7 @@ function routeTable(app: Hono<any>): RouteTable {
  * The app's not-found handler: a known path with another method is 405 with Allow (OPTIONS gets
  * 204 with Allow), anything else a problem 404. The table is built once, after all routes exist.
  */
-export function notFoundOrMethodNotAllowed(app: Hono<any>) {
+export function notFoundOrMethodNotAllowed(app: Routed) {
   let table: RouteTable | undefined;
   return (c: Context) => {
     table ??= routeTable(app);

@@ -10,19 +10,41 @@ const text: HeaderSchema = { type: "string" };
 
 /** Every header the service sends, once; operations point at them by name. */
 export const HEADERS = {
-  "x-request-id": { description: "The request's id: the caller's own x-request-id when it is 8-128 of [A-Za-z0-9._:-], else a fresh UUID. Problem bodies repeat it in `instance`.", required: true, schema: text },
-  RateLimit: { description: 'What is left of the token\'s rolling minute: `"per-token";r=<requests left>;t=<seconds until one frees up>` (IETF httpapi ratelimit-headers draft).', required: true, schema: text, example: '"per-token";r=59;t=60' },
+  "x-request-id": {
+    description: "The request's id: the caller's own x-request-id when it is 8-128 of [A-Za-z0-9._:-], else a fresh UUID. Problem bodies repeat it in `instance`.",
+    required: true,
+    schema: text,
+  },
+  RateLimit: {
+    description: 'What is left of the token\'s rolling minute: `"per-token";r=<requests left>;t=<seconds until one frees up>` (IETF httpapi ratelimit-headers draft).',
+    required: true,
+    schema: text,
+    example: '"per-token";r=59;t=60',
+  },
   "RateLimit-Policy": { description: 'The per-token quota: `"per-token";q=<RATE_LIMIT_PER_MINUTE>;w=60`.', required: true, schema: text, example: '"per-token";q=60;w=60' },
   "Retry-After": { description: "Whole seconds to wait before trying again (at least 1).", required: true, schema: { type: "integer", minimum: 1 } },
-  "WWW-Authenticate": { description: 'RFC 6750 challenge: `Bearer realm="…", error="invalid_token"` on 401; `error="insufficient_scope", scope="<needed scope>"` on a 403 for a missing scope.', schema: text },
+  "WWW-Authenticate": {
+    description: 'RFC 6750 challenge: `Bearer realm="…", error="invalid_token"` on 401; `error="insufficient_scope", scope="<needed scope>"` on a 403 for a missing scope.',
+    schema: text,
+  },
   Allow: { description: "The methods this path answers.", required: true, schema: text, example: "GET, HEAD, OPTIONS" },
   ETag: { description: "Entity tag of this representation (per language); send it back as If-None-Match.", required: true, schema: text },
-  "Cache-Control": { description: "`public, max-age=60` on plans and banner lists; `no-store` on legal documents, the poll and anything carrying a secret.", required: true, schema: text },
+  "Cache-Control": {
+    description: "`public, max-age=60` on plans and banner lists; `no-store` on legal documents, the poll and anything carrying a secret.",
+    required: true,
+    schema: text,
+  },
   "Content-Language": { description: "The language the plain fields are in: en, ru or es.", required: true, schema: { type: "string", enum: ["en", "ru", "es"] } },
   "Server-Timing": { description: "`catalog;desc=memory|colo|render|d1;dur=<ms>`: which layer answered and how long it waited.", schema: text },
   Vary: { description: "Accept-Language: a cache keeps one copy per language.", schema: text },
-  "Idempotency-Replayed": { description: "`true` when this is the stored first answer to an earlier request with the same idempotency-key.", schema: { type: "string", enum: ["true"] } },
-  "Set-Cookie": { description: "On a sign-in from an APP_ORIGINS origin: `session=<pcs_…>; HttpOnly; Secure; SameSite=None; Partitioned; Path=/auth`; on sign-out, the same cookie expired.", schema: text },
+  "Idempotency-Replayed": {
+    description: "`true` when this is the stored first answer to an earlier request with the same idempotency-key.",
+    schema: { type: "string", enum: ["true"] },
+  },
+  "Set-Cookie": {
+    description: "On a sign-in from an APP_ORIGINS origin: `session=<pcs_…>; HttpOnly; Secure; SameSite=None; Partitioned; Path=/auth`; on sign-out, the same cookie expired.",
+    schema: text,
+  },
 } satisfies Record<string, HeaderObject>;
 export type HeaderName = keyof typeof HEADERS;
 
@@ -51,14 +73,21 @@ export const RESPONSES = {
 export type ResponseName = keyof typeof RESPONSES;
 
 export const PROBLEM_RESPONSE_BY_STATUS = {
-  400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed", 409: "Conflict",
-  413: "ContentTooLarge", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable",
+  400: "BadRequest",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  405: "MethodNotAllowed",
+  409: "Conflict",
+  413: "ContentTooLarge",
+  429: "TooManyRequests",
+  500: "InternalError",
+  503: "ServiceUnavailable",
 } as const satisfies Record<number, ResponseName>;
 export type ProblemStatus = keyof typeof PROBLEM_RESPONSE_BY_STATUS;
 
 /** Response entries for the problem statuses an operation can answer, each a reference to its named response. */
-export const problems = (...statuses: ProblemStatus[]) =>
-  Object.fromEntries(statuses.map((status) => [status, ref("responses", PROBLEM_RESPONSE_BY_STATUS[status])]));
+export const problems = (...statuses: ProblemStatus[]) => Object.fromEntries(statuses.map((status) => [status, ref("responses", PROBLEM_RESPONSE_BY_STATUS[status])]));
 
 export const SECURITY_SCHEMES = {
   userApiTokenBearer: { type: "http", scheme: "bearer", description: "A personal API token (pct_…) from POST /auth/api-tokens, with the chat:read and/or chat:write scope" },

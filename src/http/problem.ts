@@ -6,15 +6,34 @@ import type { $ZodError as ZodError } from "zod/v4/core";
 
 /** The stable problem codes; ApiError and the OpenAPI Problem schema both take them from here. */
 export const PROBLEM_CODES = [
-  "invalid_request", "unauthorized", "insufficient_scope", "forbidden", "not_found",
-  "method_not_allowed", "conflict", "chat_archived", "idempotency_key_reused",
-  "token_limit_reached", "rate_limited", "payload_too_large", "service_unavailable", "internal_error",
+  "invalid_request",
+  "unauthorized",
+  "insufficient_scope",
+  "forbidden",
+  "not_found",
+  "method_not_allowed",
+  "conflict",
+  "chat_archived",
+  "idempotency_key_reused",
+  "token_limit_reached",
+  "rate_limited",
+  "payload_too_large",
+  "service_unavailable",
+  "internal_error",
 ] as const;
 export type ProblemCode = (typeof PROBLEM_CODES)[number];
 
 const TITLES: Record<number, string> = {
-  400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-  409: "Conflict", 413: "Content Too Large", 429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable",
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  409: "Conflict",
+  413: "Content Too Large",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
 };
 
 // A missing field reads "required" in errors[] rather than zod's "expected string, received undefined".
@@ -86,7 +105,7 @@ export const notFound = (detail = "The resource does not exist or is not availab
 /** The zod validator hook: the same problem body as every other error, listing each invalid field. */
 export function validationHook(result: { success: boolean; error?: ZodError; target?: string }, _c: Context): void {
   if (!result.success && result.error) {
-    const where = result.target === "json" ? "request body" : result.target === "query" ? "query string" : result.target ?? "request";
+    const where = result.target === "json" ? "request body" : result.target === "query" ? "query string" : (result.target ?? "request");
     throw invalidRequest(`The ${where} is invalid.`, fieldProblems(result.error, result.target));
   }
 }

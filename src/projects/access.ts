@@ -29,7 +29,7 @@ async function readMembership(d1: D1Database, projectId: string, accountId: stri
 /** The account's access to the project; null when unknown, suspended or not a member (the caller answers 404, revealing nothing). */
 export async function projectAccess(d1: D1Database, projectId: string, accountId: string): Promise<ProjectAccess | null> {
   const membership = await readMembership(d1, projectId, accountId);
-  if (!membership || membership.status !== "active") return null;
+  if (membership?.status !== "active") return null;
   return { projectId, accountId, role: membership.role, ownerAccountId: membership.ownerAccountId };
 }
 

@@ -13,12 +13,15 @@ export async function createProject(
   input: { id?: string; name: string; ownerAccountId: string },
 ): Promise<{ kind: "created"; project: ProjectView } | { kind: "id_taken" } | { kind: "no_such_owner" }> {
   const db = drizzle(d1);
-  const row = { id: (input.id ?? crypto.randomUUID()).toLowerCase(), name: input.name, ownerAccountId: input.ownerAccountId, status: "active" as const, createdAt: new Date().toISOString() };
+  const row = {
+    id: (input.id ?? crypto.randomUUID()).toLowerCase(),
+    name: input.name,
+    ownerAccountId: input.ownerAccountId,
+    status: "active" as const,
+    createdAt: new Date().toISOString(),
+  };
   try {
-    await db.batch([
-      db.insert(projects).values(row),
-      db.insert(projectMembers).values({ projectId: row.id, accountId: row.ownerAccountId, role: "owner" }),
-    ]);
+    await db.batch([db.insert(projects).values(row), db.insert(projectMembers).values({ projectId: row.id, accountId: row.ownerAccountId, role: "owner" })]);
   } catch (error) {
     if (isUniqueViolation(error)) return { kind: "id_taken" };
     if (isForeignKeyViolation(error)) return { kind: "no_such_owner" };
@@ -60,6 +63,9 @@ export async function removeMember(d1: D1Database, projectId: string, accountId:
   const db = drizzle(d1);
   const [project] = await db.select({ owner: projects.ownerAccountId }).from(projects).where(eq(projects.id, projectId));
   if (project?.owner === accountId) return "owner_stays";
-  const removed = await db.delete(projectMembers).where(and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId))).returning();
+  const removed = await db
+    .delete(projectMembers)
+    .where(and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId)))
+    .returning();
   return removed.length === 0 ? "not_member" : "removed";
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "../../src/auth/crypto";
+import { sha256Hex } from "../../src/crypto";
 import { CreatedApiToken, ApiTokenList } from "../../src/auth/schemas";
 import { call, env, expectProblem, inDays, newAccount, newToken, signIn, world } from "../helpers";
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { secretsEqual } from "../../src/auth/crypto";
+import { secretsEqual } from "../../src/crypto";
 import { call, chatsPath, env, expectProblem, inDays, newChat, send, world } from "../helpers";
 
 afterEach(() => vi.restoreAllMocks());
