@@ -1,0 +1,51 @@
+import { createRoute } from "@hono/zod-openapi";
+import type { GatedEnv } from "../auth/gate";
+import { MAX_STREAMS_PER_TOKEN } from "../auth/token-gate";
+import { ApiError } from "../http/problem";
+import { createRouter } from "../http/router";
+import { chatInProject, chatNotFound, chatProblems, read, security } from "./route-access";
+import { ChatEvent, ChatParams, EventsHeaders, EventsQuery } from "./schemas";
+
+/** Following a chat live: its resumable event stream. */
+export const eventRoutes = createRouter<GatedEnv>();
+
+eventRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{projectId}/chats/{chatId}/events",
+    tags: ["Events"],
+    operationId: "followChatEvents",
+    security,
+    middleware: read,
+    summary: "Follow a chat live: a resumable Server-Sent Events stream",
+    description:
+      "Starts with a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends `chat`, `queue`, `message` and " +
+      "`message.delta` events as they happen. Ids increase strictly per chat; events are kept at least 24 hours. A `: keep-alive` comment comes at " +
+      "least every 15 s. The server ends a stream after 5 minutes, or within 60 s of the token's revocation or expiry or the loss of project access; " +
+      "reconnect with Last-Event-ID. Opening a stream counts as one request; at most 10 streams per token may be open at once (429 beyond).",
+    request: { params: ChatParams, query: EventsQuery, headers: EventsHeaders },
+    responses: {
+      200: { description: "The event stream", content: { "text/event-stream": { schema: ChatEvent } } },
+      ...chatProblems,
+    },
+  }),
+  async (c) => {
+    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
+    const resume = c.req.valid("header")["last-event-id"] ?? c.req.valid("query").after;
+    const { accountId, tokenHash } = c.get("caller");
+    const gate = c.env.TOKEN_GATE.getByName(tokenHash);
+    const leaseId = crypto.randomUUID();
+    const lease = await gate.openStream(leaseId);
+    if (lease.kind === "limited") {
+      throw new ApiError(429, "rate_limited", `This token already has ${MAX_STREAMS_PER_TOKEN} event streams open; close one or try again in ${lease.retryAfterSeconds} s.`, {
+        headers: { "retry-after": String(lease.retryAfterSeconds) },
+      });
+    }
+    const stream = await chat.follow(access.projectId, resume === undefined ? null : Number(resume), { tokenHash, leaseId, accountId, projectId: access.projectId });
+    if (!stream) {
+      c.executionCtx.waitUntil(gate.closeStream(leaseId));
+      throw chatNotFound();
+    }
+    return c.body(stream, 200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
+  },
+);
