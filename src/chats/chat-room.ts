@@ -5,13 +5,13 @@ import type { AgentPort, AgentResult, AgentTask } from "../agent/port";
 import { describeForLog } from "../db/errors";
 import { config } from "../config";
 import type { Env } from "../env";
-import { projectAccess } from "../projects/access";
 import { chargeTask, refundTask } from "./credits";
 import { decodeCursor, encodeCursor } from "./cursor";
 import { dispatchOnHold } from "./dispatch-hold";
 import { EventLog, sseFrame, type ChatEventType } from "./event-log";
 import { upsertChatIndex } from "./index-store";
-import { Listeners, type StreamGrant } from "./listeners";
+import type { StreamGrant } from "./listeners";
+import { ChatStreams, RETRY_HINT } from "./streams";
 import { RoomStorage, type ChatRow, type SubmissionRow, type TaskRow } from "./room-storage";
 import type { Chat, Message, QueueEntry, Submission } from "./schemas";
 
@@ -30,11 +30,6 @@ const MAINTENANCE_POLL_MS = 2_000;
 const INDEX_SYNC_DELAY_MS = 500;
 const RETRY_MS = 5_000;
 const REPLY_MAX = 100_000;
-// Streams: a keep-alive and an access check this often; ended after MAX_AGE (clients resume); slow readers dropped.
-export const STREAM_PULSE_MS = 5_000;
-export const STREAM_MAX_AGE_MS = 5 * 60_000;
-const STREAM_STALL_MS = 30_000;
-const RETRY_HINT = new TextEncoder().encode("retry: 2000\n\n");
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
@@ -47,15 +42,14 @@ export class ChatRoom extends DurableObject<Env> {
   private eventLog: EventLog | undefined;
   // The chat and queue as last published, to append an event only when they change.
   private readonly published: Partial<Record<"chat" | "queue", string>> = {};
-  private readonly listeners: Listeners;
-  private pulseTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly streams: ChatStreams;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new RoomStorage(ctx.storage.sql);
     this.agent = agentFor(config(env));
     if (this.store.isInitialised()) this.store.migrate();
-    this.listeners = new Listeners({ framesAfter: (cursor, max) => this.log.framesAfter(cursor, max) }, (grant) => this.releaseStream(grant));
+    this.streams = new ChatStreams(ctx, env, { framesAfter: (cursor, max) => this.log.framesAfter(cursor, max) });
   }
 
   private get log(): EventLog {
@@ -157,60 +151,17 @@ export class ChatRoom extends DurableObject<Env> {
       cursor = this.log.newestId();
       first.push(sseFrame(cursor, "snapshot", JSON.stringify({ chat: this.store.view(), queue: { items: this.store.queue(now) } })));
     }
-    const stream = this.listeners.add(cursor, first, grant, now);
-    this.pulseTimer ??= setInterval(() => {
-      this.pulseListeners().catch((error) => console.warn(JSON.stringify({ level: "warn", event: "stream_pulse_failed", error: describeForLog(error) })));
-    }, STREAM_PULSE_MS);
-    return stream;
+    return this.streams.open(cursor, first, grant, now);
   }
 
-  /**
-   * Keep-alives, the age limit, slow readers, and whether each stream's token and project access
-   * still hold. Runs every STREAM_PULSE_MS while streams are open; tests call it with a chosen time.
-   */
+  /** Keep-alives, age and slow-reader limits, leases and access: every STREAM_PULSE_MS while streams are open; tests call it with a chosen time. */
   async pulseListeners(now = Date.now()): Promise<void> {
-    this.listeners.pulse(now, { maxAgeMs: STREAM_MAX_AGE_MS, stallMs: STREAM_STALL_MS });
-    const grants = this.listeners.grants();
-    const byToken = Map.groupBy(grants, (g) => g.tokenHash);
-    const byMember = Map.groupBy(grants, (g) => `${g.projectId}\n${g.accountId}`);
-    const denied = new Set<StreamGrant>();
-    await Promise.all([
-      ...[...byToken.values()].map(async (held) => {
-        const valid = await this.env.TOKEN_GATE.getByName(held[0]!.tokenHash)
-          .renewStreams(
-            held[0]!.tokenHash,
-            held.map((g) => g.leaseId),
-          )
-          .catch(() => true);
-        if (!valid) for (const g of held) denied.add(g);
-      }),
-      ...[...byMember.values()].map(async (held) => {
-        // Lost access ends the stream; D1 trouble does not.
-        const allowed = await projectAccess(this.env.DB, held[0]!.projectId, held[0]!.accountId).then(
-          (access) => access !== null,
-          () => true,
-        );
-        if (!allowed) for (const g of held) denied.add(g);
-      }),
-    ]);
-    this.listeners.endWhere((g) => denied.has(g));
-    if (this.listeners.size === 0 && this.pulseTimer !== undefined) {
-      clearInterval(this.pulseTimer);
-      this.pulseTimer = undefined;
-    }
+    await this.streams.pulse(now);
   }
 
   /** The number of open streams (for tests and the bench). */
   async listenerCount(): Promise<number> {
-    return this.listeners.size;
-  }
-
-  private releaseStream(grant: StreamGrant): void {
-    this.ctx.waitUntil(
-      this.env.TOKEN_GATE.getByName(grant.tokenHash)
-        .closeStream(grant.leaseId)
-        .catch(() => undefined),
-    );
+    return this.streams.size;
   }
 
   /** An external agent's result for a task (the http adapter's callback). */
@@ -381,7 +332,7 @@ export class ChatRoom extends DurableObject<Env> {
       this.log.append(type, json, now);
       this.published[type] = json;
     }
-    this.listeners.wake();
+    this.streams.wake();
   }
 
   private async payRefunds(): Promise<void> {

@@ -2,7 +2,8 @@ import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "
 import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_STREAMS_PER_TOKEN, STREAM_LEASE_MS } from "../../src/auth/token-gate";
-import { STREAM_MAX_AGE_MS, type ChatRoom } from "../../src/chats/chat-room";
+import type { ChatRoom } from "../../src/chats/chat-room";
+import { STREAM_MAX_AGE_MS } from "../../src/chats/streams";
 import { MAX_AGE_JITTER_MS } from "../../src/chats/listeners";
 import { admin, call, chatsPath, env, expectProblem, inDays, newChat, send, world, type World } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
