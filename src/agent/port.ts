@@ -15,10 +15,10 @@ export type AgentTask = {
 export type AgentResult = { status: "success" | "failed"; content: string; error?: string; awaitingUser?: boolean };
 
 /** The answer to starting a task: a result at once, or a time at which to look again. */
-export type AgentStart = { kind: "finished"; result: AgentResult } | { kind: "pending"; checkAt: number };
+type AgentStart = { kind: "finished"; result: AgentResult } | { kind: "pending"; checkAt: number };
 
 /** A task still running: when to look again, and text to append to its reply meanwhile. */
-export type AgentProgress = { checkAt: number; append?: string };
+type AgentProgress = { checkAt: number; append?: string };
 
 export interface AgentPort {
   start(task: AgentTask, now: number): Promise<AgentStart>;

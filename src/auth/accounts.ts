@@ -50,7 +50,7 @@ export async function findAccountByEmail(d1: D1Database, email: string) {
 }
 
 // ---- sessions ----
-export const SESSION_LIFETIME_MS = 30 * 86_400_000;
+const SESSION_LIFETIME_MS = 30 * 86_400_000;
 
 export async function createSession(d1: D1Database, accountId: string, tokenHash: string, now: number) {
   const expiresAt = new Date(now + SESSION_LIFETIME_MS).toISOString();

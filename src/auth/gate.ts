@@ -4,7 +4,7 @@ import { ApiError, unauthorized } from "../http/problem";
 import type { Scope } from "./scopes";
 import { API_TOKEN_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
-export type ApiCaller = { accountId: string; scopes: Scope[]; tokenHash: string };
+type ApiCaller = { accountId: string; scopes: Scope[]; tokenHash: string };
 export type GatedEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: ApiCaller } };
 
 const POLICY = "per-token";

@@ -43,7 +43,7 @@ export const CreateApiTokenRequest = z
   })
   .openapi("CreateApiTokenRequest");
 
-export const ApiTokenItem = z
+const ApiTokenItem = z
   .object({
     id: z.uuid(),
     name: z.string(),

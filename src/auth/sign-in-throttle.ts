@@ -3,7 +3,7 @@ import type { Env } from "../env";
 import { sha256Hex } from "../crypto";
 
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
-export const SIGN_IN_MAX_FAILURES = 10;
+const SIGN_IN_MAX_FAILURES = 10;
 
 export type Reservation = { kind: "reserved"; attempt: number } | { kind: "limited"; retryAfterSeconds: number };
 

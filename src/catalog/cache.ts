@@ -8,7 +8,7 @@ export type RenderedBody = { body: string; etag: string; renderedAt: number };
 /** Where a rendering came from, for Server-Timing: memory, the colo cache, a fresh D1 read, or a render of the document already loaded. */
 export type CacheSource = "memory" | "colo" | "d1" | "render";
 export type CatalogEndpoint = "plans" | "privacy-policy" | "terms-of-use" | "chat-banners" | "page-top-banners" | "poll";
-export const CATALOG_ENDPOINTS: CatalogEndpoint[] = ["plans", "privacy-policy", "terms-of-use", "chat-banners", "page-top-banners", "poll"];
+const CATALOG_ENDPOINTS: CatalogEndpoint[] = ["plans", "privacy-policy", "terms-of-use", "chat-banners", "page-top-banners", "poll"];
 
 // Isolate memory: a hot request is a Map lookup, no D1 and no Cache API round trip.
 const rendered = new Map<string, RenderedBody>();

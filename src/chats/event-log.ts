@@ -2,7 +2,7 @@
 export type ChatEventType = "chat" | "queue" | "message" | "message.delta";
 
 // Kept at least this long; an older resume point gets a fresh snapshot.
-export const EVENTS_KEPT_MS = 24 * 3600_000;
+const EVENTS_KEPT_MS = 24 * 3600_000;
 const PRUNE_EVERY_MS = 3600_000;
 // The newest events stay encoded in memory, so a burst fans out to many listeners without re-reading storage.
 const RECENT_KEPT = 256;

@@ -9,7 +9,7 @@ export const MAX_AGE_JITTER_MS = 30_000;
 type Source = { framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number } };
 
 // What one listener may have queued and unread before it counts as slow (a single larger event still goes).
-export const LISTENER_BUFFER_BYTES = 64 * 1024;
+const LISTENER_BUFFER_BYTES = 64 * 1024;
 const KEEP_ALIVE = sseComment("keep-alive");
 const RECONNECT = sseComment("this stream has ended; reconnect with Last-Event-ID to continue");
 

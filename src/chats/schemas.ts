@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { pageSize } from "../http/query";
 
-export const TITLE_MAX = 160;
+const TITLE_MAX = 160;
 export const CONTENT_MAX = 100_000;
 export const PREVIEW_MAX = 500;
 // The largest valid message body: every character of the content sent as a 12-byte "\uXXXX\uXXXX"
@@ -18,7 +18,7 @@ const characters = (min: number, max: number, what: string) =>
     }, `${what} must be ${min} to ${max} characters`)
     .openapi({ minLength: min, maxLength: max });
 
-export const Title = characters(1, TITLE_MAX, "title");
+const Title = characters(1, TITLE_MAX, "title");
 export const ChatTitleBody = z.strictObject({ title: Title }).openapi("ChatTitle");
 
 export const SendMessageBody = z
@@ -100,8 +100,8 @@ export const EventsHeaders = z.object({
   "last-event-id": ResumePoint.optional().openapi({ description: "Resume after this event id, as EventSource sends it when it reconnects" }),
 });
 
-export const MessageDelta = z.object({ id: z.uuid(), text: z.string() }).openapi("MessageDelta", { description: "Text appended to a working agent reply" });
-export const Snapshot = z.object({ chat: Chat, queue: Queue }).openapi("ChatSnapshot");
+const MessageDelta = z.object({ id: z.uuid(), text: z.string() }).openapi("MessageDelta", { description: "Text appended to a working agent reply" });
+const Snapshot = z.object({ chat: Chat, queue: Queue }).openapi("ChatSnapshot");
 
 const frame = <T extends z.ZodType>(event: string, data: T, description: string) =>
   z.object({ id: z.string().regex(/^[0-9]+$/), event: z.literal(event), data }).openapi({ description });

@@ -4,7 +4,7 @@ import { projectAccess } from "../projects/access";
 import { Listeners, type StreamGrant } from "./listeners";
 
 // A keep-alive and an access check this often; streams end after MAX_AGE (clients resume); slow readers are dropped.
-export const STREAM_PULSE_MS = 5_000;
+const STREAM_PULSE_MS = 5_000;
 export const STREAM_MAX_AGE_MS = 5 * 60_000;
 const STREAM_STALL_MS = 30_000;
 export const RETRY_HINT = new TextEncoder().encode("retry: 2000\n\n");

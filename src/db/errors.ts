@@ -1,5 +1,5 @@
 /** The database's own message, under drizzle's wrapper (whose message also lists bound parameters). */
-export function databaseMessage(error: unknown): string {
+function databaseMessage(error: unknown): string {
   let current: unknown = error;
   while (current instanceof Error && current.cause instanceof Error) current = current.cause;
   return current instanceof Error ? current.message : String(current);

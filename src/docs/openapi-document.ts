@@ -10,7 +10,7 @@ type Operation = { requestBody?: unknown; security?: Record<string, string[]>[];
 type Document = ReturnType<OpenApiGeneratorV31["generateDocument"]>;
 
 const METHODS = ["get", "put", "post", "patch", "delete"] as const;
-export const isOperatorPath = (path: string) => path === "/admin" || path.startsWith("/admin/");
+const isOperatorPath = (path: string) => path === "/admin" || path.startsWith("/admin/");
 
 /**
  * The OpenAPI 3.1 document of one audience, from the same route definitions that validate

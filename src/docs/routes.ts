@@ -6,9 +6,9 @@ import { notFound } from "../http/problem";
 import { MESSAGE_BODY_LIMIT_BYTES } from "../chats/schemas";
 import { describeApi, type Audience } from "./openapi-document";
 
-export const API_VERSION = packageJson.version;
-export const OPENAPI_PATH = "/v1/openapi.json";
-export const OPERATOR_OPENAPI_PATH = "/admin/openapi.json";
+const API_VERSION = packageJson.version;
+const OPENAPI_PATH = "/v1/openapi.json";
+const OPERATOR_OPENAPI_PATH = "/admin/openapi.json";
 // The bundle's URL names its pinned version, so browsers may keep it for a year.
 const SCALAR_VERSION = packageJson.devDependencies["@scalar/api-reference"];
 export const REFERENCE_SCRIPT_PATH = `/v1/docs/assets/scalar-${SCALAR_VERSION}.js`;

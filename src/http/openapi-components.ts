@@ -9,7 +9,7 @@ export const ref = (kind: "headers" | "responses" | "schemas", name: string) => 
 const text: HeaderSchema = { type: "string" };
 
 /** Every header the service sends, once; operations point at them by name. */
-export const HEADERS = {
+const HEADERS = {
   "x-request-id": {
     description: "The request's id: the caller's own x-request-id when it is 8-128 of [A-Za-z0-9._:-], else a fresh UUID. Problem bodies repeat it in `instance`.",
     required: true,
@@ -58,7 +58,7 @@ const problem = (description: string, ...extra: HeaderName[]): ResponseObject =>
 });
 
 /** One named response per problem status; `problems()` refers to them. */
-export const RESPONSES = {
+const RESPONSES = {
   BadRequest: problem("Invalid input (`invalid_request`): a body that is not JSON or breaks the schema, an unknown field or query parameter; `errors[]` lists each invalid field."),
   Unauthorized: problem("Missing, malformed, expired or revoked credentials (`unauthorized`).", "WWW-Authenticate"),
   Forbidden: problem("The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`).", "WWW-Authenticate"),
@@ -70,9 +70,9 @@ export const RESPONSES = {
   InternalError: problem("Something failed on the service's side (`internal_error`); quote the x-request-id."),
   ServiceUnavailable: problem("Not available yet (`service_unavailable`).", "Retry-After"),
 } satisfies Record<string, ResponseObject>;
-export type ResponseName = keyof typeof RESPONSES;
+type ResponseName = keyof typeof RESPONSES;
 
-export const PROBLEM_RESPONSE_BY_STATUS = {
+const PROBLEM_RESPONSE_BY_STATUS = {
   400: "BadRequest",
   401: "Unauthorized",
   403: "Forbidden",
@@ -89,7 +89,7 @@ export type ProblemStatus = keyof typeof PROBLEM_RESPONSE_BY_STATUS;
 /** Response entries for the problem statuses an operation can answer, each a reference to its named response. */
 export const problems = (...statuses: ProblemStatus[]) => Object.fromEntries(statuses.map((status) => [status, ref("responses", PROBLEM_RESPONSE_BY_STATUS[status])]));
 
-export const SECURITY_SCHEMES = {
+const SECURITY_SCHEMES = {
   userApiTokenBearer: { type: "http", scheme: "bearer", description: "A personal API token (pct_…) from POST /auth/api-tokens, with the chat:read and/or chat:write scope" },
   accountSessionBearer: { type: "http", scheme: "bearer", description: "An account session token (pcs_…) from POST /auth/token" },
   adminBearer: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN (operators only)" },

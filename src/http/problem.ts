@@ -87,7 +87,7 @@ type Target = "json" | "query" | "header" | "param" | string;
 const ROOTS: Record<string, string> = { json: "(body)", query: "(query)", header: "(headers)", param: "(path)" };
 
 /** One entry per invalid field; an unknown key is named itself (`other`), not its parent object. */
-export function fieldProblems(error: ZodError, target: Target = "json"): FieldProblem[] {
+function fieldProblems(error: ZodError, target: Target = "json"): FieldProblem[] {
   const at = (path: PropertyKey[]) => (path.length ? path.map(String).join(".") : (ROOTS[target] ?? "(request)"));
   return error.issues.flatMap((issue) =>
     issue.code === "unrecognized_keys"
