@@ -19,7 +19,13 @@ export default defineConfig(async () => {
         project("workers", ["test/**/*.test.ts"], {}, ["test/http-agent/**", "test/fuzz/**"]),
         // Property tests send hundreds of requests per token: the limit is lifted so each reaches validation.
         project("fuzz", ["test/fuzz/**/*.test.ts"], { RATE_LIMIT_PER_MINUTE: "1000000" }),
-        project("http-agent", ["test/http-agent/**/*.test.ts"], { AGENT_MODE: "http", AGENT_URL: "https://agent.test/tasks", AGENT_SECRET: "agent-test-secret", AGENT_TIMEOUT_SECONDS: "60", PUBLIC_URL: "https://api.example.test" }),
+        project("http-agent", ["test/http-agent/**/*.test.ts"], {
+          AGENT_MODE: "http",
+          AGENT_URL: "https://agent.test/tasks",
+          AGENT_SECRET: "agent-test-secret",
+          AGENT_TIMEOUT_SECONDS: "60",
+          PUBLIC_URL: "https://api.example.test",
+        }),
       ],
     },
   };

@@ -7,22 +7,57 @@ const parse = (vars: Partial<Env>) => config({ ...vars } as Env);
 describe("configuration", () => {
   it("gives every var its documented default", () => {
     expect(parse({})).toEqual({
-      adminToken: undefined, appOrigin: "http://localhost:5173", appOrigins: ["http://localhost:5173"], publicOrigin: undefined,
-      rateLimitPerMinute: 60, agent: { mode: "local", delayMs: 1500 }, taskCreditCost: 1, catalogCacheSeconds: 30,
+      adminToken: undefined,
+      appOrigin: "http://localhost:5173",
+      appOrigins: ["http://localhost:5173"],
+      publicOrigin: undefined,
+      rateLimitPerMinute: 60,
+      agent: { mode: "local", delayMs: 1500 },
+      taskCreditCost: 1,
+      catalogCacheSeconds: 30,
     });
   });
 
   it("parses what is set, and falls back to the default for what is not a valid value", () => {
     const set = parse({
-      ADMIN_TOKEN: "t", APP_ORIGIN: "https://app.example/", APP_ORIGINS: "https://a.example, https://b.example/", PUBLIC_URL: "https://api.example/x",
-      RATE_LIMIT_PER_MINUTE: "120", AGENT_MODE: "http", AGENT_URL: "https://agent.example", AGENT_SECRET: "s", AGENT_TIMEOUT_SECONDS: "30", TASK_CREDIT_COST: "2.7", CATALOG_CACHE_SECONDS: "0",
+      ADMIN_TOKEN: "t",
+      APP_ORIGIN: "https://app.example/",
+      APP_ORIGINS: "https://a.example, https://b.example/",
+      PUBLIC_URL: "https://api.example/x",
+      RATE_LIMIT_PER_MINUTE: "120",
+      AGENT_MODE: "http",
+      AGENT_URL: "https://agent.example",
+      AGENT_SECRET: "s",
+      AGENT_TIMEOUT_SECONDS: "30",
+      TASK_CREDIT_COST: "2.7",
+      CATALOG_CACHE_SECONDS: "0",
     });
     expect(set).toEqual({
-      adminToken: "t", appOrigin: "https://app.example", appOrigins: ["https://a.example", "https://b.example"], publicOrigin: "https://api.example",
-      rateLimitPerMinute: 120, agent: { mode: "http", url: "https://agent.example", secret: "s", timeoutMs: 30_000 }, taskCreditCost: 2, catalogCacheSeconds: 0,
+      adminToken: "t",
+      appOrigin: "https://app.example",
+      appOrigins: ["https://a.example", "https://b.example"],
+      publicOrigin: "https://api.example",
+      rateLimitPerMinute: 120,
+      agent: { mode: "http", url: "https://agent.example", secret: "s", timeoutMs: 30_000 },
+      taskCreditCost: 2,
+      catalogCacheSeconds: 0,
     });
-    const bad = parse({ ADMIN_TOKEN: "", APP_ORIGIN: "not a url", PUBLIC_URL: "ftp://x.example", RATE_LIMIT_PER_MINUTE: "-5", LOCAL_AGENT_DELAY_MS: "soon", CATALOG_CACHE_SECONDS: " " });
-    expect(bad).toMatchObject({ adminToken: undefined, appOrigin: "http://localhost:5173", publicOrigin: undefined, rateLimitPerMinute: 60, agent: { delayMs: 1500 }, catalogCacheSeconds: 30 });
+    const bad = parse({
+      ADMIN_TOKEN: "",
+      APP_ORIGIN: "not a url",
+      PUBLIC_URL: "ftp://x.example",
+      RATE_LIMIT_PER_MINUTE: "-5",
+      LOCAL_AGENT_DELAY_MS: "soon",
+      CATALOG_CACHE_SECONDS: " ",
+    });
+    expect(bad).toMatchObject({
+      adminToken: undefined,
+      appOrigin: "http://localhost:5173",
+      publicOrigin: undefined,
+      rateLimitPerMinute: 60,
+      agent: { delayMs: 1500 },
+      catalogCacheSeconds: 30,
+    });
     expect(parse({ RATE_LIMIT_PER_MINUTE: "0" }).rateLimitPerMinute, "a zero limit would refuse everything").toBe(1);
   });
 

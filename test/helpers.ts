@@ -17,7 +17,11 @@ export async function call(method: string, path: string, options: CallOptions = 
   const response = await exports.default.fetch(new Request(`https://service.test${path}`, { method, headers, body }));
   const text = await response.text();
   let json: any;
-  try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
   return { status: response.status, headers: response.headers, text, json };
 }
 

@@ -45,7 +45,9 @@ export async function openEvents(path: string, token: string | null, headers: Re
   const base = { status: response.status, headers: response.headers, events, comments, ended: () => ended };
   if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
     const text = await response.text();
-    const fail = async () => { throw new Error(`the stream was refused: ${response.status} ${text}`); };
+    const fail = async () => {
+      throw new Error(`the stream was refused: ${response.status} ${text}`);
+    };
     return { ...base, retry, json: text ? JSON.parse(text) : undefined, next: fail, until: fail, closed: async () => {}, close: async () => {} };
   }
   const reader = response.body!.getReader();
@@ -83,7 +85,9 @@ export async function openEvents(path: string, token: string | null, headers: Re
   let cursor = 0;
   return {
     ...base,
-    get retry() { return retry; },
+    get retry() {
+      return retry;
+    },
     async next(ms = 5_000) {
       while (cursor >= events.length) {
         if (ended) throw new Error("the stream ended");

@@ -14,8 +14,16 @@ describe("admin access", () => {
   it("answers 404 for everything under /admin when ADMIN_TOKEN is unset", async () => {
     const app = createApp();
     const unset = { ...env, ADMIN_TOKEN: undefined };
-    for (const [method, path] of [["GET", "/admin/catalog"], ["PUT", "/admin/catalog"], ["POST", "/admin/anything"]] as const) {
-      const r = await app.fetch(new Request(`https://s.test${path}`, { method, headers: { authorization: "Bearer " } }), unset, { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext);
+    for (const [method, path] of [
+      ["GET", "/admin/catalog"],
+      ["PUT", "/admin/catalog"],
+      ["POST", "/admin/anything"],
+    ] as const) {
+      const r = await app.fetch(new Request(`https://s.test${path}`, { method, headers: { authorization: "Bearer " } }), unset, {
+        waitUntil() {},
+        passThroughOnException() {},
+        props: {},
+      } as unknown as ExecutionContext);
       expect(r.status, `${method} ${path}`).toBe(404);
     }
     expect(exports).toBeDefined();
@@ -58,10 +66,17 @@ describe("PUT /admin/catalog", () => {
     const r = await admin("PUT", "/admin/catalog", doc);
     expectProblem(r, 400, "invalid_request");
     const paths = r.json.errors.map((e: { path: string }) => e.path);
-    expect(paths).toEqual(expect.arrayContaining([
-      "freePlan.mainColor", "plans.0.id", "chatBanners.0.iconColor", "pageTopBanners.0.banner.weight",
-      "privacyPolicy.contentMarkdownRu", "freePlan.availableFunctions.0", "plans.1.unknownField",
-    ]));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        "freePlan.mainColor",
+        "plans.0.id",
+        "chatBanners.0.iconColor",
+        "pageTopBanners.0.banner.weight",
+        "privacyPolicy.contentMarkdownRu",
+        "freePlan.availableFunctions.0",
+        "plans.1.unknownField",
+      ]),
+    );
     expect((await admin("GET", "/admin/catalog")).json).toEqual(before);
   });
 
@@ -74,10 +89,14 @@ describe("PUT /admin/catalog", () => {
     const r = await admin("PUT", "/admin/catalog", doc);
     expectProblem(r, 400);
     const paths = r.json.errors.map((e: { path: string }) => e.path);
-    expect(paths).toEqual(expect.arrayContaining([
-      "poll.definition.startQuestionId", "poll.definition.questions.0.nextQuestionId",
-      "poll.definition.questions.1.options.0.id", "poll.definition.questions.0.options.0.nextQuestionId",
-    ]));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        "poll.definition.startQuestionId",
+        "poll.definition.questions.0.nextQuestionId",
+        "poll.definition.questions.1.options.0.id",
+        "poll.definition.questions.0.options.0.nextQuestionId",
+      ]),
+    );
   });
 
   it("rejects duplicate ids, a page-top banner without its banner object and a bad link", async () => {

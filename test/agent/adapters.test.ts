@@ -7,7 +7,14 @@ import { agentFor } from "../../src/agent/select";
 import type { Env } from "../../src/env";
 import type { AgentTask } from "../../src/agent/port";
 
-const task: AgentTask = { taskId: crypto.randomUUID(), chatId: crypto.randomUUID(), projectId: crypto.randomUUID(), content: "Make it blue", replyToMessageId: null, callbackUrl: "https://s.test/cb" };
+const task: AgentTask = {
+  taskId: crypto.randomUUID(),
+  chatId: crypto.randomUUID(),
+  projectId: crypto.randomUUID(),
+  content: "Make it blue",
+  replyToMessageId: null,
+  callbackUrl: "https://s.test/cb",
+};
 
 describe("local agent", () => {
   it("works for the delay, then replies deterministically from the content", async () => {

@@ -92,9 +92,13 @@ describe("POST /auth/api-tokens", () => {
     const account = await newAccount();
     const session = await signIn(account);
     const past = new Date(Date.now() - 1000).toISOString();
-    await env.DB.batch(Array.from({ length: 20 }, (_, i) =>
-      env.DB.prepare("INSERT INTO api_tokens (id, account_id, name, token_hash, prefix, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, 'pct_x', '[\"chat:read\"]', ?, ?)")
-        .bind(crypto.randomUUID(), account.id, `old${i}`, `hash-${crypto.randomUUID()}`, past, past)));
+    await env.DB.batch(
+      Array.from({ length: 20 }, (_, i) =>
+        env.DB.prepare(
+          "INSERT INTO api_tokens (id, account_id, name, token_hash, prefix, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, 'pct_x', '[\"chat:read\"]', ?, ?)",
+        ).bind(crypto.randomUUID(), account.id, `old${i}`, `hash-${crypto.randomUUID()}`, past, past),
+      ),
+    );
     expect((await create(session, { name: "new", scopes: ["chat:read"], expiresAt: inDays(1) })).status).toBe(201);
   });
 });
@@ -107,8 +111,11 @@ describe("GET and DELETE /auth/api-tokens", () => {
     await new Promise((r) => setTimeout(r, 5));
     await newToken(session, ["chat:read"]);
     const past = new Date(Date.now() - 1000).toISOString();
-    await env.DB.prepare("INSERT INTO api_tokens (id, account_id, name, token_hash, prefix, scopes, created_at, expires_at) VALUES (?, ?, 'expired', 'h-expired', 'pct_x', '[\"chat:read\"]', ?, ?)")
-      .bind(crypto.randomUUID(), account.id, new Date(Date.now() - 5000).toISOString(), past).run();
+    await env.DB.prepare(
+      "INSERT INTO api_tokens (id, account_id, name, token_hash, prefix, scopes, created_at, expires_at) VALUES (?, ?, 'expired', 'h-expired', 'pct_x', '[\"chat:read\"]', ?, ?)",
+    )
+      .bind(crypto.randomUUID(), account.id, new Date(Date.now() - 5000).toISOString(), past)
+      .run();
     const { items } = ApiTokenList.parse((await call("GET", "/auth/api-tokens", { token: session })).json);
     expect(items.map((i) => i.scopes)).toEqual([["chat:read"], ["chat:read", "chat:write"], ["chat:read"]]);
     expect(items[2]!.name).toBe("expired");

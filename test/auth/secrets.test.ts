@@ -19,7 +19,7 @@ describe("secrets", () => {
     }
     expect(isWellFormedSecret(token, SESSION_PREFIX)).toBe(false);
     expect(isWellFormedSecret("pct_notarealtoken000000000000000000000", API_TOKEN_PREFIX)).toBe(false);
-    expect(isWellFormedSecret("pct_" + "a".repeat(500), API_TOKEN_PREFIX)).toBe(false);
+    expect(isWellFormedSecret(`pct_${"a".repeat(500)}`, API_TOKEN_PREFIX)).toBe(false);
   });
 
   it("are read from a Bearer Authorization header only", () => {

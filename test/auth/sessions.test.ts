@@ -18,7 +18,11 @@ describe("DELETE /auth/token", () => {
     expect(r.status).toBe(204);
     expect(r.headers.get("set-cookie")).toMatch(/^session=;.*Max-Age=0/);
     expectProblem(await call("GET", "/auth/api-tokens", { token: w.session }), 401, "unauthorized");
-    expectProblem(await call("POST", "/auth/api-tokens", { token: w.session, body: { name: "x", scopes: ["chat:read"], expiresAt: new Date(Date.now() + 86_400_000).toISOString() } }), 401, "unauthorized");
+    expectProblem(
+      await call("POST", "/auth/api-tokens", { token: w.session, body: { name: "x", scopes: ["chat:read"], expiresAt: new Date(Date.now() + 86_400_000).toISOString() } }),
+      401,
+      "unauthorized",
+    );
     expect((await call("GET", chatsPath(w), { token: w.token })).status).toBe(200);
     const again = await signOut({ token: w.session });
     expectProblem(again, 401, "unauthorized");
@@ -70,7 +74,11 @@ describe("a password change", () => {
     expect(r.status).toBe(200);
     for (const session of [w.session, second]) {
       expectProblem(await call("GET", "/auth/api-tokens", { token: session }), 401, "unauthorized");
-      expectProblem(await call("POST", "/auth/api-tokens", { token: session, body: { name: "x", scopes: ["chat:read"], expiresAt: new Date(Date.now() + 86_400_000).toISOString() } }), 401, "unauthorized");
+      expectProblem(
+        await call("POST", "/auth/api-tokens", { token: session, body: { name: "x", scopes: ["chat:read"], expiresAt: new Date(Date.now() + 86_400_000).toISOString() } }),
+        401,
+        "unauthorized",
+      );
     }
     const sessions = await env.DB.prepare("SELECT COUNT(*) AS n FROM sessions WHERE account_id = ?").bind(w.account.id).first<{ n: number }>();
     expect(sessions!.n).toBe(0);

@@ -7,7 +7,9 @@ afterEach(() => vi.restoreAllMocks());
 
 const throttle = () => signInThrottleFor(env, `u-${crypto.randomUUID()}@example.test`, "203.0.113.7");
 const tables = (stub: DurableObjectStub<SignInThrottle>) =>
-  runInDurableObject(stub, (_: SignInThrottle, state) => state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'").toArray());
+  runInDurableObject(stub, (_: SignInThrottle, state) =>
+    state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'").toArray(),
+  );
 
 describe("SignInThrottle", () => {
   it("reserves exactly 10 of 40 parallel attempts and tells the rest when to retry", async () => {
@@ -16,7 +18,10 @@ describe("SignInThrottle", () => {
     expect(answers.filter((a) => a.kind === "reserved")).toHaveLength(10);
     const limited = answers.flatMap((a) => (a.kind === "limited" ? [a.retryAfterSeconds] : []));
     expect(limited).toHaveLength(30);
-    for (const seconds of limited) expect(seconds).toBeGreaterThan(890), expect(seconds).toBeLessThanOrEqual(900);
+    for (const seconds of limited) {
+      expect(seconds).toBeGreaterThan(890);
+      expect(seconds).toBeLessThanOrEqual(900);
+    }
   });
 
   it("keeps attempts still being checked counted when another succeeds", async () => {

@@ -62,7 +62,9 @@ describe("TokenGate", () => {
   it("refuses an expired token and an unknown one", async () => {
     const w = await world();
     const { hash, stub } = await gateFor(w.token);
-    await env.DB.prepare("UPDATE api_tokens SET expires_at = ? WHERE token_hash = ?").bind(new Date(Date.now() - 1000).toISOString(), hash).run();
+    await env.DB.prepare("UPDATE api_tokens SET expires_at = ? WHERE token_hash = ?")
+      .bind(new Date(Date.now() - 1000).toISOString(), hash)
+      .run();
     expect((await stub.admit(hash)).kind).toBe("invalid");
     const unknown = await hashSecret("pct_unknown");
     expect((await env.TOKEN_GATE.getByName(unknown).admit(unknown)).kind).toBe("invalid");
@@ -88,7 +90,12 @@ describe("TokenGate", () => {
     const { hash, stub } = await gateFor((await world()).token);
     expect((await stub.admit(hash)).kind).toBe("allowed");
     await evictDurableObject(stub);
-    const tables = await runInDurableObject(stub, (_: TokenGate, state) => state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").toArray().map((r) => r.name));
+    const tables = await runInDurableObject(stub, (_: TokenGate, state) =>
+      state.storage.sql
+        .exec("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .toArray()
+        .map((r) => r.name),
+    );
     expect(tables).toEqual(expect.arrayContaining(["hits", "meta", "token"]));
     expect((await stub.admit(hash)).kind).toBe("allowed");
   });
@@ -126,7 +133,7 @@ describe("the gate middleware", () => {
   it("refuses missing, malformed and badly checksummed tokens without asking any gate", async () => {
     const getByName = vi.fn();
     const request = appWith({ TOKEN_GATE: { getByName } });
-    const tokens = [undefined, "Basic abc", "Bearer pcs_" + "a".repeat(38), "Bearer pct_notarealtoken000000000000000000000", "Bearer pct_" + "A".repeat(38)];
+    const tokens = [undefined, "Basic abc", `Bearer pcs_${"a".repeat(38)}`, "Bearer pct_notarealtoken000000000000000000000", `Bearer pct_${"A".repeat(38)}`];
     for (const header of tokens) {
       const r = await request(header);
       expect(r.status).toBe(401);

@@ -24,7 +24,19 @@ describe("GET /v1/plans", () => {
   });
 
   it("answers 503 while no catalog is loaded; the other endpoints answer as unpublished", async () => {
-    await env.DB.batch(["catalog_poll_options", "catalog_poll_questions", "catalog_poll", "catalog_banners", "catalog_legal_documents", "catalog_plan_credit_options", "catalog_plan_durations", "catalog_paid_plans", "catalog_free_plan"].map((t) => env.DB.prepare(`DELETE FROM ${t}`)));
+    await env.DB.batch(
+      [
+        "catalog_poll_options",
+        "catalog_poll_questions",
+        "catalog_poll",
+        "catalog_banners",
+        "catalog_legal_documents",
+        "catalog_plan_credit_options",
+        "catalog_plan_durations",
+        "catalog_paid_plans",
+        "catalog_free_plan",
+      ].map((t) => env.DB.prepare(`DELETE FROM ${t}`)),
+    );
     await invalidateCatalogCache();
     const plans = await get("/v1/plans");
     expectProblem(plans, 503, "service_unavailable");
@@ -62,7 +74,10 @@ describe("legal documents", () => {
   it("serves the privacy policy in the request language with no-store", async () => {
     const r = await get("/v1/privacy-policy", "ru");
     expect(LegalDocument.parse(r.json)).toEqual({
-      contentMarkdown: "# Конфиденциальность", contentMarkdownEn: "# Privacy", contentMarkdownRu: "# Конфиденциальность", contentMarkdownEs: "",
+      contentMarkdown: "# Конфиденциальность",
+      contentMarkdownEn: "# Privacy",
+      contentMarkdownRu: "# Конфиденциальность",
+      contentMarkdownEs: "",
       acceptanceUpdateTitle: "Privacy update",
     });
     expect(r.headers.get("cache-control")).toBe("no-store");
@@ -171,7 +186,15 @@ describe("HTTP behaviour of the public endpoints", () => {
   });
 
   it("answers 404 for the removed /public routes, without redirecting", async () => {
-    for (const path of ["/public/plans", "/public/privacy-policy", "/public/terms-of-use", "/public/chat-banners", "/public/chat-banners/page-top", "/public/poll", "/public/documents"]) {
+    for (const path of [
+      "/public/plans",
+      "/public/privacy-policy",
+      "/public/terms-of-use",
+      "/public/chat-banners",
+      "/public/chat-banners/page-top",
+      "/public/poll",
+      "/public/documents",
+    ]) {
       const r = await call("GET", path);
       expectProblem(r, 404, "not_found");
       expect(r.headers.get("location")).toBeNull();

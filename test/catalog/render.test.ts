@@ -41,7 +41,7 @@ describe("filters", () => {
 
   it("keeps plans with the same order in stored order", () => {
     const d = doc();
-    d.plans.forEach((p) => (p.order = 1));
+    for (const p of d.plans) p.order = 1;
     expect(renderPlans(d, "en").plans.map((p) => p.id)).toEqual([ids.planB, ids.planA]);
   });
 

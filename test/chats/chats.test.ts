@@ -16,12 +16,13 @@ describe("chat endpoints", () => {
     expect((await call("GET", `${chatsPath(w)}/${chat.id}`, { token: w.token })).json.title).toBe("Renamed");
   });
 
-  it.each([
-    [{}], [{ title: "" }], [{ title: "x".repeat(161) }], [{ title: 5 }], [{ title: null }], [{ title: "ok", extra: 1 }],
-  ])("rejects the title body %j with 400", async (body) => {
-    const w = await world();
-    expectProblem(await call("POST", chatsPath(w), { token: w.token, body }), 400, "invalid_request");
-  });
+  it.each([[{}], [{ title: "" }], [{ title: "x".repeat(161) }], [{ title: 5 }], [{ title: null }], [{ title: "ok", extra: 1 }]])(
+    "rejects the title body %j with 400",
+    async (body) => {
+      const w = await world();
+      expectProblem(await call("POST", chatsPath(w), { token: w.token, body }), 400, "invalid_request");
+    },
+  );
 
   it("counts title length in characters, so 160 emoji fit", async () => {
     const w = await world();

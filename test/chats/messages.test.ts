@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { MessagePage, Queue, Submission } from "../../src/chats/schemas";
 import { admin, call, chatsPath, creditsOf, env, eventually, expectProblem, newChat, peek, send, world, type World } from "../helpers";
 
-const history = async (w: World, chatId: string, query = "?limit=100") => MessagePage.parse((await call("GET", `${chatsPath(w)}/${chatId}/messages${query}`, { token: w.token })).json);
+const history = async (w: World, chatId: string, query = "?limit=100") =>
+  MessagePage.parse((await call("GET", `${chatsPath(w)}/${chatId}/messages${query}`, { token: w.token })).json);
 const queue = async (w: World, chatId: string) => Queue.parse((await call("GET", `${chatsPath(w)}/${chatId}/queue`, { token: w.token })).json);
 const chat = async (w: World, chatId: string) => (await call("GET", `${chatsPath(w)}/${chatId}`, { token: w.token })).json;
 const replies = (page: { items: { role: string; status: string | null }[] }) => page.items.filter((m) => m.role === "owner" && m.status === "success");
@@ -15,12 +16,18 @@ describe("sending a message", () => {
     const r = await send(w, c.id, "Build me a landing page");
     expect(r.status).toBe(202);
     expect(Submission.parse(r.json)).toMatchObject({ chatId: c.id, disposition: "started" });
-    const page = await eventually("the reply", async () => { const p = await history(w, c.id); return replies(p).length === 1 && p; });
+    const page = await eventually("the reply", async () => {
+      const p = await history(w, c.id);
+      return replies(p).length === 1 && p;
+    });
     const [reply, user] = page.items;
     expect(user).toMatchObject({ role: "user", content: "Build me a landing page", status: null, taskId: null });
     expect(reply).toMatchObject({ role: "owner", status: "success", taskId: expect.any(String) });
     expect(reply!.content).toContain("Build me a landing page");
-    const summary = await eventually("the summary", async () => { const x = await chat(w, c.id); return !x.isWorking && x; });
+    const summary = await eventually("the summary", async () => {
+      const x = await chat(w, c.id);
+      return !x.isWorking && x;
+    });
     expect(summary.latestAgentPreview).toBe(reply!.content.slice(0, 500));
     expect(summary.lastMessageAt).toBe(reply!.createdAt);
     expect(await creditsOf(w.account.id)).toBe(999);
@@ -40,7 +47,10 @@ describe("sending a message", () => {
     const summary = await chat(w, c.id);
     expect(summary.isWorking).toBe(true);
     expect(summary.queuedCount).toBeGreaterThanOrEqual(1);
-    const page = await eventually("three replies", async () => { const p = await history(w, c.id); return replies(p).length === 3 && p; });
+    const page = await eventually("three replies", async () => {
+      const p = await history(w, c.id);
+      return replies(p).length === 3 && p;
+    });
     expect(page.items.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["three", "two", "one"]);
     expect((await queue(w, c.id)).items).toEqual([]);
     expect(third.json.disposition).toBe("queued");
@@ -69,7 +79,10 @@ describe("sending a message", () => {
     const key = crypto.randomUUID();
     expect((await send(w, c.id, "original", key)).status).toBe(202);
     expectProblem(await send(w, c.id, "changed", key), 409, "idempotency_key_reused");
-    const page = await eventually("a message", async () => { const p = await history(w, c.id); return p.items.length > 0 && p; });
+    const page = await eventually("a message", async () => {
+      const p = await history(w, c.id);
+      return p.items.length > 0 && p;
+    });
     expectProblem(await send(w, c.id, "original", key, { replyToMessageId: page.items.at(-1)!.id }), 409, "idempotency_key_reused");
   });
 
@@ -93,8 +106,13 @@ describe("sending a message", () => {
   });
 
   it.each([
-    ["no content", {}], ["empty content", { content: "" }], ["100001 characters", { content: "x".repeat(100_001) }], ["a number", { content: 1 }],
-    ["a model", { content: "x", model: "gpt" }], ["attachments", { content: "x", attachments: [] }], ["a non-UUID reply target", { content: "x", replyToMessageId: "nope" }],
+    ["no content", {}],
+    ["empty content", { content: "" }],
+    ["100001 characters", { content: "x".repeat(100_001) }],
+    ["a number", { content: 1 }],
+    ["a model", { content: "x", model: "gpt" }],
+    ["attachments", { content: "x", attachments: [] }],
+    ["a non-UUID reply target", { content: "x", replyToMessageId: "nope" }],
   ])("rejects a body with %s with 400", async (_, body) => {
     const w = await world();
     const c = await newChat(w);
@@ -113,7 +131,10 @@ describe("sending a message", () => {
     const a = await newChat(w);
     const b = await newChat(w);
     await send(w, a.id, "first");
-    const page = await eventually("a message", async () => { const p = await history(w, a.id); return p.items.length > 0 && p; });
+    const page = await eventually("a message", async () => {
+      const p = await history(w, a.id);
+      return p.items.length > 0 && p;
+    });
     expectProblem(await send(w, a.id, "x", crypto.randomUUID(), { replyToMessageId: crypto.randomUUID() }), 400);
     expectProblem(await send(w, b.id, "x", crypto.randomUUID(), { replyToMessageId: page.items[0]!.id }), 400);
     expect((await send(w, a.id, "reply", crypto.randomUUID(), { replyToMessageId: page.items[0]!.id })).status).toBe(202);
@@ -146,7 +167,10 @@ describe("history", () => {
     }
     expect(seen).toHaveLength(8);
     expect(new Set(seen).size).toBe(8);
-    const all = await eventually("the fifth reply", async () => { const p = await history(w, c.id); return replies(p).length === 5 && p; });
+    const all = await eventually("the fifth reply", async () => {
+      const p = await history(w, c.id);
+      return replies(p).length === 5 && p;
+    });
     expect(all.items.slice(2).map((m) => m.id)).toEqual(seen);
   });
 
@@ -181,7 +205,10 @@ describe("credits", () => {
     const c = await newChat(w);
     const r = await send(w, c.id, "please");
     expect(r.status).toBe(202);
-    const q = await eventually("a failed entry", async () => { const x = await queue(w, c.id); return x.items[0]?.status === "failed" && x; });
+    const q = await eventually("a failed entry", async () => {
+      const x = await queue(w, c.id);
+      return x.items[0]?.status === "failed" && x;
+    });
     expect(q.items[0]).toMatchObject({ id: r.json.submissionId, content: "please" });
     const page = await history(w, c.id);
     expect(page.items).toHaveLength(1);
@@ -214,12 +241,22 @@ describe("maintenance", () => {
       const second = await send(w, c.id, "during two");
       expect([first.json.disposition, second.json.disposition]).toEqual(["queued", "queued"]);
       await new Promise((r) => setTimeout(r, 300));
-      expect((await queue(w, c.id)).items.map((e) => [e.content, e.status])).toEqual([["during one", "queued"], ["during two", "queued"]]);
+      expect((await queue(w, c.id)).items.map((e) => [e.content, e.status])).toEqual([
+        ["during one", "queued"],
+        ["during two", "queued"],
+      ]);
       expect((await history(w, c.id)).items).toEqual([]);
     } finally {
       expect((await admin("PUT", "/admin/maintenance", { enabled: false })).status).toBe(200);
     }
-    const items = await eventually("both replies", async () => { const p = await peek(w, c.id); return replies({ items: p }).length === 2 && p; }, 10_000);
+    const items = await eventually(
+      "both replies",
+      async () => {
+        const p = await peek(w, c.id);
+        return replies({ items: p }).length === 2 && p;
+      },
+      10_000,
+    );
     expect(items.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["during two", "during one"]);
   });
 });
@@ -232,7 +269,10 @@ describe("eviction", () => {
     await send(w, c.id, "survive");
     await send(w, c.id, "and me");
     await evictDurableObject(stub);
-    const page = await eventually("both replies", async () => { const p = await history(w, c.id); return replies(p).length === 2 && p; });
+    const page = await eventually("both replies", async () => {
+      const p = await history(w, c.id);
+      return replies(p).length === 2 && p;
+    });
     expect(page.items.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["and me", "survive"]);
     expect((await chat(w, c.id)).isWorking).toBe(false);
   });

@@ -16,7 +16,10 @@ describe("a suspended project", () => {
     for (const content of ["first", "second"]) expect((await stub.submit(w.projectId, request(content))).kind).toBe("accepted");
     await runDurableObjectAlarm(stub);
 
-    expect((await stub.queueEntries(w.projectId))!.map((e) => [e.content, e.status])).toEqual([["first", "queued"], ["second", "queued"]]);
+    expect((await stub.queueEntries(w.projectId))!.map((e) => [e.content, e.status])).toEqual([
+      ["first", "queued"],
+      ["second", "queued"],
+    ]);
     expect(await peek(w, c.id)).toEqual([]);
     expect(await creditsOf(w.account.id)).toBe(1000);
     const recheckIn = await runInDurableObject(stub, async (_: ChatRoom, state) => (await state.storage.getAlarm())! - Date.now());

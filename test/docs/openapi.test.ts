@@ -3,12 +3,16 @@ import { createApp } from "../../src/app";
 import { PROBLEM_CODES } from "../../src/http/problem";
 import { ADMIN, call, env } from "../helpers";
 
-type Operation = { operationId?: string; security?: unknown[]; requestBody?: unknown; responses: Record<string, { $ref?: string; content?: Record<string, { schema: { $ref?: string } }>; headers?: Record<string, unknown> }> };
+type Operation = {
+  operationId?: string;
+  security?: unknown[];
+  requestBody?: unknown;
+  responses: Record<string, { $ref?: string; content?: Record<string, { schema: { $ref?: string } }>; headers?: Record<string, unknown> }>;
+};
 type Doc = { paths: Record<string, Record<string, Operation>>; components: Record<string, Record<string, any>>; servers?: unknown[] };
 const METHODS = ["get", "put", "post", "patch", "delete"];
 
-const operationsOf = (doc: Doc) =>
-  Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method]! })));
+const operationsOf = (doc: Doc) => Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method]! })));
 const resolve = (doc: Doc, response: Operation["responses"][string]) => (response.$ref ? doc.components.responses![response.$ref.split("/").pop()!] : response);
 
 describe("the public OpenAPI document", () => {
@@ -19,7 +23,24 @@ describe("the public OpenAPI document", () => {
     const ids = ops.map((o) => o.op.operationId);
     expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(ids).toEqual(expect.arrayContaining(["listChats", "createChat", "getChat", "renameChat", "archiveChat", "restoreChat", "listMessages", "sendMessage", "getQueue", "createApiToken", "listApiTokens", "revokeApiToken", "signIn", "getPlans"]));
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        "listChats",
+        "createChat",
+        "getChat",
+        "renameChat",
+        "archiveChat",
+        "restoreChat",
+        "listMessages",
+        "sendMessage",
+        "getQueue",
+        "createApiToken",
+        "listApiTokens",
+        "revokeApiToken",
+        "signIn",
+        "getPlans",
+      ]),
+    );
     for (const { path, method, op } of ops) expect(op.security, `${method} ${path}`).toBeDefined();
     expect(doc.paths["/auth/token"]!.post!.security).toEqual([]);
     expect(doc.paths["/v1/plans"]!.get!.security).toEqual([]);
@@ -82,7 +103,11 @@ describe("the operator OpenAPI document", () => {
     const missing = await call("GET", "/admin/openapi.json");
     expect(missing.status).toBe(401);
     expect(missing.json.code).toBe("unauthorized");
-    const unset = await createApp().fetch(new Request("https://s.test/admin/openapi.json"), { ...env, ADMIN_TOKEN: undefined }, { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext);
+    const unset = await createApp().fetch(new Request("https://s.test/admin/openapi.json"), { ...env, ADMIN_TOKEN: undefined }, {
+      waitUntil() {},
+      passThroughOnException() {},
+      props: {},
+    } as unknown as ExecutionContext);
     expect(unset.status).toBe(404);
     expect(((await unset.json()) as { code: string }).code).toBe("not_found");
   });

@@ -31,7 +31,10 @@ describe("the event log", () => {
     }
     const full = await live.until((e) => e.type === "queue" && e.data.items.length === 7, 10_000);
     expect(new TextEncoder().encode(JSON.stringify(full.data)).byteLength).toBeGreaterThan(2 * 1024 * 1024);
-    const parts = await runInDurableObject(env.CHAT_ROOM.getByName(c.id), (_: ChatRoom, state) => state.storage.sql.exec<{ parts: number }>("SELECT parts FROM events WHERE id = ?", full.id).one().parts);
+    const parts = await runInDurableObject(
+      env.CHAT_ROOM.getByName(c.id),
+      (_: ChatRoom, state) => state.storage.sql.exec<{ parts: number }>("SELECT parts FROM events WHERE id = ?", full.id).one().parts,
+    );
     expect(parts).toBeGreaterThan(1);
 
     // Memory keeps at most 2 MB of recent events, so this resume reads the parts back from storage.

@@ -223,7 +223,12 @@ describe("resuming", () => {
     vi.spyOn(Date, "now").mockReturnValue(Date.now() + 25 * 3600_000);
     await evictDurableObject(room(c.id));
     expect((await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "renamed" } })).status).toBe(200);
-    const ids = await runInDurableObject(room(c.id), (_: ChatRoom, state) => state.storage.sql.exec<{ id: number }>("SELECT id FROM events").toArray().map((r) => r.id));
+    const ids = await runInDurableObject(room(c.id), (_: ChatRoom, state) =>
+      state.storage.sql
+        .exec<{ id: number }>("SELECT id FROM events")
+        .toArray()
+        .map((r) => r.id),
+    );
     expect(ids.length).toBeGreaterThan(0);
     expect(Math.min(...ids)).toBeGreaterThan(before);
   });

@@ -17,11 +17,28 @@ beforeAll(async () => {
 /** Everything a hostile or broken client might send as a body. */
 const hostileBody = fc.oneof(
   fc.jsonValue().map((v) => JSON.stringify(v)),
-  fc.anything({ withObjectString: true, withNullPrototype: true }).map((v) => { try { return JSON.stringify(v) ?? "null"; } catch { return "{}"; } }),
+  fc.anything({ withObjectString: true, withNullPrototype: true }).map((v) => {
+    try {
+      return JSON.stringify(v) ?? "null";
+    } catch {
+      return "{}";
+    }
+  }),
   fc.string({ unit: "binary", maxLength: 300 }),
-  fc.dictionary(fc.constantFrom("__proto__", "constructor", "prototype", "title", "content", "name", "scopes", "expiresAt", "email", "password", "plans"), fc.jsonValue())
+  fc
+    .dictionary(fc.constantFrom("__proto__", "constructor", "prototype", "title", "content", "name", "scopes", "expiresAt", "email", "password", "plans"), fc.jsonValue())
     .map((o) => JSON.stringify(o).replace('"prototype"', '"__proto__"')),
-  fc.constantFrom('{"__proto__":{"isAdmin":true}}', '{"constructor":{"prototype":{"x":1}}}', '{"title":{"$gt":""}}', '{"content":["a"]}', "\u0000\u0001", "{", "[]", "null", "1e999"),
+  fc.constantFrom(
+    '{"__proto__":{"isAdmin":true}}',
+    '{"constructor":{"prototype":{"x":1}}}',
+    '{"title":{"$gt":""}}',
+    '{"content":["a"]}',
+    "\u0000\u0001",
+    "{",
+    "[]",
+    "null",
+    "1e999",
+  ),
   fc.integer({ min: 1, max: 200_000 }).map((n) => JSON.stringify({ title: "x".repeat(n), content: "y".repeat(n), name: "z".repeat(n) })),
 );
 const invalidUtf8 = fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => new Uint8Array([0x7b, 0x22, 0x74, 0x22, 0x3a, 0x22, 0xff, 0xfe, ...bytes, 0x22, 0x7d]));
@@ -58,18 +75,23 @@ describe("hostile request bodies", () => {
   it("always get a 4xx problem and change nothing", async () => {
     const before = await snapshot();
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 7 }), fc.oneof(hostileBody, invalidUtf8), fc.constantFrom("application/json", "application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded", ""), async (t, raw, contentType) => {
-        const target = targets()[t]!;
-        const headers: Record<string, string> = { ...target.headers, ...(contentType ? { "content-type": contentType } : {}) };
-        const r = await call(target.method, target.path, { token: target.token, raw, headers });
-        if (r.status < 400) {
-          // The only acceptable success is a body that really is valid for the route; the fuzzer rarely makes one.
-          expect(target.path, `accepted ${String(raw).slice(0, 80)}`).toMatch(/maintenance$/);
-          await admin("PUT", "/admin/maintenance", { enabled: false });
-          return;
-        }
-        expectClientProblem(r, `${target.method} ${target.path} ${String(raw).slice(0, 80)}`);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 7 }),
+        fc.oneof(hostileBody, invalidUtf8),
+        fc.constantFrom("application/json", "application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded", ""),
+        async (t, raw, contentType) => {
+          const target = targets()[t]!;
+          const headers: Record<string, string> = { ...target.headers, ...(contentType ? { "content-type": contentType } : {}) };
+          const r = await call(target.method, target.path, { token: target.token, raw, headers });
+          if (r.status < 400) {
+            // The only acceptable success is a body that really is valid for the route; the fuzzer rarely makes one.
+            expect(target.path, `accepted ${String(raw).slice(0, 80)}`).toMatch(/maintenance$/);
+            await admin("PUT", "/admin/maintenance", { enabled: false });
+            return;
+          }
+          expectClientProblem(r, `${target.method} ${target.path} ${String(raw).slice(0, 80)}`);
+        },
+      ),
       { numRuns: 300 },
     );
     expect(await snapshot()).toEqual(before);
@@ -85,16 +107,31 @@ describe("hostile request bodies", () => {
 });
 
 describe("hostile headers", () => {
-  const headerValue = fc.oneof(fc.string({ maxLength: 200 }), fc.constantFrom("", " ", "Bearer", "Bearer ", "Bearer pct_", "bearer pcs_x", "*", "W/\"x\"", "ru;q=abc"))
+  const headerValue = fc
+    .oneof(fc.string({ maxLength: 200 }), fc.constantFrom("", " ", "Bearer", "Bearer ", "Bearer pct_", "bearer pcs_x", "*", 'W/"x"', "ru;q=abc"))
     .filter((v) => /^[\t\x20-\x7e]*$/.test(v));
 
   it("never cause a 500 on any route", async () => {
-    const paths = () => ["/v1/plans", "/v1/poll", chatsPath(w), `${chatsPath(w)}/${chatId}`, `${chatsPath(w)}/${chatId}/messages?limit=5`, `${chatsPath(w)}/${chatId}/queue`, "/auth/api-tokens", "/admin/catalog"];
+    const paths = () => [
+      "/v1/plans",
+      "/v1/poll",
+      chatsPath(w),
+      `${chatsPath(w)}/${chatId}`,
+      `${chatsPath(w)}/${chatId}/messages?limit=5`,
+      `${chatsPath(w)}/${chatId}/queue`,
+      "/auth/api-tokens",
+      "/admin/catalog",
+    ];
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 7 }), fc.constantFrom("authorization", "accept-language", "if-none-match", "idempotency-key", "origin", "cookie", "content-type", "x-request-id"), headerValue, async (p, name, value) => {
-        const r = await call("GET", paths()[p]!, { headers: { [name]: value } });
-        expect(r.status, `${name}: ${value}`).toBeLessThan(500);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 7 }),
+        fc.constantFrom("authorization", "accept-language", "if-none-match", "idempotency-key", "origin", "cookie", "content-type", "x-request-id"),
+        headerValue,
+        async (p, name, value) => {
+          const r = await call("GET", paths()[p]!, { headers: { [name]: value } });
+          expect(r.status, `${name}: ${value}`).toBeLessThan(500);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -107,7 +144,11 @@ describe("hostile headers", () => {
           const r = await call("GET", path, { token: w.token });
           expect(r.status, path).toBeLessThan(500);
         }
-        const sent = await call("POST", `${chatsPath(w)}/${chatId}/messages`, { token: w.token, headers: { "idempotency-key": key.replace(/[^\x20-\x7e]/g, "") }, body: { content: "" } });
+        const sent = await call("POST", `${chatsPath(w)}/${chatId}/messages`, {
+          token: w.token,
+          headers: { "idempotency-key": key.replace(/[^\x20-\x7e]/g, "") },
+          body: { content: "" },
+        });
         expect(sent.status).toBe(400);
       }),
       { numRuns: 100 },

@@ -22,7 +22,10 @@ function fakeAgent(respond: (call: AgentCall) => Response | Promise<Response>) {
 afterEach(() => vi.restoreAllMocks());
 
 const settled = (w: World, chatId: string) =>
-  eventually("the task to end", async () => { const items = await peek(w, chatId); return items.some((m) => m.role === "owner" && m.status !== "working") && items; });
+  eventually("the task to end", async () => {
+    const items = await peek(w, chatId);
+    return items.some((m) => m.role === "owner" && m.status !== "working") && items;
+  });
 const callback = (chatId: string, taskId: string, body: unknown, secret = "agent-test-secret") =>
   call("POST", `/agent/chats/${chatId}/tasks/${taskId}/result`, { token: secret, body });
 
@@ -73,7 +76,12 @@ describe("http agent adapter", () => {
   });
 
   it.each([
-    ["throws", () => { throw new TypeError("network down"); }],
+    [
+      "throws",
+      () => {
+        throw new TypeError("network down");
+      },
+    ],
     ["answers garbage", () => new Response("<html>oops</html>", { status: 200 })],
     ["answers 500", () => new Response("boom", { status: 500 })],
   ])("fails the task visibly and returns the credits when the agent %s", async (_, respond) => {

@@ -10,7 +10,13 @@ describe("HTTP basics", () => {
   });
 
   it("answers a trailing-slash variant of a known path with 404, whatever the method", async () => {
-    for (const [method, path] of [["GET", "/v1/plans/"], ["HEAD", "/v1/poll/"], ["POST", "/v1/plans/"], ["GET", "/v1/chat-banners/page-top/"], ["GET", "/v1/openapi.json/"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/v1/plans/"],
+      ["HEAD", "/v1/poll/"],
+      ["POST", "/v1/plans/"],
+      ["GET", "/v1/chat-banners/page-top/"],
+      ["GET", "/v1/openapi.json/"],
+    ] as const) {
       const r = await call(method, path);
       expect(r.status, `${method} ${path}`).toBe(404);
       if (method !== "HEAD") expectProblem(r, 404, "not_found");
@@ -33,7 +39,11 @@ describe("HTTP basics", () => {
   });
 
   it("refuses bodies over the size limit with 413 before reading them", async () => {
-    expectProblem(await call("PUT", "/admin/catalog", { token: "test-admin-token", raw: "x".repeat(17 * 1024 * 1024), headers: { "content-type": "application/json" } }), 413, "payload_too_large");
+    expectProblem(
+      await call("PUT", "/admin/catalog", { token: "test-admin-token", raw: "x".repeat(17 * 1024 * 1024), headers: { "content-type": "application/json" } }),
+      413,
+      "payload_too_large",
+    );
   });
 
   it("serves the OpenAPI 3.1 document, covering every endpoint and the bearer scheme, and its reference page", async () => {

@@ -61,7 +61,10 @@ describe("query parameters", () => {
     const c = await newChat(w);
     const r = await call("GET", `${chatsPath(w)}/${c.id}/messages?limit=5&colour=red&size=1`, { token: w.token });
     expectProblem(r, 400, "invalid_request");
-    expect(r.json.errors).toEqual([{ path: "colour", message: "unknown query parameter" }, { path: "size", message: "unknown query parameter" }]);
+    expect(r.json.errors).toEqual([
+      { path: "colour", message: "unknown query parameter" },
+      { path: "size", message: "unknown query parameter" },
+    ]);
     const list = await call("GET", `${chatsPath(w)}?page=2`, { token: w.token });
     expect(list.json.errors).toEqual([{ path: "page", message: "unknown query parameter" }]);
   });

@@ -7,7 +7,9 @@ afterEach(() => vi.restoreAllMocks());
 function captureLogs() {
   const lines: string[] = [];
   for (const level of ["log", "info", "warn", "error", "debug"] as const) {
-    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => { lines.push(args.map(String).join(" ")); });
+    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
+      lines.push(args.map(String).join(" "));
+    });
   }
   return lines;
 }
@@ -18,10 +20,10 @@ describe("secrets", () => {
     const w = await world();
     const c = await newChat(w);
     await send(w, c.id, "hello");
-    await call("GET", chatsPath(w), { token: w.token.slice(0, -1) + "x" });
+    await call("GET", chatsPath(w), { token: `${w.token.slice(0, -1)}x` });
     // The session lookup is a drizzle query bound to the session's hash: its failure must not log it.
     await env.DB.exec("ALTER TABLE sessions RENAME TO sessions_offline");
-    let failed;
+    let failed: Awaited<ReturnType<typeof call>> | undefined;
     try {
       failed = await call("POST", "/auth/api-tokens", { token: w.session, body: { name: "x", scopes: ["chat:read"], expiresAt: inDays(1) } });
     } finally {

@@ -26,14 +26,18 @@ async function stopAt(w: World, step: "accepted" | "task-assigned" | "charged") 
   await call("PUT", "/admin/maintenance", { token: "test-admin-token", body: { enabled: true } });
   await send(w, c.id, `stopped at ${step}`);
   await call("PUT", "/admin/maintenance", { token: "test-admin-token", body: { enabled: false } });
-  await runInDurableObject(stubOf(c.id), async (_: ChatRoom, state) => { await state.storage.deleteAlarm(); });
+  await runInDurableObject(stubOf(c.id), async (_: ChatRoom, state) => {
+    await state.storage.deleteAlarm();
+  });
   const taskId = crypto.randomUUID();
   if (step !== "accepted") await sql(c.id, "UPDATE submissions SET status = 'dispatching', task_id = ?", taskId);
   if (step === "charged") {
     await env.DB.prepare("INSERT INTO credit_charges (task_id, account_id, amount, charged_at) VALUES (?, ?, 1, ?)").bind(taskId, w.account.id, new Date().toISOString()).run();
   }
   // The alarm that was running when the object died is still scheduled; the runtime retries it.
-  await runInDurableObject(stubOf(c.id), async (_: ChatRoom, state) => { await state.storage.setAlarm(Date.now() + 60_000); });
+  await runInDurableObject(stubOf(c.id), async (_: ChatRoom, state) => {
+    await state.storage.setAlarm(Date.now() + 60_000);
+  });
   return { chatId: c.id, taskId };
 }
 
