@@ -1,5 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { Chat, MessagePage, Queue } from "../src/chats/schemas";
 
 export const ADMIN = "test-admin-token";
 
@@ -93,6 +94,17 @@ export async function peek(w: { projectId: string }, chatId: string) {
   if (page.kind !== "page") throw new Error(page.kind);
   return page.items;
 }
+
+/** The chat's object, by the chat's id. */
+export const room = (chatId: string) => env.CHAT_ROOM.getByName(chatId);
+
+/** A chat, its history and its queue as a client reads them. */
+export const chatOf = async (w: World, chatId: string) => Chat.parse((await call("GET", `${chatsPath(w)}/${chatId}`, { token: w.token })).json);
+export const historyOf = async (w: World, chatId: string, query = "?limit=100") => MessagePage.parse((await call("GET", `${chatsPath(w)}/${chatId}/messages${query}`, { token: w.token })).json);
+export const queueOf = async (w: World, chatId: string) => Queue.parse((await call("GET", `${chatsPath(w)}/${chatId}/queue`, { token: w.token })).json);
+
+/** The agent's successful replies in a page of messages. */
+export const replies = (page: { items: { role: string; status: string | null }[] }) => page.items.filter((m) => m.role === "owner" && m.status === "success");
 
 export async function creditsOf(accountId: string): Promise<number> {
   return (await env.DB.prepare("SELECT credits FROM accounts WHERE id = ?").bind(accountId).first<{ credits: number }>())!.credits;
