@@ -77,17 +77,6 @@ export function send(w: World, chatId: string, content: string, key: string = cr
   return call("POST", `${chatsPath(w)}/${chatId}/messages`, { token: w.token, headers: { "idempotency-key": key }, body: { content, ...extra } });
 }
 
-/** Polls until check returns a value (the local agent takes LOCAL_AGENT_DELAY_MS, 50 ms in tests). */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | null | false>, ms = 5_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** A chat's messages, newest first, read from its object directly so polling spends no token budget. */
 export async function peek(w: { projectId: string }, chatId: string) {
   const page = await env.CHAT_ROOM.getByName(chatId).messages(w.projectId, undefined, 100);
