@@ -103,12 +103,16 @@ describe("TokenGate", () => {
   it("records lastUsedAt on first use", async () => {
     const w = await world();
     const { hash, stub } = await gateFor(w.token);
-    await stub.admit(hash);
-    let lastUsed: unknown = null;
-    for (let i = 0; i < 50 && !lastUsed; i++) {
-      lastUsed = (await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE token_hash = ?").bind(hash).first())?.last_used_at;
-      if (!lastUsed) await new Promise((r) => setTimeout(r, 20));
-    }
+    // The write goes to the object's waitUntil, after the verdict: the test keeps the promise to wait for it.
+    const background: Promise<unknown>[] = [];
+    await runInDurableObject(stub, (_: TokenGate, state) => {
+      const waitUntil = state.waitUntil.bind(state);
+      vi.spyOn(state, "waitUntil").mockImplementation((promise) => { background.push(promise); waitUntil(promise); });
+    });
+    expect((await stub.admit(hash)).kind).toBe("allowed");
+    expect(background).toHaveLength(1);
+    await Promise.all(background);
+    const lastUsed = (await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE token_hash = ?").bind(hash).first())?.last_used_at;
     expect(lastUsed).toMatch(/Z$/);
     expect((await call("GET", "/auth/api-tokens", { token: w.session })).json.items[0].lastUsedAt).toBe(lastUsed);
   });
