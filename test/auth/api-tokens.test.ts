@@ -140,7 +140,7 @@ describe("who may manage tokens", () => {
       expectProblem(r, 401, "unauthorized");
       expect(r.headers.get("www-authenticate")).toMatch(/^Bearer/);
     }
-    expectProblem(await create(w.token, { name: "x", scopes: ["chat:read"], expiresAt: inDays(1) }), 401);
+    expectProblem(await create(w.token, { name: "x", scopes: ["chat:read"], expiresAt: inDays(1) }), 401, "unauthorized");
   });
 
   it("accepts the session cookie only from an allowed origin", async () => {
@@ -151,9 +151,9 @@ describe("who may manage tokens", () => {
     expect(fromApp.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
     expect(fromApp.headers.get("access-control-allow-credentials")).toBe("true");
     const fromElsewhere = await call("GET", "/auth/api-tokens", { headers: { ...cookie, origin: "https://evil.example" } });
-    expectProblem(fromElsewhere, 401);
+    expectProblem(fromElsewhere, 401, "unauthorized");
     expect(fromElsewhere.headers.get("access-control-allow-origin")).toBeNull();
-    expectProblem(await call("GET", "/auth/api-tokens", { headers: cookie }), 401); // no Origin: not a browser we trust
+    expectProblem(await call("GET", "/auth/api-tokens", { headers: cookie }), 401, "unauthorized"); // no Origin: not a browser we trust
   });
 
   it("answers credentialed preflight for the allowed origin only", async () => {

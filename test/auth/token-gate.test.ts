@@ -5,7 +5,7 @@ import { tokenGate } from "../../src/auth/gate";
 import { API_TOKEN_PREFIX, generateSecret, hashSecret } from "../../src/auth/secrets";
 import type { TokenGate } from "../../src/auth/token-gate";
 import { toApiError, problemResponse } from "../../src/http/problem";
-import { call, env, world } from "../helpers";
+import { call, env, expectProblem, world } from "../helpers";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -134,6 +134,7 @@ describe("the gate middleware", () => {
     for (const header of tokens) {
       const r = await request(header);
       expect(r.status).toBe(401);
+      expect(((await r.json()) as { code: string }).code).toBe("unauthorized");
       expect(r.headers.get("www-authenticate")).toBe('Bearer realm="api", error="invalid_token"');
     }
     expect(getByName).not.toHaveBeenCalled();
@@ -142,6 +143,6 @@ describe("the gate middleware", () => {
   it("never reads a token from the query string", async () => {
     const w = await world();
     const r = await call("GET", `/v1/projects/${w.projectId}/chats?access_token=${w.token}`);
-    expect(r.status).toBe(401);
+    expectProblem(r, 401, "unauthorized");
   });
 });

@@ -109,6 +109,7 @@ describe("hostile headers", () => {
         }
         const sent = await call("POST", `${chatsPath(w)}/${chatId}/messages`, { token: w.token, headers: { "idempotency-key": key.replace(/[^\x20-\x7e]/g, "") }, body: { content: "" } });
         expect(sent.status).toBe(400);
+        expect(sent.json.code).toBe("invalid_request");
       }),
       { numRuns: 100 },
     );
