@@ -77,7 +77,7 @@ export function send(w: World, chatId: string, content: string, key: string = cr
   return call("POST", `${chatsPath(w)}/${chatId}/messages`, { token: w.token, headers: { "idempotency-key": key }, body: { content, ...extra } });
 }
 
-/** A chat's messages, newest first, read from its object directly so polling spends no token budget. */
+/** A chat's messages, newest first, read from its object directly so reading spends no token budget. */
 export async function peek(w: { projectId: string }, chatId: string) {
   const page = await env.CHAT_ROOM.getByName(chatId).messages(w.projectId, undefined, 100);
   if (page.kind !== "page") throw new Error(page.kind);
