@@ -130,7 +130,7 @@ describe("the stream limit per token", () => {
     const again = await openEvents(eventsPath(w, chats[0]!.id), w.token);
     expect(again.status).toBe(200);
     await Promise.all([...open, elsewhere, again].map((s) => s.close()));
-  });
+  }, 15_000);
 
   it("frees the place of a stream whose chat object stopped renewing it", async () => {
     const gate = env.TOKEN_GATE.getByName(`lease-test-${crypto.randomUUID()}`);
