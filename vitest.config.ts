@@ -15,6 +15,8 @@ export default defineConfig(async () => {
   });
   return {
     test: {
+      // Every file starts its own isolated worker (about a second of setup); one per core overlaps them (the default leaves a core idle).
+      maxWorkers: "100%",
       projects: [
         project("workers", ["test/**/*.test.ts"], {}, ["test/http-agent/**", "test/fuzz/**"]),
         // Property tests send hundreds of requests per token: the limit is lifted so each reaches validation.

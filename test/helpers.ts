@@ -1,5 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { Chat, MessagePage, Queue } from "../src/chats/schemas";
 
 export const ADMIN = "test-admin-token";
 
@@ -80,23 +81,24 @@ export function send(w: World, chatId: string, content: string, key: string = cr
   return call("POST", `${chatsPath(w)}/${chatId}/messages`, { token: w.token, headers: { "idempotency-key": key }, body: { content, ...extra } });
 }
 
-/** Polls until check returns a value (the local agent takes LOCAL_AGENT_DELAY_MS, 50 ms in tests). */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | null | false>, ms = 5_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** A chat's messages, newest first, read from its object directly so polling spends no token budget. */
+/** A chat's messages, newest first, read from its object directly so reading spends no token budget. */
 export async function peek(w: { projectId: string }, chatId: string) {
   const page = await env.CHAT_ROOM.getByName(chatId).messages(w.projectId, undefined, 100);
   if (page.kind !== "page") throw new Error(page.kind);
   return page.items;
 }
+
+/** The chat's object, by the chat's id. */
+export const room = (chatId: string) => env.CHAT_ROOM.getByName(chatId);
+
+/** A chat, its history and its queue as a client reads them. */
+export const chatOf = async (w: World, chatId: string) => Chat.parse((await call("GET", `${chatsPath(w)}/${chatId}`, { token: w.token })).json);
+export const historyOf = async (w: World, chatId: string, query = "?limit=100") =>
+  MessagePage.parse((await call("GET", `${chatsPath(w)}/${chatId}/messages${query}`, { token: w.token })).json);
+export const queueOf = async (w: World, chatId: string) => Queue.parse((await call("GET", `${chatsPath(w)}/${chatId}/queue`, { token: w.token })).json);
+
+/** The agent's successful replies in a page of messages. */
+export const replies = (page: { items: { role: string; status: string | null }[] }) => page.items.filter((m) => m.role === "owner" && m.status === "success");
 
 export async function creditsOf(accountId: string): Promise<number> {
   return (await env.DB.prepare("SELECT credits FROM accounts WHERE id = ?").bind(accountId).first<{ credits: number }>())!.credits;

@@ -14,6 +14,8 @@ export type EventReader = {
   next(ms?: number): Promise<StreamEvent>;
   /** Waits until an event (received or to come) satisfies pred. */
   until(pred: (e: StreamEvent) => boolean, ms?: number): Promise<StreamEvent>;
+  /** Waits until check() holds, looking again each time something (event, comment, end) arrives. */
+  received(check: () => boolean, ms?: number): Promise<void>;
   /** Resolves once the server has ended the stream. */
   closed(ms?: number): Promise<void>;
   close(): Promise<void>;
@@ -48,7 +50,7 @@ export async function openEvents(path: string, token: string | null, headers: Re
     const fail = async () => {
       throw new Error(`the stream was refused: ${response.status} ${text}`);
     };
-    return { ...base, retry, json: text ? JSON.parse(text) : undefined, next: fail, until: fail, closed: async () => {}, close: async () => {} };
+    return { ...base, retry, json: text ? JSON.parse(text) : undefined, next: fail, until: fail, received: fail, closed: async () => {}, close: async () => {} };
   }
   const reader = response.body!.getReader();
   void (async () => {
@@ -100,6 +102,12 @@ export async function openEvents(path: string, token: string | null, headers: Re
         for (; k < events.length; k++) if (pred(events[k]!)) return events[k]!;
         if (ended) throw new Error("the stream ended before the event");
         await wait(ms, "an event");
+      }
+    },
+    async received(check, ms = 5_000) {
+      while (!check()) {
+        if (ended) throw new Error("the stream ended first");
+        await wait(ms, "something to arrive");
       }
     },
     async closed(ms = 5_000) {

@@ -25,6 +25,7 @@ describe("admin access", () => {
         props: {},
       } as unknown as ExecutionContext);
       expect(r.status, `${method} ${path}`).toBe(404);
+      expect(((await r.json()) as { code: string }).code).toBe("not_found");
     }
     expect(exports).toBeDefined();
   });
@@ -87,7 +88,7 @@ describe("PUT /admin/catalog", () => {
     doc.poll.definition.questions[1].options[0].id = ids.o1;
     doc.poll.definition.questions[0].options[0].nextQuestionId = "12345678-1234-4234-8234-123456789014";
     const r = await admin("PUT", "/admin/catalog", doc);
-    expectProblem(r, 400);
+    expectProblem(r, 400, "invalid_request");
     const paths = r.json.errors.map((e: { path: string }) => e.path);
     expect(paths).toEqual(
       expect.arrayContaining([
@@ -105,7 +106,7 @@ describe("PUT /admin/catalog", () => {
     delete doc.pageTopBanners[0].banner;
     doc.chatBanners[0].linkUrl = "javascript:alert(1)";
     const r = await admin("PUT", "/admin/catalog", doc);
-    expectProblem(r, 400);
+    expectProblem(r, 400, "invalid_request");
     const paths = r.json.errors.map((e: { path: string }) => e.path);
     expect(paths).toEqual(expect.arrayContaining(["pageTopBanners.0.banner", "chatBanners.0.linkUrl"]));
     const dup = catalogFixture() as any;
@@ -123,8 +124,8 @@ describe("PUT /admin/catalog", () => {
   });
 
   it("rejects a body that is not JSON", async () => {
-    expectProblem(await call("PUT", "/admin/catalog", { token: "test-admin-token", raw: "{", headers: { "content-type": "application/json" } }), 400);
-    expectProblem(await call("PUT", "/admin/catalog", { token: "test-admin-token", raw: "x", headers: { "content-type": "text/plain" } }), 400);
+    expectProblem(await call("PUT", "/admin/catalog", { token: "test-admin-token", raw: "{", headers: { "content-type": "application/json" } }), 400, "invalid_request");
+    expectProblem(await call("PUT", "/admin/catalog", { token: "test-admin-token", raw: "x", headers: { "content-type": "text/plain" } }), 400, "invalid_request");
   });
 });
 
@@ -141,7 +142,7 @@ describe("accounts and projects", () => {
     expect((await admin("POST", "/admin/projects", { id, name: "p", ownerAccountId: owner.id })).status).toBe(201);
     expectProblem(await admin("POST", "/admin/projects", { id: id.toUpperCase(), name: "p", ownerAccountId: owner.id }), 409, "conflict");
     expectProblem(await admin("POST", "/admin/projects", { name: "p", ownerAccountId: crypto.randomUUID() }), 400, "invalid_request");
-    expectProblem(await admin("PUT", `/admin/projects/${crypto.randomUUID()}/members/${owner.id}`, { role: "viewer" }), 404);
-    expectProblem(await admin("PATCH", `/admin/accounts/${crypto.randomUUID()}`, { credits: 5 }), 404);
+    expectProblem(await admin("PUT", `/admin/projects/${crypto.randomUUID()}/members/${owner.id}`, { role: "viewer" }), 404, "not_found");
+    expectProblem(await admin("PATCH", `/admin/accounts/${crypto.randomUUID()}`, { credits: 5 }), 404, "not_found");
   });
 });

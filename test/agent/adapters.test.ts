@@ -43,19 +43,24 @@ describe("http agent", () => {
   it("gives up on an agent that does not answer the start request in time", async () => {
     const hanging: typeof fetch = (_input, init) => new Promise((_, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal!.reason)));
     const agent = httpAgent({ url: "https://agent.test", secret: "s", resultTimeoutMs: 1000, startTimeoutMs: 50, fetch: hanging });
-    await expect(agent.start(task, 0)).rejects.toThrow();
+    await expect(agent.start(task, 0)).rejects.toThrow("the agent did not answer in time");
   });
 
   it("fails a pending task once the result deadline passes", () => {
     const agent = httpAgent({ url: "https://agent.test", secret: "s", resultTimeoutMs: 1000 });
     expect(agent.check(task, 0, 999, 0)).toEqual({ checkAt: 1000 });
-    expect(agent.check(task, 0, 1000, 0)).toMatchObject({ status: "failed" });
+    expect(agent.check(task, 0, 1000, 0)).toEqual({ status: "failed", content: "", error: "The agent did not send a result within 1 s." });
   });
 
   it("rejects answers that are not a result", async () => {
-    for (const response of [new Response("not json", { status: 200 }), Response.json({ status: "done" }), new Response("boom", { status: 500 })]) {
+    const answers: [Response, string][] = [
+      [new Response("not json", { status: 200 }), "the agent answered with a body that is not a result"],
+      [Response.json({ status: "done" }), "the agent answered with a body that is not a result"],
+      [new Response("boom", { status: 500 }), "the agent answered HTTP 500"],
+    ];
+    for (const [response, message] of answers) {
       const agent = httpAgent({ url: "https://agent.test", secret: "s", resultTimeoutMs: 1000, fetch: async () => response });
-      await expect(agent.start(task, 0)).rejects.toThrow();
+      await expect(agent.start(task, 0)).rejects.toThrow(message);
     }
   });
 });

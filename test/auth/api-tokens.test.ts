@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { sha256Hex } from "../../src/crypto";
 import { CreatedApiToken, ApiTokenList } from "../../src/auth/schemas";
 import { call, env, expectProblem, inDays, newAccount, newToken, signIn, world } from "../helpers";
@@ -12,6 +12,8 @@ function shifted(days: number, offset: string, at = new Date(Date.now() + days *
 }
 
 const create = (session: string, body: unknown, headers: Record<string, string> = {}) => call("POST", "/auth/api-tokens", { token: session, body, headers });
+
+afterEach(() => vi.useRealTimers());
 
 describe("POST /auth/api-tokens", () => {
   it("returns the secret once and stores only its SHA-256", async () => {
@@ -107,9 +109,12 @@ describe("GET and DELETE /auth/api-tokens", () => {
   it("lists unrevoked tokens newest first, expired ones included", async () => {
     const account = await newAccount();
     const session = await signIn(account);
+    // Token rows take their time from new Date(), so the whole Date is faked: one second apart, never a tie.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });
     await newToken(session);
-    await new Promise((r) => setTimeout(r, 5));
+    vi.setSystemTime(Date.now() + 1000);
     await newToken(session, ["chat:read"]);
+    vi.useRealTimers();
     const past = new Date(Date.now() - 1000).toISOString();
     await env.DB.prepare(
       "INSERT INTO api_tokens (id, account_id, name, token_hash, prefix, scopes, created_at, expires_at) VALUES (?, ?, 'expired', 'h-expired', 'pct_x', '[\"chat:read\"]', ?, ?)",
@@ -119,6 +124,7 @@ describe("GET and DELETE /auth/api-tokens", () => {
     const { items } = ApiTokenList.parse((await call("GET", "/auth/api-tokens", { token: session })).json);
     expect(items.map((i) => i.scopes)).toEqual([["chat:read"], ["chat:read", "chat:write"], ["chat:read"]]);
     expect(items[2]!.name).toBe("expired");
+    expect(Date.parse(items[0]!.createdAt) - Date.parse(items[1]!.createdAt)).toBe(1000);
   });
 
   it("revokes with 204, then answers 404 for the same id, another account's id and a malformed id", async () => {
@@ -141,7 +147,7 @@ describe("who may manage tokens", () => {
       expectProblem(r, 401, "unauthorized");
       expect(r.headers.get("www-authenticate")).toMatch(/^Bearer/);
     }
-    expectProblem(await create(w.token, { name: "x", scopes: ["chat:read"], expiresAt: inDays(1) }), 401);
+    expectProblem(await create(w.token, { name: "x", scopes: ["chat:read"], expiresAt: inDays(1) }), 401, "unauthorized");
   });
 
   it("accepts the session cookie only from an allowed origin", async () => {
@@ -152,9 +158,9 @@ describe("who may manage tokens", () => {
     expect(fromApp.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
     expect(fromApp.headers.get("access-control-allow-credentials")).toBe("true");
     const fromElsewhere = await call("GET", "/auth/api-tokens", { headers: { ...cookie, origin: "https://evil.example" } });
-    expectProblem(fromElsewhere, 401);
+    expectProblem(fromElsewhere, 401, "unauthorized");
     expect(fromElsewhere.headers.get("access-control-allow-origin")).toBeNull();
-    expectProblem(await call("GET", "/auth/api-tokens", { headers: cookie }), 401); // no Origin: not a browser we trust
+    expectProblem(await call("GET", "/auth/api-tokens", { headers: cookie }), 401, "unauthorized"); // no Origin: not a browser we trust
   });
 
   it("answers credentialed preflight for the allowed origin only", async () => {

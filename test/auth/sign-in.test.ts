@@ -28,13 +28,13 @@ describe("POST /auth/token", () => {
 
   it("throttles an email after 10 failures in 15 minutes, even with the right password", async () => {
     const a = await newAccount();
-    for (let i = 0; i < 10; i++) expect((await signIn(a.email, "wrong")).status).toBe(401);
+    for (let i = 0; i < 10; i++) expectProblem(await signIn(a.email, "wrong"), 401, "unauthorized");
     const throttled = await signIn(a.email, a.password);
     expectProblem(throttled, 429, "rate_limited");
     const retryAfter = Number(throttled.headers.get("retry-after"));
     expect(retryAfter).toBeGreaterThan(800);
     expect(retryAfter).toBeLessThanOrEqual(900);
-    expect((await signIn(`x-${a.email}`, "wrong")).status).toBe(401); // other emails are unaffected
+    expectProblem(await signIn(`x-${a.email}`, "wrong"), 401, "unauthorized"); // other emails are unaffected
   });
 
   it("checks at most 10 of 40 parallel wrong passwords; the rest get 429", async () => {
@@ -82,16 +82,16 @@ describe("POST /auth/token", () => {
 
   it("clears the failures after a successful sign-in", async () => {
     const a = await newAccount();
-    for (let i = 0; i < 9; i++) expect((await signIn(a.email, "wrong")).status).toBe(401);
+    for (let i = 0; i < 9; i++) expectProblem(await signIn(a.email, "wrong"), 401, "unauthorized");
     expect((await signIn(a.email, a.password)).status).toBe(200);
-    for (let i = 0; i < 10; i++) expect((await signIn(a.email, "wrong")).status).toBe(401);
+    for (let i = 0; i < 10; i++) expectProblem(await signIn(a.email, "wrong"), 401, "unauthorized");
     expectProblem(await signIn(a.email, "wrong"), 429, "rate_limited");
   });
 
   it("rejects malformed input with 400", async () => {
     expectProblem(await call("POST", "/auth/token", { body: { email: "a@b.c" } }), 400, "invalid_request");
-    expectProblem(await call("POST", "/auth/token", { raw: "{", headers: { "content-type": "application/json" } }), 400);
-    expectProblem(await call("POST", "/auth/token", { raw: "email=a", headers: { "content-type": "application/x-www-form-urlencoded" } }), 400);
+    expectProblem(await call("POST", "/auth/token", { raw: "{", headers: { "content-type": "application/json" } }), 400, "invalid_request");
+    expectProblem(await call("POST", "/auth/token", { raw: "email=a", headers: { "content-type": "application/x-www-form-urlencoded" } }), 400, "invalid_request");
   });
 
   it("sets the session cookie for an allowed web-application origin only", async () => {

@@ -5,7 +5,7 @@ import { tokenGate } from "../../src/auth/gate";
 import { API_TOKEN_PREFIX, generateSecret, hashSecret } from "../../src/auth/secrets";
 import type { TokenGate } from "../../src/auth/token-gate";
 import { toApiError, problemResponse } from "../../src/http/problem";
-import { call, env, world } from "../helpers";
+import { call, env, expectProblem, world } from "../helpers";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -110,12 +110,19 @@ describe("TokenGate", () => {
   it("records lastUsedAt on first use", async () => {
     const w = await world();
     const { hash, stub } = await gateFor(w.token);
-    await stub.admit(hash);
-    let lastUsed: unknown = null;
-    for (let i = 0; i < 50 && !lastUsed; i++) {
-      lastUsed = (await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE token_hash = ?").bind(hash).first())?.last_used_at;
-      if (!lastUsed) await new Promise((r) => setTimeout(r, 20));
-    }
+    // The write goes to the object's waitUntil, after the verdict: the test keeps the promise to wait for it.
+    const background: Promise<unknown>[] = [];
+    await runInDurableObject(stub, (_: TokenGate, state) => {
+      const waitUntil = state.waitUntil.bind(state);
+      vi.spyOn(state, "waitUntil").mockImplementation((promise) => {
+        background.push(promise);
+        waitUntil(promise);
+      });
+    });
+    expect((await stub.admit(hash)).kind).toBe("allowed");
+    expect(background).toHaveLength(1);
+    await Promise.all(background);
+    const lastUsed = (await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE token_hash = ?").bind(hash).first())?.last_used_at;
     expect(lastUsed).toMatch(/Z$/);
     expect((await call("GET", "/auth/api-tokens", { token: w.session })).json.items[0].lastUsedAt).toBe(lastUsed);
   });
@@ -137,6 +144,7 @@ describe("the gate middleware", () => {
     for (const header of tokens) {
       const r = await request(header);
       expect(r.status).toBe(401);
+      expect(((await r.json()) as { code: string }).code).toBe("unauthorized");
       expect(r.headers.get("www-authenticate")).toBe('Bearer realm="api", error="invalid_token"');
     }
     expect(getByName).not.toHaveBeenCalled();
@@ -145,6 +153,6 @@ describe("the gate middleware", () => {
   it("never reads a token from the query string", async () => {
     const w = await world();
     const r = await call("GET", `/v1/projects/${w.projectId}/chats?access_token=${w.token}`);
-    expect(r.status).toBe(401);
+    expectProblem(r, 401, "unauthorized");
   });
 });

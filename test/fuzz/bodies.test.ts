@@ -150,6 +150,7 @@ describe("hostile headers", () => {
           body: { content: "" },
         });
         expect(sent.status).toBe(400);
+        expect(sent.json.code).toBe("invalid_request");
       }),
       { numRuns: 100 },
     );

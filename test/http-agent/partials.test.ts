@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { call, chatsPath, eventually, expectProblem, newChat, peek, send, world, type World } from "../helpers";
+import { ChatList } from "../../src/chats/schemas";
+import { frozenClock, runNextAlarm, type Clock } from "../clock";
+import { call, chatsPath, expectProblem, newChat, peek, room, send, world, type World } from "../helpers";
 import { openEvents } from "../sse";
 
 const realFetch = globalThis.fetch;
@@ -18,19 +20,24 @@ const taskPath = (chatId: string, taskId: string, what: "partial" | "result") =>
 const partial = (chatId: string, taskId: string, body: unknown, secret = "agent-test-secret") => call("POST", taskPath(chatId, taskId, "partial"), { token: secret, body });
 const result = (chatId: string, taskId: string, body: unknown) => call("POST", taskPath(chatId, taskId, "result"), { token: "agent-test-secret", body });
 
-async function runningTask(w: World, chatId: string) {
+/** Sends a message and runs the alarm that starts its task; the reply it is writing. */
+async function runningTask(w: World, chatId: string, clock: Clock) {
   await send(w, chatId, "write slowly");
-  return eventually("the task to start", async () => (await peek(w, chatId)).find((m) => m.role === "owner" && m.status === "working"));
+  await runNextAlarm(room(chatId), clock);
+  const reply = (await peek(w, chatId))[0]!;
+  expect(reply).toMatchObject({ role: "owner", status: "working", taskId: expect.any(String) });
+  return reply;
 }
 
 const chatOf = async (w: World, chatId: string) => (await call("GET", `${chatsPath(w)}/${chatId}`, { token: w.token })).json;
 
 describe("partial output from an http agent", () => {
   it("appends numbered parts once and in order; the history shows the reply growing while it works", async () => {
+    const clock = frozenClock();
     acceptingAgent();
     const w = await world();
     const c = await newChat(w);
-    const reply = await runningTask(w, c.id);
+    const reply = await runningTask(w, c.id, clock);
     const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
     await s.next();
 
@@ -53,10 +60,11 @@ describe("partial output from an http agent", () => {
   });
 
   it("takes the result as authoritative when it does not extend what was streamed", async () => {
+    const clock = frozenClock();
     acceptingAgent();
     const w = await world();
     const c = await newChat(w);
-    const reply = await runningTask(w, c.id);
+    const reply = await runningTask(w, c.id, clock);
     const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
     await s.next();
     await partial(c.id, reply.taskId!, { seq: 1, text: "draft that will be replaced" });
@@ -68,10 +76,11 @@ describe("partial output from an http agent", () => {
   });
 
   it("refuses a wrong secret, an unknown task, a malformed part and a reply over 100000 characters", async () => {
+    const clock = frozenClock();
     acceptingAgent();
     const w = await world();
     const c = await newChat(w);
-    const reply = await runningTask(w, c.id);
+    const reply = await runningTask(w, c.id, clock);
     expectProblem(await partial(c.id, reply.taskId!, { seq: 1, text: "x" }, "wrong-secret"), 401, "unauthorized");
     expectProblem(await partial(c.id, crypto.randomUUID(), { seq: 1, text: "x" }), 404, "not_found");
     for (const body of [{ seq: 0, text: "x" }, { seq: 1, text: "" }, { seq: 1.5, text: "x" }, { text: "x" }, { seq: 1, text: 5 }]) {
@@ -84,20 +93,20 @@ describe("partial output from an http agent", () => {
 
 describe("an agent that waits for the user", () => {
   it("marks the chat awaiting the user until the next message is accepted, in chat events and the list", async () => {
+    const clock = frozenClock();
     acceptingAgent();
     const w = await world();
     const c = await newChat(w);
-    const reply = await runningTask(w, c.id);
+    const reply = await runningTask(w, c.id, clock);
     const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
     await s.next();
     await result(c.id, reply.taskId!, { status: "success", content: "Which colour?", awaitingUser: true });
     await s.until((e) => e.type === "chat" && e.data.isAwaitingUser === true && e.data.isWorking === false);
     expect((await chatOf(w, c.id)).isAwaitingUser).toBe(true);
-    const listed = await eventually("the list to show it", async () => {
-      const items = (await call("GET", chatsPath(w), { token: w.token })).json.items;
-      return items.find((x: { id: string; isAwaitingUser: boolean }) => x.id === c.id && x.isAwaitingUser);
-    });
-    expect(listed).toBeTruthy();
+    // The result asks for the alarm, which copies the chat to the list index.
+    expect(await runNextAlarm(room(c.id), clock)).toBe(true);
+    const listed = ChatList.parse((await call("GET", chatsPath(w), { token: w.token })).json).items;
+    expect(listed.find((x) => x.id === c.id)).toMatchObject({ isAwaitingUser: true, isWorking: false });
 
     expect((await send(w, c.id, "Blue")).status).toBe(202);
     await s.until((e) => e.type === "chat" && e.data.isAwaitingUser === false);
@@ -106,10 +115,11 @@ describe("an agent that waits for the user", () => {
   });
 
   it("is not awaiting the user after a failed task, whatever the agent says", async () => {
+    const clock = frozenClock();
     acceptingAgent();
     const w = await world();
     const c = await newChat(w);
-    const reply = await runningTask(w, c.id);
+    const reply = await runningTask(w, c.id, clock);
     await result(c.id, reply.taskId!, { status: "failed", content: "", awaitingUser: true });
     expect((await chatOf(w, c.id)).isAwaitingUser).toBe(false);
   });

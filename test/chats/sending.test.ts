@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Submission } from "../../src/chats/schemas";
+import { frozenClock, runNextAlarm, settle } from "../clock";
+import { call, chatOf, chatsPath, creditsOf, expectProblem, historyOf, newChat, queueOf, room, send, world } from "../helpers";
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("sending a message", () => {
+  it("accepts with 202 started, and the agent's reply follows in the history", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const c = await newChat(w);
+    const r = await send(w, c.id, "Build me a landing page");
+    expect(r.status).toBe(202);
+    expect(Submission.parse(r.json)).toMatchObject({ chatId: c.id, disposition: "started" });
+    await settle(room(c.id), clock);
+    const page = await historyOf(w, c.id);
+    expect(page.items).toHaveLength(2);
+    const [reply, user] = page.items;
+    expect(user).toMatchObject({ role: "user", content: "Build me a landing page", status: null, taskId: null });
+    expect(reply).toMatchObject({ role: "owner", status: "success", taskId: expect.any(String) });
+    expect(reply!.content).toContain("Build me a landing page");
+    const summary = await chatOf(w, c.id);
+    expect(summary.isWorking).toBe(false);
+    expect(summary.latestAgentPreview).toBe(reply!.content.slice(0, 500));
+    expect(summary.lastMessageAt).toBe(reply!.createdAt);
+    expect(await creditsOf(w.account.id)).toBe(999);
+    expect((await queueOf(w, c.id)).items).toEqual([]);
+  });
+
+  it.each([
+    ["no content", {}],
+    ["empty content", { content: "" }],
+    ["100001 characters", { content: "x".repeat(100_001) }],
+    ["a number", { content: 1 }],
+    ["a model", { content: "x", model: "gpt" }],
+    ["attachments", { content: "x", attachments: [] }],
+    ["a non-UUID reply target", { content: "x", replyToMessageId: "nope" }],
+  ])("rejects a body with %s with 400", async (_, body) => {
+    const w = await world();
+    const c = await newChat(w);
+    const r = await call("POST", `${chatsPath(w)}/${c.id}/messages`, { token: w.token, headers: { "idempotency-key": crypto.randomUUID() }, body });
+    expectProblem(r, 400, "invalid_request");
+  });
+
+  it("accepts exactly 100000 characters", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    expect((await send(w, c.id, "я".repeat(100_000))).status).toBe(202);
+  });
+
+  it("requires replyToMessageId to name a message of this chat", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const a = await newChat(w);
+    const b = await newChat(w);
+    await send(w, a.id, "first");
+    await runNextAlarm(room(a.id), clock);
+    const page = await historyOf(w, a.id);
+    expect(page.items.map((m) => m.role)).toEqual(["owner", "user"]);
+    expectProblem(await send(w, a.id, "x", crypto.randomUUID(), { replyToMessageId: crypto.randomUUID() }), 400, "invalid_request");
+    expectProblem(await send(w, b.id, "x", crypto.randomUUID(), { replyToMessageId: page.items[0]!.id }), 400, "invalid_request");
+    expect((await send(w, a.id, "reply", crypto.randomUUID(), { replyToMessageId: page.items[0]!.id })).status).toBe(202);
+  });
+
+  it("refuses a new message to an archived chat with 409", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    expect((await call("POST", `${chatsPath(w)}/${c.id}/archive`, { token: w.token })).status).toBe(200);
+    expectProblem(await send(w, c.id, "after"), 409, "chat_archived");
+  });
+});

@@ -1,0 +1,42 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { vi } from "vitest";
+
+export type Clock = { now(): number; advance(ms: number): number; set(ms: number): void };
+
+/**
+ * Stops Date.now an hour ahead of real time, for the test and the Durable Objects alike (one
+ * isolate). Every alarm an object sets is then an hour away in real time and never fires by
+ * itself: the test moves the clock and runs the alarm. Restore with vi.restoreAllMocks().
+ */
+export function frozenClock(): Clock {
+  let now = Date.now() + 3_600_000;
+  vi.spyOn(Date, "now").mockImplementation(() => now);
+  return {
+    now: () => now,
+    advance: (ms) => (now += ms),
+    // Only forward: an alarm behind real time would fire on its own.
+    set: (ms) => {
+      now = Math.max(now, ms);
+    },
+  };
+}
+
+/** The time of the object's alarm, or null when none is set. */
+export const alarmOf = (stub: DurableObjectStub) => runInDurableObject(stub, (_: unknown, state) => state.storage.getAlarm());
+
+/**
+ * Moves the clock just past the object's alarm and runs it; false when no alarm was set. Just past:
+ * alarms keep whole milliseconds, so one set for 12.5 ms is stored as 12 and would find itself early.
+ */
+export async function runNextAlarm(stub: DurableObjectStub, clock: Clock): Promise<boolean> {
+  const at = await alarmOf(stub);
+  if (at === null) return false;
+  clock.set(at + 1);
+  return runDurableObjectAlarm(stub);
+}
+
+/** Runs the object's alarms, each at its time, until it sets none; returns how many ran. */
+export async function settle(stub: DurableObjectStub, clock: Clock, most = 100): Promise<number> {
+  for (let ran = 0; ran < most; ran++) if (!(await runNextAlarm(stub, clock))) return ran;
+  throw new Error(`the object still had an alarm after ${most} runs`);
+}
