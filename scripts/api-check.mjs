@@ -6,7 +6,7 @@
 //   docs    /v1/docs rendered by headless Chromium with no network beyond loopback; the operations must show
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -57,12 +57,17 @@ async function client() {
   console.log(run("node", ["scripts/client-check/client.ts", base, DEMO.email, DEMO.password, DEMO.projectId]).trim());
 }
 
-function chromium() {
-  if (spawnSync("chromium", ["--version"]).status === 0) return "chromium";
+/** Chromium, installed first when missing: before the server starts, so a long install never runs beside it. */
+function ensureChromium() {
+  if (spawnSync("chromium", ["--version"]).status === 0) return;
   // CI runs as root on Debian; a developer machine without Chromium gets told rather than changed.
   if (process.getuid?.() !== 0) throw new Error("chromium is missing: apt-get install -y chromium");
-  run("apt-get", ["install", "-y", "-qq", "chromium"], { env: { DEBIAN_FRONTEND: "noninteractive" } });
-  return "chromium";
+  const install = () => spawnSync("apt-get", ["install", "-y", "-qq", "chromium"], { stdio: "ignore", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } }).status === 0;
+  // A fresh machine may have no package lists yet.
+  if (!install()) {
+    run("apt-get", ["update", "-qq"]);
+    if (!install()) throw new Error("apt-get install chromium failed");
+  }
 }
 
 const escapeHtml = (text) => text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
@@ -82,11 +87,11 @@ async function docs() {
     "--window-size=1280,1600",
     "--virtual-time-budget=15000",
   ];
-  const dom = run(chromium(), [...flags, "--dump-dom", `${base}/v1/docs`], { maxBuffer: 64 * 1024 * 1024 });
-  run(chromium(), [...flags, `--screenshot=${screenshot}`, `${base}/v1/docs`]);
-  writeFileSync(join(projectDir, "dist", "docs-dom.html"), dom);
   // Every operation of the served document must be listed by the rendered page (all tags start open).
-  const document = await (await fetch(`${base}/v1/openapi.json`)).json();
+  const document = JSON.parse(readFileSync(await download("/v1/openapi.json", join(work, "public.json")), "utf8"));
+  const dom = run("chromium", [...flags, "--dump-dom", `${base}/v1/docs`], { maxBuffer: 64 * 1024 * 1024 });
+  run("chromium", [...flags, `--screenshot=${screenshot}`, `${base}/v1/docs`]);
+  writeFileSync(join(projectDir, "dist", "docs-dom.html"), dom);
   const summaries = Object.values(document.paths).flatMap((item) => Object.values(item).map((operation) => operation.summary));
   const text = dom.replace(/<[^>]*>/g, "").replace(/\s+/g, " ");
   const missing = summaries.filter((summary) => !text.includes(escapeHtml(summary)));
@@ -99,6 +104,7 @@ let server;
 try {
   // Another server on the port would be checked instead of this tree's Worker.
   if (await isUp(base)) throw new Error(`port ${port} is in use; pass --port`);
+  if (steps.includes("docs")) ensureChromium();
   applyLocalMigrations(["--persist-to", state], { quiet: true });
   server = startWranglerDev({
     port,
@@ -112,7 +118,9 @@ try {
   for (const step of steps) await { lint, client, docs }[step]();
   console.log(`api-check: ${steps.join(", ")} passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 } catch (error) {
-  console.error(error.message);
+  // A refused connection means the server went away: say how it ended.
+  const ended = server && (server.exitCode !== null || server.signalCode !== null) ? ` (wrangler dev had exited with ${server.exitCode ?? server.signalCode})` : "";
+  console.error(`${error.message}${ended}`);
   process.exitCode = 1;
 } finally {
   if (server) stopWranglerDev(server);
