@@ -31,7 +31,7 @@ export type PartialOutcome = "appended" | "duplicate" | "already_finished" | "ou
 
 // Maintenance or a suspended project: the next submission is looked at again this often.
 const HOLD_RECHECK_MS = 2_000;
-// Queued submissions reach the chat list after this delay, so a burst of sends costs one list update.
+// The chat list may lag a busy chat by this much: a burst of sends, or a task's parts, reach it as one update.
 const LIST_SYNC_DELAY_MS = 500;
 const RETRY_MS = 5_000;
 const REPLY_MAX = 100_000;
@@ -45,6 +45,8 @@ export class ChatRoom extends DurableObject<Env> {
   private readonly store: RoomStorage;
   private readonly agent: AgentPort;
   private eventLog: EventLog | undefined;
+  // When the chat list first fell behind this object (in memory: after a restart the next alarm sends at once).
+  private listBehindSince: number | undefined;
   // The chat and queue as last published, to append an event only when they change.
   private readonly published: Partial<Record<"chat" | "queue", string>> = {};
   private readonly streams: ChatStreams;
@@ -203,7 +205,7 @@ export class ChatRoom extends DurableObject<Env> {
       console.error(JSON.stringify({ level: "error", event: "chat_alarm_failed", chatId: this.store.chat()!.id, error: describeForLog(error) }));
       await this.scheduleAt(Date.now() + RETRY_MS);
     }
-    await this.syncList();
+    await this.syncListSoon();
   }
 
   /** Finishes what is due, then dispatches queued submissions in order, one task at a time. */
@@ -362,6 +364,18 @@ export class ChatRoom extends DurableObject<Env> {
     }
   }
 
+  /** From the alarm: sends the summary now, unless an alarm that comes before the list lags LIST_SYNC_DELAY_MS will. */
+  private async syncListSoon(): Promise<void> {
+    const chat = this.store.chat();
+    if (!chat || chat.indexed_version >= chat.version) return;
+    const now = Date.now();
+    this.listBehindSince ??= now;
+    const syncBy = this.listBehindSince + LIST_SYNC_DELAY_MS;
+    const next = await this.ctx.storage.getAlarm();
+    if (now < syncBy && next !== null && next <= syncBy) return;
+    await this.syncList();
+  }
+
   /** Sends the summary to the project's chat list (newer versions win there); on failure the alarm tries again, nothing is lost. */
   private async syncList(): Promise<void> {
     const chat = this.store.chat();
@@ -369,6 +383,7 @@ export class ChatRoom extends DurableObject<Env> {
     try {
       await this.env.PROJECT_CHATS.getByName(chat.project_id).upsert(chat.project_id, this.store.view(), chat.version);
       this.store.markListed(chat.version);
+      if (this.store.chat()!.version <= chat.version) this.listBehindSince = undefined;
     } catch (error) {
       console.warn(JSON.stringify({ level: "warn", event: "chat_list_update_failed", chatId: chat.id, error: describeForLog(error) }));
       await this.scheduleAt(Date.now() + RETRY_MS);

@@ -67,6 +67,8 @@ const toMessage = (r: MessageRow): Message => ({ id: r.id, role: r.role, content
 /** The chat's own SQLite storage: synchronous queries, so callers control where awaits may interleave. */
 export class RoomStorage {
   private initialised = false;
+  // The chat row, read on nearly every call; every statement that writes it drops this copy.
+  private chatRow: ChatRow | undefined;
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -78,6 +80,7 @@ export class RoomStorage {
 
   migrate(): void {
     this.initialised = true;
+    this.chatRow = undefined;
     this.sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
     const current = this.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'schema'").toArray()[0]?.value ?? 0;
     for (let version = current; version < MIGRATIONS.length; version++) {
@@ -87,11 +90,17 @@ export class RoomStorage {
   }
 
   chat(): ChatRow | undefined {
-    return this.sql.exec<ChatRow>("SELECT * FROM chat").toArray()[0];
+    this.chatRow ??= this.sql.exec<ChatRow>("SELECT * FROM chat").toArray()[0];
+    return this.chatRow;
+  }
+
+  private writeChat(query: string, ...bindings: unknown[]): void {
+    this.chatRow = undefined;
+    this.sql.exec(query, ...bindings);
   }
 
   insertChat(row: Pick<ChatRow, "id" | "project_id" | "title" | "created_at">): void {
-    this.sql.exec(
+    this.writeChat(
       "INSERT INTO chat (id, project_id, title, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 1)",
       row.id,
       row.project_id,
@@ -104,29 +113,29 @@ export class RoomStorage {
   /** Records a change to anything the chat summary shows; the index is then behind until synced. */
   touch(now: number): void {
     // Never backwards, so the list order stays stable even if the clock is.
-    this.sql.exec("UPDATE chat SET updated_at = MAX(updated_at, ?), version = version + 1", iso(now));
+    this.writeChat("UPDATE chat SET updated_at = MAX(updated_at, ?), version = version + 1", iso(now));
   }
 
   rename(title: string, now: number): void {
-    this.sql.exec("UPDATE chat SET title = ?", title);
+    this.writeChat("UPDATE chat SET title = ?", title);
     this.touch(now);
   }
 
   setArchivedAt(archivedAt: string | null, now: number): void {
-    this.sql.exec("UPDATE chat SET archived_at = ?", archivedAt);
+    this.writeChat("UPDATE chat SET archived_at = ?", archivedAt);
     this.touch(now);
   }
 
   /** Whether the agent waits for the user; part of the summary, so it counts as a change. */
   setAwaitingUser(now: number, awaiting: boolean): void {
     if ((this.chat()!.awaiting_user === 1) === awaiting) return;
-    this.sql.exec("UPDATE chat SET awaiting_user = ?", awaiting ? 1 : 0);
+    this.writeChat("UPDATE chat SET awaiting_user = ?", awaiting ? 1 : 0);
     this.touch(now);
   }
 
   /** The chat list (the project's ProjectChats object) holds this version of the summary. */
   markListed(version: number): void {
-    this.sql.exec("UPDATE chat SET indexed_version = MAX(indexed_version, ?)", version);
+    this.writeChat("UPDATE chat SET indexed_version = MAX(indexed_version, ?)", version);
   }
 
   view(): Chat {
