@@ -19,6 +19,7 @@ const USAGE = `usage: npm run admin -- <command> [options] [--url URL] [--token 
   member set --project ID --account ID --role owner|editor|viewer
   member remove --project ID --account ID
   maintenance on|off
+  move-to-objects                             the one-time move of balances and chat lists from D1 into their objects (docs/deploy.md)
 
 --url defaults to local dev (http://127.0.0.1:8787, or $DEV_PORT); --token defaults to $ADMIN_TOKEN, then .dev.vars.`;
 
@@ -106,6 +107,21 @@ Object.assign(commands, {
     show(expect(await call("PUT", `/admin/projects/${need(o, "project", "account", "role").project}/members/${o.account}`, { role: o.role }), [200], "member set")),
   "maintenance on": async (call) => show(expect(await call("PUT", "/admin/maintenance", { enabled: true }), [200], "maintenance on")),
   "maintenance off": async (call) => show(expect(await call("PUT", "/admin/maintenance", { enabled: false }), [200], "maintenance off")),
+  "move-to-objects": async (call) => {
+    const lines = [];
+    for (const kind of ["accounts", "projects"]) {
+      let after;
+      const total = { moved: 0, alreadyMoved: 0 };
+      do {
+        const page = expect(await call("POST", "/admin/move-to-objects", { kind, ...(after ? { after } : {}) }), [200], `move-to-objects ${kind}`).json;
+        total.moved += page.moved;
+        total.alreadyMoved += page.alreadyMoved;
+        after = page.next;
+      } while (after);
+      lines.push(`${kind}: ${total.moved} moved, ${total.alreadyMoved} already moved`);
+    }
+    return lines.join("\n");
+  },
   "member remove": async (call, _, o) => {
     expect(await call("DELETE", `/admin/projects/${need(o, "project", "account").project}/members/${o.account}`), [204], "member remove");
     return "Removed.";

@@ -17,7 +17,8 @@ const ROUNDS = Number(values.rounds);
 const DURATION = Number(values.duration);
 const CONNECTIONS = Number(values.connections);
 const ADMIN = `bench-admin-${randomUUID()}`;
-const TARGETS = { catalog: 0.9, authGet: 0.7, post: 0.5 };
+// The spec's targets, and issue 12's for the chat list and sends (on tmpfs and on this VM's disk).
+const TARGETS = { catalog: 0.9, authGet: 0.7, list: 0.5, post: { tmpfs: 0.4, disk: 0.2 }, replay: { tmpfs: 0.5, disk: 0.2 } };
 const FANOUT_P99_TARGET_MS = 100;
 
 async function load(url, { method = "GET", headers = {}, body, setupRequest } = {}, duration = DURATION) {
@@ -35,44 +36,109 @@ async function load(url, { method = "GET", headers = {}, body, setupRequest } = 
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, bad, total: result.requests.total };
 }
 
-// Local Durable Object and D1 storage commit with fsync to the state folder; on this VM's disk that
-// measures the disk, not the Worker. tmpfs (when present) keeps the comparison about the code paths.
+// Local Durable Object and D1 storage commit with fsync to the state folder. The main run keeps it
+// on tmpfs (when present) so the comparison is about the code paths; the write scenarios then run
+// again with the state on this machine's disk, where every commit waits for the disk.
 const stateRoot = process.env.BENCH_STATE_DIR ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir());
-const state = mkdtempSync(join(stateRoot, "bench-state-"));
+const diskRoot = process.env.BENCH_DISK_DIR ?? tmpdir();
 const servicePort = 8870,
   barePort = 8880,
   fanOutPort = 8890;
-const service = `http://127.0.0.1:${servicePort}`,
-  bare = `http://127.0.0.1:${barePort}`;
+const bare = `http://127.0.0.1:${barePort}`;
 const vars = {
-  // One token carries the whole load, so its limit is lifted; the agent works at its dev-default pace.
+  // One token carries the whole load, so its limit is lifted; the agent takes 50 ms, so tasks run during the load.
   ADMIN_TOKEN: ADMIN,
   RATE_LIMIT_PER_MINUTE: "100000000",
-  LOCAL_AGENT_DELAY_MS: "1500",
+  LOCAL_AGENT_DELAY_MS: "50",
   TASK_CREDIT_COST: "1",
   AGENT_MODE: "local",
   CATALOG_CACHE_SECONDS: "30",
 };
-const servers = [];
+const SCENARIOS = [
+  "GET /v1/plans (ru)",
+  "GET /v1/poll",
+  "GET a chat",
+  "GET messages",
+  "GET chats list (200 chats)",
+  "POST message (unique keys, 16 chats)",
+  "POST message (unique keys, 64 chats)",
+  "POST message (replayed key)",
+];
+// BENCH_ONLY=regex runs the matching scenarios alone, for profiling one path.
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
+const pad = (s, n) => String(s).padEnd(n);
+const bareChild = startWranglerDev({ quiet: true, port: barePort, inspectorPort: barePort + 1, cwd: join(projectDir, "scripts/bench/bare"), extraArgs: ["--log-level", "error"] });
 try {
+  await waitUntilUp(bare, bareChild, { path: "/" });
+  await load(bare, {}, 2); // warm-up
+  console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s, median ratio`);
+  const onTmpfs = stateRoot.startsWith("/dev/shm");
+  let missed = await measure(stateRoot, onTmpfs ? "tmpfs" : "disk", () => true);
+  if (onTmpfs) missed += await measure(diskRoot, "disk", (name) => name.startsWith("POST"));
+  missed += await fanOutScenarios();
+  console.log(missed ? `\n${missed} scenario(s) below target.` : "\nAll targets met.");
+} finally {
+  stopWranglerDev(bareChild);
+}
+
+/** Starts the service with its state under `root`, seeds it, and runs the chosen scenarios against the bare Worker. */
+async function measure(root, label, chosen) {
+  if (!SCENARIOS.some((n) => chosen(n) && (!only || only.test(n)))) return 0;
+  const state = mkdtempSync(join(root, "bench-state-"));
+  const service = `http://127.0.0.1:${servicePort}`;
+  let serviceChild;
+  try {
+    migrate(state);
+    serviceChild = startWranglerDev({
+      quiet: true,
+      port: servicePort,
+      inspectorPort: servicePort + 1,
+      extraArgs: ["--log-level", "error", "--persist-to", state, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
+    });
+    await waitUntilUp(service, serviceChild);
+    const scenarios = await seed(service);
+    const rows = [];
+    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    for (const [name, target, url, options] of scenarios.filter(([n]) => chosen(n) && (!only || only.test(n)))) {
+      await load(url, options, 2); // warm caches and the objects
+      // Alternate bare and service runs and keep the median ratio: the machine's noise hits both.
+      const runs = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const baseline = await load(bare);
+        const measured = await load(url, options);
+        runs.push({ ...measured, bare: baseline.rps, ratio: measured.rps / baseline.rps });
+      }
+      const mid = runs.find((r) => r.ratio === median(runs.map((x) => x.ratio)));
+      rows.push({ name, target: typeof target === "object" ? target[label] : target, ...mid, bad: runs.reduce((n, r) => n + r.bad, 0) });
+    }
+    console.log(`\nstate on ${label} (${root})\n`);
+    console.log(`${pad("scenario", 38)}${pad("req/s", 10)}${pad("p50 ms", 9)}${pad("p99 ms", 9)}${pad("bare req/s", 12)}${pad("ratio", 8)}${pad("target", 10)}non-2xx`);
+    let missed = 0;
+    for (const r of rows) {
+      const ok = r.ratio >= r.target;
+      if (!ok) missed++;
+      console.log(
+        `${pad(r.name, 38)}${pad(r.rps.toFixed(0), 10)}${pad(r.p50, 9)}${pad(r.p99, 9)}${pad(r.bare.toFixed(0), 12)}${pad(r.ratio.toFixed(2), 8)}${pad(`≥${r.target}${ok ? "" : " MISS"}`, 10)}${r.bad}`,
+      );
+    }
+    return missed;
+  } finally {
+    if (serviceChild) stopWranglerDev(serviceChild);
+    rmSync(state, { recursive: true, force: true });
+  }
+}
+
+function migrate(state) {
   const migrated = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
     cwd: projectDir,
     stdio: "ignore",
     env: { ...process.env, CI: "true" },
   });
   if (migrated.status !== 0) throw new Error("migrations failed");
-  const quiet = { quiet: true, extraArgs: ["--log-level", "error"] };
-  const serviceChild = startWranglerDev({
-    ...quiet,
-    port: servicePort,
-    inspectorPort: servicePort + 1,
-    extraArgs: [...quiet.extraArgs, "--persist-to", state, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
-  });
-  const bareChild = startWranglerDev({ ...quiet, port: barePort, inspectorPort: barePort + 1, cwd: join(projectDir, "scripts/bench/bare") });
-  servers.push(serviceChild, bareChild);
-  await Promise.all([waitUntilUp(service, serviceChild), waitUntilUp(bare, bareChild, { path: "/" })]);
+}
 
-  // Seed: the demo data, a rich account, a token, chats with history, 200 chats in one project.
+/** The demo data, a rich account, a token, a chat with history, 200 chats in one project, 64 chats to post to; returns the scenarios. */
+async function seed(service) {
   const admin = adminClient(service, ADMIN);
   await seedDemoData(admin);
   const json = (r) => r.json();
@@ -89,101 +155,53 @@ try {
   // Messages and the list read what exists: 20 submissions become 40 messages as the agent works through them.
   for (let i = 0; i < 200; i++) await post(chatsUrl(listProject.id), { title: `chat ${i}` }, token);
   const postChats = [];
-  for (let i = 0; i < 16; i++) postChats.push((await json(await post(chatsUrl(project.id), { title: `post ${i}` }, token))).id);
+  for (let i = 0; i < 64; i++) postChats.push((await json(await post(chatsUrl(project.id), { title: `post ${i}` }, token))).id);
   const auth = { authorization: `Bearer ${token}` };
   const replayKey = randomUUID();
   await post(`${chatsUrl(project.id)}/${chat.id}/messages`, { content: "replayed" }, token, { "idempotency-key": replayKey });
-
-  let next = 0;
-  // BENCH_ONLY=regex runs the matching scenarios alone, for profiling one path.
-  const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
-  const scenarios = [
-    ["GET /v1/plans (ru)", "catalog", `${service}/v1/plans`, { headers: { "accept-language": "ru" } }],
-    ["GET /v1/poll", "catalog", `${service}/v1/poll`, {}],
-    ["GET a chat", "authGet", `${chatsUrl(project.id)}/${chat.id}`, { headers: auth }],
-    ["GET messages", "authGet", `${chatsUrl(project.id)}/${chat.id}/messages?limit=20`, { headers: auth }],
-    ["GET chats list (200 chats)", "authGet", chatsUrl(listProject.id), { headers: auth }],
-    [
-      "POST message (unique keys)",
-      "post",
-      `${chatsUrl(project.id)}/${postChats[0]}/messages`,
-      {
-        method: "POST",
-        headers: { ...auth, "content-type": "application/json" },
-        body: JSON.stringify({ content: "bench message" }),
-        setupRequest: (req) => ({
-          ...req,
-          path: `/v1/projects/${project.id}/chats/${postChats[next++ % postChats.length]}/messages`,
-          headers: { ...req.headers, "idempotency-key": randomUUID() },
-        }),
-      },
-    ],
+  const postOver = (chats) => {
+    let next = 0;
+    return {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ content: "bench message" }),
+      setupRequest: (req) => ({
+        ...req,
+        path: `/v1/projects/${project.id}/chats/${chats[next++ % chats.length]}/messages`,
+        headers: { ...req.headers, "idempotency-key": randomUUID() },
+      }),
+    };
+  };
+  // Targets are ratios to the bare Worker; the write path's depend on where the state commits.
+  return [
+    ["GET /v1/plans (ru)", TARGETS.catalog, `${service}/v1/plans`, { headers: { "accept-language": "ru" } }],
+    ["GET /v1/poll", TARGETS.catalog, `${service}/v1/poll`, {}],
+    ["GET a chat", TARGETS.authGet, `${chatsUrl(project.id)}/${chat.id}`, { headers: auth }],
+    ["GET messages", TARGETS.authGet, `${chatsUrl(project.id)}/${chat.id}/messages?limit=20`, { headers: auth }],
+    ["GET chats list (200 chats)", TARGETS.list, chatsUrl(listProject.id), { headers: auth }],
+    ["POST message (unique keys, 16 chats)", TARGETS.post, `${chatsUrl(project.id)}/${postChats[0]}/messages`, postOver(postChats.slice(0, 16))],
+    ["POST message (unique keys, 64 chats)", TARGETS.post, `${chatsUrl(project.id)}/${postChats[0]}/messages`, postOver(postChats)],
     [
       "POST message (replayed key)",
-      "post",
+      TARGETS.replay,
       `${chatsUrl(project.id)}/${chat.id}/messages`,
-      {
-        method: "POST",
-        headers: { ...auth, "content-type": "application/json", "idempotency-key": replayKey },
-        body: JSON.stringify({ content: "replayed" }),
-      },
+      { method: "POST", headers: { ...auth, "content-type": "application/json", "idempotency-key": replayKey }, body: JSON.stringify({ content: "replayed" }) },
     ],
   ];
-
-  await load(bare, {}, 2); // warm-up
-  const rows = [];
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  for (const [name, kind, url, options] of scenarios.filter(([n]) => !only || only.test(n))) {
-    await load(url, options, 2); // warm caches and the objects
-    // Alternate bare and service runs and keep the median ratio: the machine's noise hits both.
-    const runs = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const baseline = await load(bare);
-      const measured = await load(url, options);
-      runs.push({ ...measured, bare: baseline.rps, ratio: measured.rps / baseline.rps });
-    }
-    const mid = runs.find((r) => r.ratio === median(runs.map((x) => x.ratio)));
-    rows.push({ name, kind, ...mid, bad: runs.reduce((n, r) => n + r.bad, 0) });
-  }
-
-  const pad = (s, n) => String(s).padEnd(n);
-  console.log(
-    `\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s, median ratio; state in ${stateRoot}\n`,
-  );
-  console.log(`${pad("scenario", 30)}${pad("req/s", 10)}${pad("p50 ms", 9)}${pad("p99 ms", 9)}${pad("bare req/s", 12)}${pad("ratio", 8)}${pad("target", 8)}non-2xx`);
-  let missed = 0;
-  for (const r of rows) {
-    const target = TARGETS[r.kind];
-    const ok = r.ratio >= target;
-    if (!ok) missed++;
-    console.log(
-      `${pad(r.name, 30)}${pad(r.rps.toFixed(0), 10)}${pad(r.p50, 9)}${pad(r.p99, 9)}${pad(r.bare.toFixed(0), 12)}${pad(r.ratio.toFixed(2), 8)}${pad(`≥${target}${ok ? "" : " MISS"}`, 8)}${r.bad}`,
-    );
-  }
-  missed += await fanOutScenarios(only);
-  console.log(missed ? `\n${missed} scenario(s) below target.` : "\nAll targets met.");
-} finally {
-  servers.forEach(stopWranglerDev);
-  rmSync(state, { recursive: true, force: true });
 }
 
 /**
  * Event stream fan-out, on its own instance whose agent takes 200 ms, so every message a second
  * starts at once and its user message event is not held up behind the previous task.
  */
-async function fanOutScenarios(only) {
+async function fanOutScenarios() {
   const scenarios = [
     ["fan-out: 1 chat × 100 listeners", { chats: 1, listenersPerChat: 100 }],
     ["fan-out: 10 chats × 10 listeners", { chats: 10, listenersPerChat: 10 }],
   ].filter(([n]) => !only || only.test(n));
   if (!scenarios.length) return 0;
   const fanOutState = mkdtempSync(join(stateRoot, "bench-fanout-"));
-  const migrated = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", fanOutState], {
-    cwd: projectDir,
-    stdio: "ignore",
-    env: { ...process.env, CI: "true" },
-  });
-  if (migrated.status !== 0) throw new Error("migrations failed");
+  migrate(fanOutState);
   const url = `http://127.0.0.1:${fanOutPort}`;
   const child = startWranglerDev({
     quiet: true,
@@ -194,7 +212,6 @@ async function fanOutScenarios(only) {
   let missed = 0;
   try {
     await waitUntilUp(url, child);
-    const pad = (s, n) => String(s).padEnd(n);
     console.log(`\n${pad("scenario", 36)}${pad("msgs", 6)}${pad("deliveries", 12)}${pad("p50 ms", 9)}${pad("p99 ms", 9)}${pad("max ms", 9)}${pad("missing", 9)}target`);
     for (const [name, shape] of scenarios) {
       const r = await fanOut({ service: url, admin: adminClient(url, ADMIN), messages: 20, ...shape });

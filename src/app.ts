@@ -8,7 +8,7 @@ import { mountDocs } from "./docs/routes";
 import { requestId } from "./http/middleware";
 import { notFoundOrMethodNotAllowed } from "./http/not-found";
 import { registerComponents } from "./http/openapi-components";
-import { problemResponse, toApiError } from "./http/problem";
+import { ApiError, problemResponse, toApiError } from "./http/problem";
 import { createRouter } from "./http/router";
 
 /** Assembles the Worker: each router owns its guards (CORS, credentials, body limits); this only mounts them. */
@@ -37,7 +37,8 @@ export function createApp() {
         method: c.req.method,
         path: c.req.path,
         status: problem.status,
-        error: unexpected ? describeForLog(error) : problem.message,
+        // A 503 from D1 trouble logs what D1 said; one the code raised on purpose logs its message.
+        error: error instanceof ApiError ? problem.message : describeForLog(error),
       };
       (unexpected ? console.error : console.warn)(JSON.stringify(entry));
     }

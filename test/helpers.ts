@@ -100,6 +100,12 @@ export const queueOf = async (w: World, chatId: string) => Queue.parse((await ca
 /** The agent's successful replies in a page of messages. */
 export const replies = (page: { items: { role: string; status: string | null }[] }) => page.items.filter((m) => m.role === "owner" && m.status === "success");
 
+/** The account's balance, from its ledger object (where credits live). */
 export async function creditsOf(accountId: string): Promise<number> {
-  return (await env.DB.prepare("SELECT credits FROM accounts WHERE id = ?").bind(accountId).first<{ credits: number }>())!.credits;
+  const balance = await ledger(accountId).balance(accountId);
+  if (balance === null) throw new Error(`no account ${accountId}`);
+  return balance;
 }
+
+/** The account's AccountLedger object, by the account's id. */
+export const ledger = (accountId: string) => env.ACCOUNT_LEDGER.getByName(accountId);

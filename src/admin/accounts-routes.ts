@@ -1,5 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { createAccount, listAccounts, updateAccount } from "../auth/accounts";
+import type { Context } from "hono";
+import { createAccount, findAccount, listAccounts, setPassword, type AccountRecord } from "../auth/accounts";
+import { describeForLog } from "../db/errors";
+import type { AppEnv } from "../env";
 import { Email } from "../auth/schemas";
 import { ApiError, notFound } from "../http/problem";
 import { pageSize } from "../http/query";
@@ -14,8 +17,12 @@ const AccountList = z.object({ items: z.array(Account) }).openapi("AdminAccountL
 const AccountsQuery = z.strictObject({
   email: Email.optional().openapi({ description: "Only the account with this email (case-insensitive)" }),
   after: z.string().max(320).optional().openapi({ description: "The last email of the previous page: the list continues after it" }),
-  limit: pageSize("limit", { max: 1000, fallback: 100 }),
+  // Each listed account's balance is one call to its ledger, so a page stays well inside a request's subrequest budget.
+  limit: pageSize("limit", { max: 100, fallback: 100 }),
 });
+
+const ledgerOf = (c: Context<AppEnv>, accountId: string) => c.env.ACCOUNT_LEDGER.getByName(accountId);
+const withBalance = async (c: Context<AppEnv>, account: AccountRecord) => ({ ...account, credits: (await ledgerOf(c, account.id).balance(account.id)) ?? 0 });
 
 adminAccountRoutes.openapi(
   createRoute({
@@ -29,9 +36,16 @@ adminAccountRoutes.openapi(
     responses: { 201: jsonResponse(Account, "Created"), ...problems(400, 401, 404, 409) },
   }),
   async (c) => {
-    const account = await createAccount(c.env.DB, c.req.valid("json"));
+    const input = c.req.valid("json");
+    const account = await createAccount(c.env.DB, input);
     if (!account) throw new ApiError(409, "conflict", "An account with this email already exists.");
-    return c.json(account, 201);
+    try {
+      await ledgerOf(c, account.id).open(account.id, input.credits);
+    } catch (error) {
+      // Not lost: a ledger that starts unopened reads the opening balance from D1.
+      console.warn(JSON.stringify({ level: "warn", event: "ledger_open_failed", accountId: account.id, error: describeForLog(error) }));
+    }
+    return c.json({ ...account, credits: input.credits }, 201);
   },
 );
 
@@ -46,7 +60,10 @@ adminAccountRoutes.openapi(
     request: { query: AccountsQuery },
     responses: { 200: jsonResponse(AccountList, "Accounts in email order"), ...problems(400, 401, 404) },
   }),
-  async (c) => c.json({ items: await listAccounts(c.env.DB, c.req.valid("query")) }, 200),
+  async (c) => {
+    const accounts = await listAccounts(c.env.DB, c.req.valid("query"));
+    return c.json({ items: await Promise.all(accounts.map((a) => withBalance(c, a))) }, 200);
+  },
 );
 
 adminAccountRoutes.openapi(
@@ -62,8 +79,11 @@ adminAccountRoutes.openapi(
     responses: { 200: jsonResponse(Account, "Updated"), ...problems(400, 401, 404) },
   }),
   async (c) => {
-    const account = await updateAccount(c.env.DB, c.req.valid("param").id, c.req.valid("json"));
+    const { id } = c.req.valid("param");
+    const { credits, password } = c.req.valid("json");
+    const account = password === undefined ? await findAccount(c.env.DB, id) : await setPassword(c.env.DB, id, password);
     if (!account) throw notFound("No account has this id.");
-    return c.json(account, 200);
+    if (credits === undefined) return c.json(await withBalance(c, account), 200);
+    return c.json({ ...account, credits: (await ledgerOf(c, id).setBalance(id, credits)) ?? credits }, 200);
   },
 );

@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { describeForLog } from "../db/errors";
 import { ApiError, invalidRequest, notFound } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { forgetMemberships } from "../projects/access";
@@ -30,6 +31,12 @@ adminProjectRoutes.openapi(
         throw new ApiError(409, "conflict", "A project with this id already exists.");
       case "no_such_owner":
         throw invalidRequest("ownerAccountId does not name an account.", [{ path: "ownerAccountId", message: "no such account" }]);
+    }
+    try {
+      await c.env.PROJECT_CHATS.getByName(outcome.project.id).open();
+    } catch (error) {
+      // Not lost: a chat list that starts unopened reads the (empty) D1 list once.
+      console.warn(JSON.stringify({ level: "warn", event: "chat_list_open_failed", projectId: outcome.project.id, error: describeForLog(error) }));
     }
     return c.json(outcome.project, 201);
   },

@@ -6,6 +6,7 @@ import { adminCatalogRoutes } from "./catalog-routes";
 import { requireAdmin } from "./guard";
 import { adminProjectRoutes } from "./projects-routes";
 import { adminMaintenanceRoutes } from "./maintenance-routes";
+import { adminMoveRoutes } from "./move-routes";
 
 /** The operator API, mounted at /admin: nothing here answers without ADMIN_TOKEN (and nothing at all while it is unset). */
 export const adminRoutes = createRouter();
@@ -15,3 +16,4 @@ adminRoutes.route("/", adminCatalogRoutes);
 adminRoutes.route("/", adminAccountRoutes);
 adminRoutes.route("/", adminProjectRoutes);
 adminRoutes.route("/", adminMaintenanceRoutes);
+adminRoutes.route("/", adminMoveRoutes);

@@ -4,11 +4,15 @@ import { isUniqueViolation } from "../db/errors";
 import { accounts, sessions } from "../db/schema";
 import { hashPassword } from "./passwords";
 
-export type AccountView = { id: string; email: string; credits: number };
-const view = (a: AccountView): AccountView => ({ id: a.id, email: a.email, credits: a.credits });
+/** An account as operators see it in D1; its balance lives in its AccountLedger object. */
+export type AccountRecord = { id: string; email: string };
+const record = (a: AccountRecord): AccountRecord => ({ id: a.id, email: a.email });
 
-/** A new account; null when the email is taken. */
-export async function createAccount(d1: D1Database, input: { email: string; password: string; credits: number }): Promise<AccountView | null> {
+/**
+ * A new account; null when the email is taken. Its opening balance is also kept in D1, which its
+ * ledger reads should it start before it was opened.
+ */
+export async function createAccount(d1: D1Database, input: { email: string; password: string; credits: number }): Promise<AccountRecord | null> {
   const row = { id: crypto.randomUUID(), email: input.email, passwordHash: await hashPassword(input.password), credits: input.credits, createdAt: new Date().toISOString() };
   try {
     await drizzle(d1).insert(accounts).values(row);
@@ -16,32 +20,34 @@ export async function createAccount(d1: D1Database, input: { email: string; pass
     if (isUniqueViolation(error)) return null;
     throw error;
   }
-  return view(row);
+  return record(row);
 }
 
-/** The account after the change; null when there is no such account. */
-export async function updateAccount(d1: D1Database, id: string, input: { credits?: number; password?: string }): Promise<AccountView | null> {
-  const changes = {
-    ...(input.credits === undefined ? {} : { credits: input.credits }),
-    ...(input.password === undefined ? {} : { passwordHash: await hashPassword(input.password) }),
-  };
+/** The account, or null when there is no such account. */
+export async function findAccount(d1: D1Database, id: string): Promise<AccountRecord | null> {
+  const [row] = await drizzle(d1).select({ id: accounts.id, email: accounts.email }).from(accounts).where(eq(accounts.id, id));
+  return row ?? null;
+}
+
+/** Sets a new password and ends every session of the account in the same batch (API tokens stay valid); null when there is no such account. */
+export async function setPassword(d1: D1Database, id: string, password: string): Promise<AccountRecord | null> {
   const db = drizzle(d1);
-  const update = db.update(accounts).set(changes).where(eq(accounts.id, id)).returning();
-  // A new password ends every session of the account in the same batch; API tokens stay valid.
-  const [row] =
-    input.password !== undefined
-      ? (await db.batch([update, db.delete(sessions).where(eq(sessions.accountId, id))]))[0]
-      : Object.keys(changes).length
-        ? await update
-        : await db.select().from(accounts).where(eq(accounts.id, id));
-  return row ? view(row) : null;
+  const [[row]] = await db.batch([
+    db
+      .update(accounts)
+      .set({ passwordHash: await hashPassword(password) })
+      .where(eq(accounts.id, id))
+      .returning({ id: accounts.id, email: accounts.email }),
+    db.delete(sessions).where(eq(sessions.accountId, id)),
+  ]);
+  return row ?? null;
 }
 
 /** Accounts in email order, after the given email (keyset paging), for operators looking up ids. */
-export async function listAccounts(d1: D1Database, options: { email?: string; after?: string; limit: number }): Promise<AccountView[]> {
+export async function listAccounts(d1: D1Database, options: { email?: string; after?: string; limit: number }): Promise<AccountRecord[]> {
   const filter = options.email !== undefined ? eq(accounts.email, options.email) : options.after !== undefined ? gt(accounts.email, options.after) : undefined;
-  const rows = await drizzle(d1).select().from(accounts).where(filter).orderBy(asc(accounts.email)).limit(options.limit);
-  return rows.map(view);
+  const rows = await drizzle(d1).select({ id: accounts.id, email: accounts.email }).from(accounts).where(filter).orderBy(asc(accounts.email)).limit(options.limit);
+  return rows.map(record);
 }
 
 export async function findAccountByEmail(d1: D1Database, email: string) {

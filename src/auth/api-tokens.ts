@@ -1,6 +1,7 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { apiTokens } from "../db/schema";
+import { readNearestThenPrimary } from "../db/sessions";
 import type { Scope } from "./scopes";
 
 export const MAX_ACTIVE_TOKENS = 20;
@@ -62,15 +63,13 @@ export async function markRevoked(d1: D1Database, id: string, now: string): Prom
     .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)));
 }
 
-/** What the token gate needs to know about a token, read once per gate object. */
-export async function findTokenByHash(d1: D1Database, tokenHash: string) {
-  const [row] = await drizzle(d1)
-    .select({ accountId: apiTokens.accountId, scopes: apiTokens.scopes, expiresAt: apiTokens.expiresAt, revokedAt: apiTokens.revokedAt })
-    .from(apiTokens)
-    .where(eq(apiTokens.tokenHash, tokenHash));
-  return row;
-}
-
-export async function touchLastUsed(d1: D1Database, tokenHash: string, at: string): Promise<void> {
-  await drizzle(d1).update(apiTokens).set({ lastUsedAt: at }).where(eq(apiTokens.tokenHash, tokenHash));
+/** What the token gate needs to know about a token, read once per gate object (a replica first; a token made a moment ago is on the primary). */
+export function findTokenByHash(d1: D1Database, tokenHash: string) {
+  return readNearestThenPrimary(d1, async (db) => {
+    const [row] = await drizzle(db)
+      .select({ accountId: apiTokens.accountId, scopes: apiTokens.scopes, expiresAt: apiTokens.expiresAt, revokedAt: apiTokens.revokedAt })
+      .from(apiTokens)
+      .where(eq(apiTokens.tokenHash, tokenHash));
+    return row;
+  });
 }

@@ -121,7 +121,13 @@ authRoutes.openapi(
     security: sessionSecurity,
     responses: { 200: jsonResponse(ApiTokenList, "Token records, without secrets"), ...problems(401) },
   }),
-  async (c) => c.json({ items: (await listTokens(c.env.DB, c.get("accountId"))).map(toItem) }, 200),
+  async (c) => {
+    const rows = await listTokens(c.env.DB, c.get("accountId"));
+    // Each token's gate keeps its last use; D1's column holds only uses from before the gates kept it.
+    const lastUsed = await Promise.all(rows.map((r) => c.env.TOKEN_GATE.getByName(r.tokenHash).lastUsed(r.tokenHash)));
+    const items = rows.map((r, i) => toItem({ ...r, lastUsedAt: lastUsed[i] == null ? r.lastUsedAt : new Date(lastUsed[i]!).toISOString() }));
+    return c.json({ items }, 200);
+  },
 );
 
 authRoutes.openapi(

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { config } from "../config";
-import { findTokenByHash, touchLastUsed } from "./api-tokens";
+import { findTokenByHash } from "./api-tokens";
 import type { Scope } from "./scopes";
 
 export type StreamLease = { kind: "opened" } | { kind: "limited"; retryAfterSeconds: number };
@@ -17,8 +17,16 @@ const WINDOW_MS = 60_000;
 export const MAX_STREAMS_PER_TOKEN = 10;
 // Chat objects renew the leases of their open streams every STREAM_PULSE_MS (5 s); one that stops lapses.
 export const STREAM_LEASE_MS = 15_000;
-const LAST_USED_EVERY_MS = 60_000;
-const SCHEMA_VERSION = 1;
+// Append-only: each entry upgrades the schema by one version.
+const MIGRATIONS = [
+  [
+    "CREATE TABLE IF NOT EXISTS token (hash TEXT PRIMARY KEY, account_id TEXT, scopes TEXT, expires_at INTEGER, revoked INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS hits (at INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS hits_by_time ON hits (at)",
+  ],
+  // The token's last use, kept here (it sees every request) rather than written to D1.
+  ["ALTER TABLE token ADD COLUMN last_used_at INTEGER"],
+];
 
 /**
  * One object per API token (named by the token's hash): it knows the token's account, scopes,
@@ -28,7 +36,6 @@ const SCHEMA_VERSION = 1;
 export class TokenGate extends DurableObject<Env> {
   private record: TokenRecord | undefined;
   private loading: Promise<TokenRecord | undefined> | undefined;
-  private lastUsedWrittenAt = 0;
   // Admission times inside the window, oldest first: a mirror of the hits table, so a request costs O(1).
   private hits: number[] | undefined;
   private oldestHit = 0;
@@ -48,12 +55,10 @@ export class TokenGate extends DurableObject<Env> {
     if (this.schemaReady) return;
     const sql = this.ctx.storage.sql;
     sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
-    const version = sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'schema'").toArray()[0]?.value ?? 0;
-    if (version < SCHEMA_VERSION) {
-      sql.exec("CREATE TABLE IF NOT EXISTS token (hash TEXT PRIMARY KEY, account_id TEXT, scopes TEXT, expires_at INTEGER, revoked INTEGER NOT NULL)");
-      sql.exec("CREATE TABLE IF NOT EXISTS hits (at INTEGER NOT NULL)");
-      sql.exec("CREATE INDEX IF NOT EXISTS hits_by_time ON hits (at)");
-      sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", SCHEMA_VERSION);
+    const current = sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'schema'").toArray()[0]?.value ?? 0;
+    for (let version = current; version < MIGRATIONS.length; version++) {
+      for (const statement of MIGRATIONS[version]!) sql.exec(statement);
+      sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", version + 1);
     }
     this.schemaReady = true;
   }
@@ -83,6 +88,7 @@ export class TokenGate extends DurableObject<Env> {
     const frees = (at: number | null) => Math.max(1, Math.ceil(((at ?? now) + WINDOW_MS - now) / 1000));
     if (count >= limit) return { kind: "limited", limit, retryAfterSeconds: frees(oldest) };
     sql.exec("INSERT INTO hits (at) VALUES (?)", now);
+    sql.exec("UPDATE token SET last_used_at = ? WHERE hash = ?", now, tokenHash);
     window.push(now);
     // Compact now and then, so the array does not grow with every request ever admitted.
     if (first > 1024 && first * 2 > window.length) {
@@ -90,11 +96,13 @@ export class TokenGate extends DurableObject<Env> {
       this.oldestHit = 0;
     }
 
-    if (now - this.lastUsedWrittenAt >= LAST_USED_EVERY_MS) {
-      this.lastUsedWrittenAt = now;
-      this.ctx.waitUntil(touchLastUsed(this.env.DB, tokenHash, new Date(now).toISOString()).catch(() => (this.lastUsedWrittenAt = 0)));
-    }
     return { kind: "allowed", accountId: record.accountId, scopes: record.scopes, limit, remaining: limit - count - 1, resetSeconds: frees(oldest ?? now) };
+  }
+
+  /** When the token last passed this gate (epoch ms), or null; reads only, so asking about an unused token stores nothing. */
+  async lastUsed(tokenHash: string): Promise<number | null> {
+    if (!this.hasStorage()) return null;
+    return this.ctx.storage.sql.exec<{ last_used_at: number | null }>("SELECT last_used_at FROM token WHERE hash = ?", tokenHash).toArray()[0]?.last_used_at ?? null;
   }
 
   /** Takes one of the token's stream places, in one synchronous stretch, so parallel opens are counted exactly. */

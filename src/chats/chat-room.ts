@@ -4,18 +4,22 @@ import { agentFor } from "../agent/select";
 import type { AgentPort, AgentResult, AgentTask } from "../agent/port";
 import { describeForLog } from "../db/errors";
 import { config } from "../config";
+import type { ChargeOutcome } from "../credits/account-ledger";
 import type { Env } from "../env";
-import { chargeTask, refundTask } from "./credits";
+import type { Seen } from "../db/read-mostly";
+import { offerProjectState, projectState, type ProjectState } from "../projects/access";
 import { decodeCursor, encodeCursor } from "./cursor";
-import { dispatchOnHold } from "./dispatch-hold";
+import { dispatchDecision } from "./dispatch-hold";
 import { EventLog, sseFrame, type ChatEventType } from "./event-log";
-import { upsertChatIndex } from "./index-store";
 import type { StreamGrant } from "./listeners";
+import { offerMaintenanceFlag } from "./maintenance";
 import { ChatStreams, RETRY_HINT } from "./streams";
 import { RoomStorage, type ChatRow, type SubmissionRow, type TaskRow } from "./room-storage";
 import type { Chat, Message, QueueEntry, Submission } from "./schemas";
 
-export type SubmitRequest = { idempotencyKey: string; content: string; replyToMessageId: string | null; maintenance: boolean };
+/** What the Worker knew when it took the request: the object keeps it, so a task can run even where D1 cannot be read. */
+export type SeenByWorker = { maintenance: Seen<boolean>; project: Seen<ProjectState> };
+export type SubmitRequest = { idempotencyKey: string; content: string; replyToMessageId: string | null; seen: SeenByWorker };
 export type SubmitOutcome =
   | { kind: "accepted"; submission: Submission; replayed: boolean }
   | { kind: "key_reused" }
@@ -25,9 +29,10 @@ export type SubmitOutcome =
 export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null } | { kind: "bad_cursor" } | { kind: "not_found" };
 export type PartialOutcome = "appended" | "duplicate" | "already_finished" | "out_of_order" | "too_long" | "unknown";
 
-const MAINTENANCE_POLL_MS = 2_000;
-// Queued submissions reach the list index after this delay, so a burst of sends costs one D1 write.
-const INDEX_SYNC_DELAY_MS = 500;
+// Maintenance or a suspended project: the next submission is looked at again this often.
+const HOLD_RECHECK_MS = 2_000;
+// The chat list may lag a busy chat by this much: a burst of sends, or a task's parts, reach it as one update.
+const LIST_SYNC_DELAY_MS = 500;
 const RETRY_MS = 5_000;
 const REPLY_MAX = 100_000;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -40,6 +45,8 @@ export class ChatRoom extends DurableObject<Env> {
   private readonly store: RoomStorage;
   private readonly agent: AgentPort;
   private eventLog: EventLog | undefined;
+  // When the chat list first fell behind this object (in memory: after a restart the next alarm sends at once).
+  private listBehindSince: number | undefined;
   // The chat and queue as last published, to append an event only when they change.
   private readonly published: Partial<Record<"chat" | "queue", string>> = {};
   private readonly streams: ChatStreams;
@@ -66,7 +73,7 @@ export class ChatRoom extends DurableObject<Env> {
     this.store.migrate();
     if (!this.store.chat()) this.store.insertChat({ id: chatId, project_id: projectId, title, created_at: iso(Date.now()) });
     this.publish();
-    await this.syncIndex();
+    await this.syncList();
     return this.store.view();
   }
 
@@ -78,7 +85,7 @@ export class ChatRoom extends DurableObject<Env> {
     if (!this.chatIn(projectId)) return null;
     this.store.rename(title, Date.now());
     this.publish();
-    await this.syncIndex();
+    await this.syncList();
     return this.store.view();
   }
 
@@ -87,7 +94,7 @@ export class ChatRoom extends DurableObject<Env> {
     if (!chat) return null;
     if (archived !== (chat.archived_at !== null)) this.store.setArchivedAt(archived ? iso(Date.now()) : null, Date.now());
     this.publish();
-    await this.syncIndex();
+    await this.syncList();
     return this.store.view();
   }
 
@@ -103,8 +110,10 @@ export class ChatRoom extends DurableObject<Env> {
     }
     if (chat.archived_at !== null) return { kind: "archived" };
     if (request.replyToMessageId && !this.store.hasMessage(request.replyToMessageId)) return { kind: "unknown_reply_target" };
+    offerMaintenanceFlag(request.seen.maintenance);
+    offerProjectState(projectId, request.seen.project);
     const now = Date.now();
-    const started = !request.maintenance && !this.store.hasPendingWork();
+    const started = !request.seen.maintenance.value && !this.store.hasPendingWork();
     const row = this.store.insertSubmission({
       id: crypto.randomUUID(),
       idempotency_key: request.idempotencyKey,
@@ -117,7 +126,7 @@ export class ChatRoom extends DurableObject<Env> {
     this.store.touch(now);
     this.store.setAwaitingUser(now, false);
     this.publish(now);
-    await this.scheduleAt(started ? now : now + INDEX_SYNC_DELAY_MS);
+    await this.scheduleAt(started ? now : now + LIST_SYNC_DELAY_MS);
     return { kind: "accepted", replayed: false, submission: { submissionId: row.id, chatId: chat.id, disposition: row.disposition } };
   }
 
@@ -191,9 +200,12 @@ export class ChatRoom extends DurableObject<Env> {
     if (!this.store.isInitialised() || !this.store.chat()) return;
     try {
       await this.runDueWork();
-    } finally {
-      await this.syncIndex();
+    } catch (error) {
+      // The runtime drops an alarm that keeps throwing, which would stall the queue: log it and look again later.
+      console.error(JSON.stringify({ level: "error", event: "chat_alarm_failed", chatId: this.store.chat()!.id, error: describeForLog(error) }));
+      await this.scheduleAt(Date.now() + RETRY_MS);
     }
+    await this.syncListSoon();
   }
 
   /** Finishes what is due, then dispatches queued submissions in order, one task at a time. */
@@ -216,17 +228,18 @@ export class ChatRoom extends DurableObject<Env> {
       }
       const next = this.store.nextSubmission();
       if (!next) return;
-      if (!next.task_id) {
-        // Maintenance or a suspended project: the submission stays queued and is looked at again shortly.
-        if (await dispatchOnHold(this.env.DB, this.store.chat()!.project_id)) {
-          if (next.status === "dispatching") {
+      if (!next.task_id || !next.account_id) {
+        const decision = await dispatchDecision(this.env.DB, this.store.chat()!.project_id);
+        if (decision.kind !== "go") {
+          // Maintenance, a suspended project, or D1 unable to say: the submission waits and is looked at again shortly.
+          if (next.status === "dispatching" && !next.task_id) {
             this.store.setSubmission(next.id, "queued");
             this.publish();
           }
-          return this.scheduleAt(now + MAINTENANCE_POLL_MS);
+          return this.scheduleAt(now + (decision.kind === "hold" ? HOLD_RECHECK_MS : RETRY_MS));
         }
-        // The task id is stored before credits are taken, so a restart retries the same idempotent charge.
-        this.store.setSubmission(next.id, "dispatching", { task_id: crypto.randomUUID() });
+        // The task id and the paying account are stored before credits are taken, so a restart retries the same idempotent charge.
+        this.store.setSubmission(next.id, "dispatching", { task_id: next.task_id ?? crypto.randomUUID(), account_id: decision.ownerAccountId });
         this.store.touch(now);
         this.publish(now);
       }
@@ -234,19 +247,19 @@ export class ChatRoom extends DurableObject<Env> {
     }
   }
 
-  /** Charges and starts one submission's task. False when D1 could not be reached (retry later). */
+  /** Charges and starts one submission's task. False when the owner's ledger could not be reached (retry later). */
   private async dispatch(submission: SubmissionRow): Promise<boolean> {
     const taskId = submission.task_id!;
-    const projectId = this.store.chat()!.project_id;
-    let charged: boolean;
+    const accountId = submission.account_id!;
+    let charged: ChargeOutcome;
     try {
-      charged = await chargeTask(this.env.DB, projectId, taskId, config(this.env).taskCreditCost);
+      charged = await this.env.ACCOUNT_LEDGER.getByName(accountId).charge(accountId, taskId, config(this.env).taskCreditCost);
     } catch (error) {
       console.warn(JSON.stringify({ level: "warn", event: "charge_failed", chatId: this.store.chat()!.id, error: describeForLog(error) }));
       return false;
     }
     const now = Date.now();
-    if (!charged) {
+    if (charged === "insufficient") {
       this.store.setSubmission(submission.id, "failed", { failed_at: now });
       this.addMessage(
         {
@@ -270,7 +283,7 @@ export class ChatRoom extends DurableObject<Env> {
     this.store.insertTask(task);
     this.store.touch(now);
     this.publish(now);
-    await this.syncIndex();
+    await this.syncList();
     try {
       const start = await this.agent.start(this.agentTask(submission, taskId), now);
       if (start.kind === "finished") await this.finishTask(task, start.result);
@@ -295,7 +308,7 @@ export class ChatRoom extends DurableObject<Env> {
     if (result.status === "failed") {
       const detail = result.error ?? "The agent could not complete this task.";
       this.addMessage({ id: crypto.randomUUID(), role: "error", content: `${detail} Its credits were returned.`, createdAt: iso(now), status: null, taskId: task.id }, now);
-      this.store.owesRefund(task.id);
+      this.store.owesRefund(task.id, this.store.submission(task.submission_id)?.account_id ?? null);
     }
     this.store.setSubmission(task.submission_id, "done");
     this.store.deleteTask(task.id);
@@ -335,27 +348,44 @@ export class ChatRoom extends DurableObject<Env> {
     this.streams.wake();
   }
 
+  /** Gives failed tasks' credits back through the paying account's ledger (idempotent); on failure the alarm tries again. */
   private async payRefunds(): Promise<void> {
-    for (const taskId of this.store.pendingRefunds()) {
+    for (const refund of this.store.pendingRefunds()) {
       try {
-        await refundTask(this.env.DB, taskId);
-        this.store.refunded(taskId);
-      } catch {
+        // Only a task charged before ledgers existed has no account recorded: its payer was the project's owner.
+        const accountId = refund.account_id ?? (await projectState(this.env.DB, this.store.chat()!.project_id)).value?.ownerAccountId;
+        if (accountId) await this.env.ACCOUNT_LEDGER.getByName(accountId).refund(accountId, refund.task_id);
+        this.store.refunded(refund.task_id);
+      } catch (error) {
+        console.warn(JSON.stringify({ level: "warn", event: "refund_failed", chatId: this.store.chat()!.id, error: describeForLog(error) }));
         await this.scheduleAt(Date.now() + RETRY_MS);
         return;
       }
     }
   }
 
-  /** Copies the summary to the D1 list index; on failure the alarm tries again, nothing is lost. */
-  private async syncIndex(): Promise<void> {
+  /** From the alarm: sends the summary now, unless an alarm that comes before the list lags LIST_SYNC_DELAY_MS will. */
+  private async syncListSoon(): Promise<void> {
+    const chat = this.store.chat();
+    if (!chat || chat.indexed_version >= chat.version) return;
+    const now = Date.now();
+    this.listBehindSince ??= now;
+    const syncBy = this.listBehindSince + LIST_SYNC_DELAY_MS;
+    const next = await this.ctx.storage.getAlarm();
+    if (now < syncBy && next !== null && next <= syncBy) return;
+    await this.syncList();
+  }
+
+  /** Sends the summary to the project's chat list (newer versions win there); on failure the alarm tries again, nothing is lost. */
+  private async syncList(): Promise<void> {
     const chat = this.store.chat();
     if (!chat || chat.indexed_version >= chat.version) return;
     try {
-      await upsertChatIndex(this.env.DB, chat.project_id, this.store.view(), chat.version);
-      this.store.markIndexed(chat.version);
+      await this.env.PROJECT_CHATS.getByName(chat.project_id).upsert(chat.project_id, this.store.view(), chat.version);
+      this.store.markListed(chat.version);
+      if (this.store.chat()!.version <= chat.version) this.listBehindSince = undefined;
     } catch (error) {
-      console.warn(JSON.stringify({ level: "warn", event: "chat_index_write_failed", chatId: chat.id, error: describeForLog(error) }));
+      console.warn(JSON.stringify({ level: "warn", event: "chat_list_update_failed", chatId: chat.id, error: describeForLog(error) }));
       await this.scheduleAt(Date.now() + RETRY_MS);
     }
   }

@@ -1,7 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../auth/gate";
-import { createRouter, jsonBody, jsonResponse } from "../http/router";
-import { listChats } from "./index-store";
+import { createRouter, jsonBody, jsonResponse, jsonText } from "../http/router";
 import { authorise, chatInProject, chatProblems, found, read, security, write } from "./route-access";
 import { Chat, ChatList, ChatParams, ChatTitleBody, ListChatsQuery, ProjectParams } from "./schemas";
 
@@ -22,7 +21,9 @@ chatLifecycleRoutes.openapi(
   }),
   async (c) => {
     const access = await authorise(c, "read", c.req.valid("param").projectId);
-    return c.json({ items: await listChats(c.env.DB, access.projectId, c.req.valid("query").archived === "true") }, 200);
+    // The project's ProjectChats object hands the list over as JSON text, built once per change.
+    const list = await c.env.PROJECT_CHATS.getByName(access.projectId).list(access.projectId, c.req.valid("query").archived === "true");
+    return jsonText(c, list, 200);
   },
 );
 

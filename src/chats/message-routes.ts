@@ -2,7 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../auth/gate";
 import { ApiError, invalidRequest } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
-import { cachedMaintenance } from "./maintenance";
+import { maintenanceFlag } from "./maintenance";
 import { chatInProject, chatNotFound, chatProblems, found, read, security, write } from "./route-access";
 import { CONTENT_MAX, ChatParams, MESSAGE_BODY_LIMIT_BYTES, MessagePage, MessagesQuery, Queue, SendMessageBody, SendMessageHeaders, Submission } from "./schemas";
 
@@ -49,13 +49,13 @@ messageRoutes.openapi(
   }),
   async (c) => {
     const params = c.req.valid("param");
-    const [{ access, chat }, maintenance] = await Promise.all([chatInProject(c, "write", params), cachedMaintenance(c.env.DB)]);
+    const [{ access, chat }, maintenance] = await Promise.all([chatInProject(c, "write", params), maintenanceFlag(c.env.DB)]);
     const { content, replyToMessageId } = c.req.valid("json");
     const outcome = await chat.submit(access.projectId, {
       idempotencyKey: c.req.valid("header")["idempotency-key"].toLowerCase(),
       content,
       replyToMessageId: replyToMessageId?.toLowerCase() ?? null,
-      maintenance,
+      seen: { maintenance, project: access.project },
     });
     switch (outcome.kind) {
       case "not_found":

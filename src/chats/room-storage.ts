@@ -23,6 +23,7 @@ export type SubmissionRow = {
   created_at: string;
   task_id: string | null;
   failed_at: number | null;
+  account_id: string | null;
 };
 export type TaskRow = { id: string; submission_id: string; owner_message_id: string; started_at: number; check_at: number; partials: number };
 type MessageRow = { seq: number; id: string; role: Message["role"]; content: string; created_at: string; status: Message["status"]; task_id: string | null };
@@ -38,7 +39,7 @@ const MIGRATIONS: string[][] = [
        content TEXT NOT NULL, reply_to TEXT, disposition TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, task_id TEXT, failed_at INTEGER)`,
     "CREATE INDEX submissions_by_status ON submissions (status, seq)",
     `CREATE TABLE tasks (id TEXT PRIMARY KEY, submission_id TEXT NOT NULL, owner_message_id TEXT NOT NULL, started_at INTEGER NOT NULL, check_at INTEGER NOT NULL)`,
-    // Refunds owed to the project owner for failed tasks, until D1 has taken them.
+    // Refunds owed to the project owner for failed tasks, until the owner's ledger has taken them.
     "CREATE TABLE pending_refunds (task_id TEXT PRIMARY KEY)",
   ],
   [
@@ -52,6 +53,11 @@ const MIGRATIONS: string[][] = [
     // The http agent's callback address now comes from PUBLIC_URL, never from a request.
     "ALTER TABLE chat DROP COLUMN callback_origin",
   ],
+  [
+    // Credits are taken by the owner's AccountLedger object: whose it is, fixed with the task id, so a refund goes back to it.
+    "ALTER TABLE submissions ADD COLUMN account_id TEXT",
+    "ALTER TABLE pending_refunds ADD COLUMN account_id TEXT",
+  ],
 ];
 
 const FAILED_KEPT_MS = 24 * 3600_000;
@@ -61,6 +67,8 @@ const toMessage = (r: MessageRow): Message => ({ id: r.id, role: r.role, content
 /** The chat's own SQLite storage: synchronous queries, so callers control where awaits may interleave. */
 export class RoomStorage {
   private initialised = false;
+  // The chat row, read on nearly every call; every statement that writes it drops this copy.
+  private chatRow: ChatRow | undefined;
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -72,6 +80,7 @@ export class RoomStorage {
 
   migrate(): void {
     this.initialised = true;
+    this.chatRow = undefined;
     this.sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
     const current = this.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'schema'").toArray()[0]?.value ?? 0;
     for (let version = current; version < MIGRATIONS.length; version++) {
@@ -81,11 +90,17 @@ export class RoomStorage {
   }
 
   chat(): ChatRow | undefined {
-    return this.sql.exec<ChatRow>("SELECT * FROM chat").toArray()[0];
+    this.chatRow ??= this.sql.exec<ChatRow>("SELECT * FROM chat").toArray()[0];
+    return this.chatRow;
+  }
+
+  private writeChat(query: string, ...bindings: unknown[]): void {
+    this.chatRow = undefined;
+    this.sql.exec(query, ...bindings);
   }
 
   insertChat(row: Pick<ChatRow, "id" | "project_id" | "title" | "created_at">): void {
-    this.sql.exec(
+    this.writeChat(
       "INSERT INTO chat (id, project_id, title, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 1)",
       row.id,
       row.project_id,
@@ -98,28 +113,29 @@ export class RoomStorage {
   /** Records a change to anything the chat summary shows; the index is then behind until synced. */
   touch(now: number): void {
     // Never backwards, so the list order stays stable even if the clock is.
-    this.sql.exec("UPDATE chat SET updated_at = MAX(updated_at, ?), version = version + 1", iso(now));
+    this.writeChat("UPDATE chat SET updated_at = MAX(updated_at, ?), version = version + 1", iso(now));
   }
 
   rename(title: string, now: number): void {
-    this.sql.exec("UPDATE chat SET title = ?", title);
+    this.writeChat("UPDATE chat SET title = ?", title);
     this.touch(now);
   }
 
   setArchivedAt(archivedAt: string | null, now: number): void {
-    this.sql.exec("UPDATE chat SET archived_at = ?", archivedAt);
+    this.writeChat("UPDATE chat SET archived_at = ?", archivedAt);
     this.touch(now);
   }
 
   /** Whether the agent waits for the user; part of the summary, so it counts as a change. */
   setAwaitingUser(now: number, awaiting: boolean): void {
     if ((this.chat()!.awaiting_user === 1) === awaiting) return;
-    this.sql.exec("UPDATE chat SET awaiting_user = ?", awaiting ? 1 : 0);
+    this.writeChat("UPDATE chat SET awaiting_user = ?", awaiting ? 1 : 0);
     this.touch(now);
   }
 
-  markIndexed(version: number): void {
-    this.sql.exec("UPDATE chat SET indexed_version = MAX(indexed_version, ?)", version);
+  /** The chat list (the project's ProjectChats object) holds this version of the summary. */
+  markListed(version: number): void {
+    this.writeChat("UPDATE chat SET indexed_version = MAX(indexed_version, ?)", version);
   }
 
   view(): Chat {
@@ -151,7 +167,7 @@ export class RoomStorage {
     return this.sql.exec("SELECT 1 FROM submissions WHERE status IN ('queued', 'dispatching', 'running') LIMIT 1").toArray().length > 0;
   }
 
-  insertSubmission(row: Omit<SubmissionRow, "seq" | "task_id" | "failed_at">): SubmissionRow {
+  insertSubmission(row: Omit<SubmissionRow, "seq" | "task_id" | "failed_at" | "account_id">): SubmissionRow {
     this.sql.exec(
       "INSERT INTO submissions (id, idempotency_key, content, reply_to, disposition, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       row.id,
@@ -172,11 +188,12 @@ export class RoomStorage {
     return first("dispatching") ?? first("queued");
   }
 
-  setSubmission(id: string, status: SubmissionStatus, extra: { task_id?: string; failed_at?: number } = {}): void {
+  setSubmission(id: string, status: SubmissionStatus, extra: { task_id?: string; account_id?: string; failed_at?: number } = {}): void {
     this.sql.exec(
-      "UPDATE submissions SET status = ?, task_id = COALESCE(?, task_id), failed_at = COALESCE(?, failed_at) WHERE id = ?",
+      "UPDATE submissions SET status = ?, task_id = COALESCE(?, task_id), account_id = COALESCE(?, account_id), failed_at = COALESCE(?, failed_at) WHERE id = ?",
       status,
       extra.task_id ?? null,
+      extra.account_id ?? null,
       extra.failed_at ?? null,
       id,
     );
@@ -261,15 +278,13 @@ export class RoomStorage {
     this.sql.exec("DELETE FROM tasks WHERE id = ?", id);
   }
 
-  owesRefund(taskId: string): void {
-    this.sql.exec("INSERT OR IGNORE INTO pending_refunds (task_id) VALUES (?)", taskId);
+  owesRefund(taskId: string, accountId: string | null): void {
+    this.sql.exec("INSERT OR IGNORE INTO pending_refunds (task_id, account_id) VALUES (?, ?)", taskId, accountId);
   }
 
-  pendingRefunds(): string[] {
-    return this.sql
-      .exec<{ task_id: string }>("SELECT task_id FROM pending_refunds")
-      .toArray()
-      .map((r) => r.task_id);
+  /** Refunds not yet taken by a ledger; account_id is null only for tasks charged before ledgers (the project owner's). */
+  pendingRefunds(): { task_id: string; account_id: string | null }[] {
+    return this.sql.exec<{ task_id: string; account_id: string | null }>("SELECT task_id, account_id FROM pending_refunds").toArray();
   }
 
   refunded(taskId: string): void {

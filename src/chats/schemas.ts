@@ -45,6 +45,7 @@ export const Chat = z
 export type Chat = z.infer<typeof Chat>;
 
 export const ChatList = z.object({ items: z.array(Chat) }).openapi("ChatList");
+export type ChatList = z.infer<typeof ChatList>;
 
 export const Message = z
   .object({

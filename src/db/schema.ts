@@ -153,10 +153,11 @@ export const accounts = sqliteTable(
     // Stored lower-cased, so the unique index makes addresses unique case-insensitively.
     email: text("email").notNull().unique(),
     passwordHash: text("password_hash").notNull(),
+    // The opening balance; from then on the account's AccountLedger object holds the balance.
     credits: integer("credits").notNull().default(0),
     createdAt: text("created_at").notNull(),
   },
-  // The last line of defence for "nothing goes negative" when tasks take credits.
+  // From the days when D1 took the charges; kept so the rows the ledgers move are never negative.
   (t) => [check("credits_not_negative", sql`${t.credits} >= 0`)],
 );
 
@@ -213,20 +214,11 @@ export const apiTokens = sqliteTable(
   (t) => [index("api_tokens_by_account").on(t.accountId, t.createdAt)],
 );
 
-// No longer written: the SignInThrottle object counts sign-in attempts. Kept until a migration drops it.
-export const signInFailures = sqliteTable(
-  "sign_in_failures",
-  {
-    id: integer("id").primaryKey({ autoIncrement: true }),
-    email: text("email").notNull(),
-    failedAt: integer("failed_at").notNull(),
-  },
-  (t) => [index("sign_in_failures_by_email").on(t.email, t.failedAt)],
-);
+// ---- chats: read-only since chat lists and credits moved into Durable Objects ----
+// Each project's ProjectChats object and each account's AccountLedger reads these rows once (the
+// one-time move, docs/deploy.md); nothing writes them any more.
 
-// ---- chats: the list index that each ChatRoom object keeps current, and what tasks cost ----
-
-/** A copy of each chat's summary for listing; the chat's Durable Object is the source of truth. */
+/** Chat summaries as they were listed before ProjectChats objects held them. */
 export const chatIndex = sqliteTable(
   "chat_index",
   {
@@ -247,16 +239,22 @@ export const chatIndex = sqliteTable(
   (t) => [index("chat_index_by_project").on(t.projectId, t.archivedAt, t.updatedAt)],
 );
 
-/** One row per charged task: the primary key makes a retried charge a no-op; triggers move the credits. */
-export const creditCharges = sqliteTable("credit_charges", {
-  taskId: text("task_id").primaryKey(),
-  accountId: text("account_id")
-    .notNull()
-    .references(() => accounts.id),
-  amount: integer("amount").notNull(),
-  chargedAt: text("charged_at").notNull(),
-});
+/** Charges taken before AccountLedger objects held balances; a ledger brings its account's recent ones when it starts. */
+export const creditCharges = sqliteTable(
+  "credit_charges",
+  {
+    taskId: text("task_id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    amount: integer("amount").notNull(),
+    chargedAt: text("charged_at").notNull(),
+  },
+  // The move reads one account's recent charges.
+  (t) => [index("credit_charges_by_account").on(t.accountId, t.chargedAt)],
+);
 
+/** Service-wide switches (the maintenance flag), read-mostly: chats read them every few seconds at most. */
 export const settings = sqliteTable("settings", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),

@@ -36,7 +36,8 @@ function* operations(doc: Document): Generator<Operation> {
 
 /**
  * What every route shares is added here rather than on each route: the middleware answers 405,
- * 413 and 500 for any operation, x-request-id is on every response, and the token gate puts the
+ * 413 and 500 for any operation, any of them answers 503 while D1 cannot be reached and no recent
+ * copy of what it needs is held, x-request-id is on every response, and the token gate puts the
  * rate-limit headers on every answer to an admitted API-token request.
  */
 function addCrossCuttingResponses(doc: Document, operation: Operation) {
@@ -44,6 +45,7 @@ function addCrossCuttingResponses(doc: Document, operation: Operation) {
   responses[405] ??= ref("responses", "MethodNotAllowed");
   if (operation.requestBody) responses[413] ??= ref("responses", "ContentTooLarge");
   responses[500] ??= ref("responses", "InternalError");
+  responses[503] ??= ref("responses", "ServiceUnavailable");
   const rateLimited = operation.security?.some((s) => "userApiTokenBearer" in s) ?? false;
   for (const [status, response] of Object.entries(responses)) {
     // 401 comes from the gate before a token is admitted, so it carries no rate-limit headers.

@@ -68,7 +68,10 @@ const RESPONSES = {
   ContentTooLarge: problem("The body is larger than the limit of this path (`payload_too_large`)."),
   TooManyRequests: problem("Too many requests (`rate_limited`); wait Retry-After seconds.", "Retry-After"),
   InternalError: problem("Something failed on the service's side (`internal_error`); quote the x-request-id."),
-  ServiceUnavailable: problem("Not available yet (`service_unavailable`).", "Retry-After"),
+  ServiceUnavailable: problem(
+    "Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After.",
+    "Retry-After",
+  ),
 } satisfies Record<string, ResponseObject>;
 type ResponseName = keyof typeof RESPONSES;
 

@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "@hono/zod-openapi";
 import type { $ZodError as ZodError } from "zod/v4/core";
+import { isDatabaseUnavailable } from "../db/errors";
 
 /** The stable problem codes; ApiError and the OpenAPI Problem schema both take them from here. */
 export const PROBLEM_CODES = [
@@ -110,9 +111,17 @@ export function validationHook(result: { success: boolean; error?: ZodError; tar
   }
 }
 
-/** Maps anything thrown to an ApiError; unknown errors become a 500 without internals. */
+// Long enough for a reset D1 to come back; short enough that clients do not give up on a brief outage.
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/** Maps anything thrown to an ApiError; D1 being unreachable is a 503, other unknown errors a 500 without internals. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (isDatabaseUnavailable(error)) {
+    return new ApiError(503, "service_unavailable", "The service cannot reach its database right now; try again shortly.", {
+      headers: { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) },
+    });
+  }
   if (error instanceof HTTPException) {
     if (error.status === 415) return invalidRequest("The request body must be JSON, sent with Content-Type: application/json.");
     if (error.status === 413) return new ApiError(413, "payload_too_large", "The request body is too large.");

@@ -1,4 +1,6 @@
 import { OpenAPIHono, type z } from "@hono/zod-openapi";
+import type { Context, TypedResponse } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../env";
 import { headers, type HeaderName } from "./openapi-components";
 import { validationHook } from "./problem";
@@ -20,3 +22,10 @@ export const jsonResponse = <T extends z.ZodType>(schema: T, description: string
   ...(headerNames.length ? { headers: headers(...headerNames) } : {}),
   content: { "application/json": { schema } },
 });
+
+/** JSON text of a T, serialised elsewhere (a Durable Object's prebuilt list) and sent as it is. */
+export type JsonText<T> = string & { readonly __jsonOf?: T };
+
+/** Answers JSON text as the typed JSON response it is, without parsing and serialising it again. */
+export const jsonText = <T, S extends ContentfulStatusCode>(c: Context, text: JsonText<T>, status: S) =>
+  c.body(text, status, { "content-type": "application/json" }) as unknown as Response & TypedResponse<T, S, "json">;

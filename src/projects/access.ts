@@ -1,39 +1,62 @@
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
+import { ReadMostly, type Seen } from "../db/read-mostly";
 import { projectMembers, projects } from "../db/schema";
-import type { Role } from "./roles";
+import { readNearestThenPrimary } from "../db/sessions";
+import type { ProjectStatus, Role } from "./roles";
 
-export type ProjectAccess = { projectId: string; accountId: string; role: Role; ownerAccountId: string };
-type Membership = { role: Role; ownerAccountId: string; status: string } | null;
+/** What a chat needs to know of its project to run a task: whether it may, and whose credits pay. */
+export type ProjectState = { status: ProjectStatus; ownerAccountId: string };
+export type ProjectAccess = { projectId: string; accountId: string; role: Role; project: Seen<ProjectState> };
+type Membership = { role: Role } & ProjectState;
 
-// Membership reads are the one D1 read of the hot path; a few seconds of reuse is harmless.
-const MEMBERSHIP_TTL_MS = 5_000;
-const memberships = new Map<string, { value: Membership; at: number }>();
+// Read-mostly: a few seconds of reuse is harmless, and during a D1 outage the last value seen serves for 15 minutes.
+export const ACCESS_FRESH_MS = 5_000;
+export const ACCESS_STALE_MS = 15 * 60_000;
+const options = { freshMs: ACCESS_FRESH_MS, staleMs: ACCESS_STALE_MS };
+const memberships = new ReadMostly<Membership | null>("membership", options);
+const projectStates = new ReadMostly<ProjectState | null>("project", options);
 
-async function readMembership(d1: D1Database, projectId: string, accountId: string): Promise<Membership> {
-  const key = `${projectId}\n${accountId}`;
-  const now = Date.now();
-  const hit = memberships.get(key);
-  if (hit && now - hit.at < MEMBERSHIP_TTL_MS) return hit.value;
-  const [row] = await drizzle(d1)
-    .select({ role: projectMembers.role, ownerAccountId: projects.ownerAccountId, status: projects.status })
-    .from(projectMembers)
-    .innerJoin(projects, eq(projects.id, projectMembers.projectId))
-    .where(and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId)));
-  const value = row ?? null;
-  if (memberships.size > 10_000) memberships.clear();
-  memberships.set(key, { value, at: now });
-  return value;
+async function readMembership(d1: D1Database, projectId: string, accountId: string): Promise<Seen<Membership | null>> {
+  const seen = await memberships.get(`${projectId}\n${accountId}`, async () => {
+    const row = await readNearestThenPrimary(d1, async (db) => {
+      const [found] = await drizzle(db)
+        .select({ role: projectMembers.role, ownerAccountId: projects.ownerAccountId, status: projects.status })
+        .from(projectMembers)
+        .innerJoin(projects, eq(projects.id, projectMembers.projectId))
+        .where(and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId)));
+      return found;
+    });
+    return row ?? null;
+  });
+  // The same read says what the project's chats need to know; they need not read it again.
+  if (seen.value) projectStates.offer(projectId, { value: { status: seen.value.status, ownerAccountId: seen.value.ownerAccountId }, at: seen.at });
+  return seen;
 }
 
 /** The account's access to the project; null when unknown, suspended or not a member (the caller answers 404, revealing nothing). */
 export async function projectAccess(d1: D1Database, projectId: string, accountId: string): Promise<ProjectAccess | null> {
-  const membership = await readMembership(d1, projectId, accountId);
-  if (membership?.status !== "active") return null;
-  return { projectId, accountId, role: membership.role, ownerAccountId: membership.ownerAccountId };
+  const { value, at } = await readMembership(d1, projectId, accountId);
+  if (value?.status !== "active") return null;
+  return { projectId, accountId, role: value.role, project: { value: { status: value.status, ownerAccountId: value.ownerAccountId }, at } };
 }
 
-/** Forgets cached memberships so an admin change is seen at once by the instance that made it. */
+/** The project's status and owner, or null when there is no such project. */
+export async function projectState(d1: D1Database, projectId: string): Promise<Seen<ProjectState | null>> {
+  return projectStates.get(projectId, async () => {
+    const row = await readNearestThenPrimary(d1, async (db) => {
+      const [found] = await drizzle(db).select({ status: projects.status, ownerAccountId: projects.ownerAccountId }).from(projects).where(eq(projects.id, projectId));
+      return found;
+    });
+    return row ?? null;
+  });
+}
+
+/** Keeps what the calling Worker knew of the project (a chat object may live in an isolate that has not read it). */
+export const offerProjectState = (projectId: string, seen: Seen<ProjectState>) => projectStates.offer(projectId, seen);
+
+/** Forgets cached memberships and project states so an admin change is seen at once by the instance that made it. */
 export function forgetMemberships(): void {
-  memberships.clear();
+  memberships.forget();
+  projectStates.forget();
 }

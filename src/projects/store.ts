@@ -36,12 +36,6 @@ export async function setProjectStatus(d1: D1Database, id: string, status: Proje
   return row ? view(row) : null;
 }
 
-/** The project's status, or undefined when there is no such project. */
-export async function projectStatus(d1: D1Database, id: string): Promise<ProjectStatus | undefined> {
-  const [row] = await drizzle(d1).select({ status: projects.status }).from(projects).where(eq(projects.id, id));
-  return row?.status;
-}
-
 /** Adds a member or changes a role; the owner's own role is not changed here, or the project would lose its writer. */
 export async function setMember(d1: D1Database, projectId: string, accountId: string, role: Role): Promise<"set" | "owner_keeps_role" | "not_found"> {
   const db = drizzle(d1);

@@ -1,13 +1,23 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { SubmitRequest } from "../../src/chats/chat-room";
+import { ACCESS_FRESH_MS } from "../../src/projects/access";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, creditsOf, newChat, peek, room, world } from "../helpers";
 
 afterEach(() => vi.restoreAllMocks());
 
 const setStatus = async (projectId: string, status: "active" | "suspended") => expect((await admin("PATCH", `/admin/projects/${projectId}`, { status })).status).toBe(200);
-const request = (content: string): SubmitRequest => ({ idempotencyKey: crypto.randomUUID(), content, replyToMessageId: null, maintenance: false });
+// What a Worker saw a little while ago, before the suspension: old enough that the chat reads the project again.
+const request = (content: string, ownerAccountId: string): SubmitRequest => {
+  const at = Date.now() - ACCESS_FRESH_MS;
+  return {
+    idempotencyKey: crypto.randomUUID(),
+    content,
+    replyToMessageId: null,
+    seen: { maintenance: { value: false, at }, project: { value: { status: "active", ownerAccountId }, at } },
+  };
+};
 
 describe("a suspended project", () => {
   it("holds its queued submissions, uncharged, and runs them in order once it is active again", async () => {
@@ -17,7 +27,7 @@ describe("a suspended project", () => {
     const stub = room(c.id);
     await setStatus(w.projectId, "suspended");
     // Accepted just before the suspension was seen (the routes answer 404 once it is).
-    for (const content of ["first", "second"]) expect((await stub.submit(w.projectId, request(content))).kind).toBe("accepted");
+    for (const content of ["first", "second"]) expect((await stub.submit(w.projectId, request(content, w.account.id))).kind).toBe("accepted");
     expect(await runDurableObjectAlarm(stub)).toBe(true);
 
     expect((await stub.queueEntries(w.projectId))!.map((e) => [e.content, e.status])).toEqual([

@@ -1,0 +1,92 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { readChatListToMove } from "./moved-chat-lists";
+import type { JsonText } from "../http/router";
+import type { Chat, ChatList } from "./schemas";
+
+export type ListMoveOutcome = "moved" | "already_moved";
+type Listing = "active" | "archived";
+
+/**
+ * One object per project (named by its id): the summaries of its chats, for the chat list. Each
+ * ChatRoom sends its summary with a version after every change; an older version never replaces a
+ * newer one, so retries and late deliveries are harmless. The list is served as JSON text built
+ * once per change, so a read is one call that returns a string.
+ */
+export class ProjectChats extends DurableObject<Env> {
+  private started = false;
+  private starting: Promise<void> | undefined;
+  private readonly lists: Partial<Record<Listing, string>> = {};
+
+  /** A new project: nothing to bring from D1. */
+  async open(): Promise<void> {
+    this.createSchema();
+    this.ctx.storage.sql.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('moved', 1)");
+    this.started = true;
+  }
+
+  /** Records a chat's summary unless a newer version of it is held. */
+  async upsert(projectId: string, chat: Chat, version: number): Promise<void> {
+    await this.start(projectId);
+    this.put(chat, version);
+  }
+
+  /** `{"items":[…]}`: the project's active (or archived) chats, newest updatedAt first. */
+  async list(projectId: string, archived: boolean): Promise<JsonText<ChatList>> {
+    await this.start(projectId);
+    const listing: Listing = archived ? "archived" : "active";
+    this.lists[listing] ??= `{"items":[${this.ctx.storage.sql
+      .exec<{ summary: string }>("SELECT summary FROM chats WHERE archived = ? ORDER BY updated_at DESC, id DESC", archived ? 1 : 0)
+      .toArray()
+      .map((r) => r.summary)
+      .join(",")}]}`;
+    return this.lists[listing];
+  }
+
+  /** The one-time move: brings the project's D1 chat list here unless it was brought already. */
+  async moveFromD1(projectId: string): Promise<ListMoveOutcome> {
+    if (this.hasMoved()) return "already_moved";
+    await this.start(projectId);
+    return "moved";
+  }
+
+  private put(chat: Chat, version: number): void {
+    const sql = this.ctx.storage.sql;
+    const [held] = sql.exec<{ version: number; archived: number }>("SELECT version, archived FROM chats WHERE id = ?", chat.id).toArray();
+    if (held && held.version >= version) return;
+    const archived = chat.archivedAt === null ? 0 : 1;
+    sql.exec("INSERT OR REPLACE INTO chats (id, version, archived, updated_at, summary) VALUES (?, ?, ?, ?, ?)", chat.id, version, archived, chat.updatedAt, JSON.stringify(chat));
+    delete this.lists[archived ? "archived" : "active"];
+    if (held && held.archived !== archived) delete this.lists[held.archived ? "archived" : "active"];
+  }
+
+  /** Ready once the project's list is here; a project from before the lists moved brings its D1 rows the first time. */
+  private async start(projectId: string): Promise<void> {
+    this.started ||= this.hasMoved();
+    if (this.started) return;
+    this.starting ??= this.startFromD1(projectId).finally(() => (this.starting = undefined));
+    await this.starting;
+  }
+
+  private async startFromD1(projectId: string): Promise<void> {
+    const rows = await readChatListToMove(this.env.DB, projectId);
+    this.createSchema();
+    // put() keeps the newer version, so D1's rows and summaries sent meanwhile may arrive in any order.
+    for (const { chat, version } of rows) this.put(chat, version);
+    this.ctx.storage.sql.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('moved', 1)");
+    this.started = true;
+  }
+
+  private hasMoved(): boolean {
+    const sql = this.ctx.storage.sql;
+    if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray().length === 0) return false;
+    return sql.exec("SELECT 1 FROM meta WHERE key = 'moved'").toArray().length > 0;
+  }
+
+  private createSchema(): void {
+    const sql = this.ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
+    sql.exec("CREATE TABLE IF NOT EXISTS chats (id TEXT PRIMARY KEY, version INTEGER NOT NULL, archived INTEGER NOT NULL, updated_at TEXT NOT NULL, summary TEXT NOT NULL)");
+    sql.exec("CREATE INDEX IF NOT EXISTS chats_by_listing ON chats (archived, updated_at DESC, id DESC)");
+  }
+}

@@ -1,0 +1,73 @@
+import { DatabaseUnavailable, describeForLog, isDatabaseUnavailable } from "./errors";
+
+/** A value and when it was read (the read's start, so its age is never understated). */
+export type Seen<V> = { value: V; at: number };
+
+/**
+ * Values read from D1 that change rarely (membership, a project's state, the maintenance flag),
+ * kept in isolate memory: reused for `freshMs` after they were read, re-read after that, and while
+ * D1 cannot answer, served for up to `staleMs` after they were read. Past that the read throws
+ * DatabaseUnavailable, which answers 503.
+ */
+export class ReadMostly<V> {
+  private readonly held = new Map<string, Seen<V>>();
+  private readonly reading = new Map<string, Promise<Seen<V>>>();
+  // After a failed read, the last value is reused this long before D1 is tried again: an overloaded D1 is not hammered.
+  private readonly retryAt = new Map<string, number>();
+
+  constructor(
+    private readonly name: string,
+    private readonly options: { freshMs: number; staleMs: number; maxEntries?: number },
+  ) {}
+
+  /** The value for key: held while fresh, else read once (concurrent callers share the read). */
+  async get(key: string, read: () => Promise<V>): Promise<Seen<V>> {
+    const held = this.held.get(key);
+    const now = Date.now();
+    const age = held ? now - held.at : Infinity;
+    if (held && (age < this.options.freshMs || (now < (this.retryAt.get(key) ?? 0) && age < this.options.staleMs))) return held;
+    let pending = this.reading.get(key);
+    if (!pending) {
+      pending = this.read(key, read).finally(() => this.reading.delete(key));
+      this.reading.set(key, pending);
+    }
+    return pending;
+  }
+
+  /** Keeps a value read elsewhere (by the Worker that called this object) when it is newer than the one held. */
+  offer(key: string, seen: Seen<V>): void {
+    const held = this.held.get(key);
+    if (held && held.at >= seen.at) return;
+    if (!held && this.held.size >= (this.options.maxEntries ?? 10_000)) this.held.clear();
+    this.held.set(key, seen);
+  }
+
+  /** Forgets one key, or all, so a change made in this isolate is seen at once. */
+  forget(key?: string): void {
+    if (key === undefined) {
+      this.held.clear();
+      this.retryAt.clear();
+    } else {
+      this.held.delete(key);
+      this.retryAt.delete(key);
+    }
+  }
+
+  private async read(key: string, read: () => Promise<V>): Promise<Seen<V>> {
+    const at = Date.now();
+    try {
+      const seen = { value: await read(), at };
+      this.offer(key, seen);
+      this.retryAt.delete(key);
+      return seen;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      const held = this.held.get(key);
+      const usable = held !== undefined && Date.now() - held.at < this.options.staleMs;
+      console.warn(JSON.stringify({ level: "warn", event: "d1_unavailable", read: this.name, served: usable ? "last value seen" : "nothing", error: describeForLog(error) }));
+      if (!usable) throw new DatabaseUnavailable(error);
+      this.retryAt.set(key, Date.now() + this.options.freshMs);
+      return held;
+    }
+  }
+}

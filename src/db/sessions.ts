@@ -1,0 +1,15 @@
+/**
+ * D1 read replication (the Sessions API). A read that tolerates a replica's lag goes to the nearest
+ * copy; one that must see the latest write (a flag whose change takes effect "from the moment the
+ * call returns") goes to the primary. Without replication enabled both are the primary.
+ */
+export const nearestReplica = (d1: D1Database): D1Database => d1.withSession("first-unconstrained") as unknown as D1Database;
+export const primary = (d1: D1Database): D1Database => d1.withSession("first-primary") as unknown as D1Database;
+
+/**
+ * Reads from the nearest replica and, when it has no row, confirms on the primary: something
+ * created a moment ago (a token, a membership) may not have reached the replica yet.
+ */
+export async function readNearestThenPrimary<T>(d1: D1Database, read: (db: D1Database) => Promise<T | undefined>): Promise<T | undefined> {
+  return (await read(nearestReplica(d1))) ?? (await read(primary(d1)));
+}

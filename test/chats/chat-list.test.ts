@@ -1,0 +1,127 @@
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ProjectChats } from "../../src/chats/project-chats";
+import { ChatList, type Chat } from "../../src/chats/schemas";
+import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
+import { call, chatOf, chatsPath, env, newChat, room, send, world, type World } from "../helpers";
+
+afterEach(() => vi.restoreAllMocks());
+
+const list = async (w: World, query = "") => ChatList.parse((await call("GET", `${chatsPath(w)}${query}`, { token: w.token })).json).items;
+const listObject = (projectId: string) => env.PROJECT_CHATS.getByName(projectId);
+const summary = (id: string, title: string, updatedAt: string): Chat => ({
+  id,
+  title,
+  createdAt: "2026-01-01T00:00:00.000Z",
+  updatedAt,
+  archivedAt: null,
+  lastMessageAt: null,
+  latestAgentPreview: "",
+  isAwaitingUser: false,
+  isWorking: false,
+  queuedCount: 0,
+});
+
+describe("the chat list", () => {
+  it("follows the chat: preview, working state and queue count", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const c = await newChat(w);
+    await send(w, c.id, "list me");
+    await send(w, c.id, "and me");
+    await runNextAlarm(room(c.id), clock); // the first task starts; the second waits
+    expect((await list(w))[0]).toMatchObject({ id: c.id, isWorking: true, queuedCount: 1 });
+    await settle(room(c.id), clock);
+    const [listed] = await list(w);
+    expect(listed).toMatchObject({ id: c.id, isWorking: false, queuedCount: 0 });
+    expect(listed!.latestAgentPreview).toContain("and me");
+    expect(listed).toEqual(await chatOf(w, c.id));
+  });
+
+  it("moves a chat between the active and archived lists, and back", async () => {
+    const w = await world();
+    const [a, b] = [await newChat(w, "a"), await newChat(w, "b")];
+    expect((await list(w)).map((c) => c.id)).toEqual([b.id, a.id]);
+    expect((await call("POST", `${chatsPath(w)}/${a.id}/archive`, { token: w.token })).status).toBe(200);
+    expect((await list(w)).map((c) => c.id)).toEqual([b.id]);
+    expect((await list(w, "?archived=true")).map((c) => c.id)).toEqual([a.id]);
+    expect((await call("POST", `${chatsPath(w)}/${a.id}/restore`, { token: w.token })).status).toBe(200);
+    expect((await list(w, "?archived=true")).map((c) => c.id)).toEqual([]);
+    expect((await list(w)).map((c) => c.id).sort()).toEqual([a.id, b.id].sort());
+  });
+
+  it("catches up from the chat's alarm after an update could not reach the list", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const c = await newChat(w);
+    vi.spyOn(ProjectChats.prototype, "upsert").mockRejectedValueOnce(new Error("Network connection lost."));
+    expect((await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "renamed while the list was away" } })).status).toBe(200);
+    expect((await chatOf(w, c.id)).title).toBe("renamed while the list was away");
+    expect((await list(w))[0]!.title).toBe("chat");
+    expect(await alarmOf(room(c.id)), "a retry is scheduled").toBeGreaterThan(clock.now());
+    expect(await settle(room(c.id), clock)).toBe(1);
+    expect((await list(w))[0]!.title).toBe("renamed while the list was away");
+  });
+});
+
+describe("ProjectChats", () => {
+  it("keeps the newer version of a summary whatever order updates arrive in, and serves each change", async () => {
+    const w = await world();
+    const id = crypto.randomUUID();
+    const object = listObject(w.projectId);
+    await object.upsert(w.projectId, summary(id, "v2", "2026-01-02T00:00:00.000Z"), 2);
+    await object.upsert(w.projectId, summary(id, "v1, late", "2026-01-01T00:00:00.000Z"), 1);
+    await object.upsert(w.projectId, summary(id, "v2, retried", "2026-01-02T00:00:00.000Z"), 2);
+    expect(JSON.parse(await object.list(w.projectId, false)).items.map((c: Chat) => c.title)).toEqual(["v2"]);
+    await object.upsert(w.projectId, summary(id, "v3", "2026-01-03T00:00:00.000Z"), 3);
+    expect(JSON.parse(await object.list(w.projectId, false)).items.map((c: Chat) => c.title)).toEqual(["v3"]);
+  });
+
+  it("lists newest updatedAt first, and an archived chat only in the archived list", async () => {
+    const w = await world();
+    const object = listObject(w.projectId);
+    const [old, recent, archived] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    await object.upsert(w.projectId, summary(old, "old", "2026-01-01T00:00:00.000Z"), 1);
+    await object.upsert(w.projectId, summary(recent, "recent", "2026-01-05T00:00:00.000Z"), 1);
+    await object.upsert(w.projectId, { ...summary(archived, "archived", "2026-01-09T00:00:00.000Z"), archivedAt: "2026-01-09T00:00:00.000Z" }, 1);
+    expect(JSON.parse(await object.list(w.projectId, false)).items.map((c: Chat) => c.title)).toEqual(["recent", "old"]);
+    expect(JSON.parse(await object.list(w.projectId, true)).items.map((c: Chat) => c.title)).toEqual(["archived"]);
+  });
+
+  it("keeps its list through eviction", async () => {
+    const w = await world();
+    await newChat(w, "kept");
+    await evictDurableObject(listObject(w.projectId));
+    expect((await list(w)).map((x) => x.title)).toEqual(["kept"]);
+  });
+
+  it("brings a project's D1 chat_index rows the first time it is used, keeping newer versions sent meanwhile", async () => {
+    // A project from before chat lists moved: D1 has its rows and its object has never started.
+    const projectId = crypto.randomUUID();
+    const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
+    const row = (id: string, title: string, version: number, updatedAt: string) =>
+      env.DB.prepare(
+        "INSERT INTO chat_index (id, project_id, title, created_at, updated_at, archived_at, last_message_at, latest_agent_preview, is_awaiting_user, is_working, queued_count, version) VALUES (?, ?, ?, ?, ?, NULL, NULL, '', 0, 0, 0, ?)",
+      ).bind(id, projectId, title, "2026-01-01T00:00:00.000Z", updatedAt, version);
+    await env.DB.batch([row(a, "a from D1", 4, "2026-01-02T00:00:00.000Z"), row(b, "b from D1", 7, "2026-01-03T00:00:00.000Z")]);
+    const object = listObject(projectId);
+    await object.upsert(projectId, summary(a, "a, newer", "2026-01-04T00:00:00.000Z"), 5);
+    await object.upsert(projectId, summary(b, "b, older", "2026-01-01T00:00:00.000Z"), 6);
+    expect(JSON.parse(await object.list(projectId, false)).items.map((c: Chat) => c.title)).toEqual(["a, newer", "b from D1"]);
+    expect(await object.moveFromD1(projectId)).toBe("already_moved");
+  });
+
+  it("stores nothing but its list: a new project's object never reads D1", async () => {
+    const w = await world();
+    const read = vi.spyOn(env.DB, "prepare");
+    expect(await listObject(w.projectId).list(w.projectId, false)).toBe('{"items":[]}');
+    expect(read).not.toHaveBeenCalled();
+    const tables = await runInDurableObject(listObject(w.projectId), (_: ProjectChats, state) =>
+      state.storage.sql
+        .exec("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .toArray()
+        .map((r) => r.name),
+    );
+    expect(tables).toEqual(["chats", "meta"]);
+  });
+});
