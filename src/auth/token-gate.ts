@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { hasTable, migrateSchema } from "../db/object-schema";
 import type { Env } from "../env";
 import { config } from "../config";
 import { findTokenByHash } from "./api-tokens";
@@ -46,20 +47,14 @@ export class TokenGate extends DurableObject<Env> {
 
   /** True once the object has stored anything (its schema then brought up to date); reads only otherwise. */
   private hasStorage(): boolean {
-    if (!this.schemaReady && this.ctx.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray().length > 0) this.ensureSchema();
+    if (!this.schemaReady && hasTable(this.ctx.storage.sql, "meta")) this.ensureSchema();
     return this.schemaReady;
   }
 
   /** Creates the tables right before the first write (a known token, or a revocation), never for an unknown token. */
   private ensureSchema(): void {
     if (this.schemaReady) return;
-    const sql = this.ctx.storage.sql;
-    sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
-    const current = sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'schema'").toArray()[0]?.value ?? 0;
-    for (let version = current; version < MIGRATIONS.length; version++) {
-      for (const statement of MIGRATIONS[version]!) sql.exec(statement);
-      sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", version + 1);
-    }
+    migrateSchema(this.ctx.storage.sql, MIGRATIONS);
     this.schemaReady = true;
   }
 

@@ -1,3 +1,4 @@
+import { hasTable } from "../db/object-schema";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { readChatListToMove } from "./moved-chat-lists";
@@ -79,7 +80,7 @@ export class ProjectChats extends DurableObject<Env> {
 
   private hasMoved(): boolean {
     const sql = this.ctx.storage.sql;
-    if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray().length === 0) return false;
+    if (!hasTable(sql, "meta")) return false;
     return sql.exec("SELECT 1 FROM meta WHERE key = 'moved'").toArray().length > 0;
   }
 

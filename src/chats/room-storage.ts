@@ -1,3 +1,4 @@
+import { hasTable, migrateSchema } from "../db/object-schema";
 import { PREVIEW_MAX, type Chat, type Message, type QueueEntry } from "./schemas";
 
 export type ChatRow = {
@@ -74,19 +75,14 @@ export class RoomStorage {
 
   /** True once create() has run; reads only, so probing an unknown chat id writes nothing. */
   isInitialised(): boolean {
-    this.initialised ||= this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").toArray().length > 0;
+    this.initialised ||= hasTable(this.sql, "meta");
     return this.initialised;
   }
 
   migrate(): void {
     this.initialised = true;
     this.chatRow = undefined;
-    this.sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
-    const current = this.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'schema'").toArray()[0]?.value ?? 0;
-    for (let version = current; version < MIGRATIONS.length; version++) {
-      for (const statement of MIGRATIONS[version]!) this.sql.exec(statement);
-      this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", version + 1);
-    }
+    migrateSchema(this.sql, MIGRATIONS);
   }
 
   chat(): ChatRow | undefined {

@@ -1,3 +1,4 @@
+import { hasTable } from "../db/object-schema";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { readBalanceToMove } from "./moved-balances";
@@ -104,7 +105,7 @@ export class AccountLedger extends DurableObject<Env> {
 
   /** Reads only, so asking about an unknown account stores nothing. */
   private hasStorage(): boolean {
-    return this.ctx.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger'").toArray().length > 0;
+    return hasTable(this.ctx.storage.sql, "ledger");
   }
 
   private createSchema(): void {
