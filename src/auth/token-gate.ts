@@ -15,6 +15,8 @@ export type GateVerdict =
 type TokenRecord = { accountId: string; scopes: Scope[]; expiresAt: number; revoked: boolean };
 
 const WINDOW_MS = 60_000;
+// Hits older than the window are deleted this many at a time, not one statement per request.
+const PRUNE_BATCH = 64;
 export const MAX_STREAMS_PER_TOKEN = 10;
 // Chat objects renew the leases of their open streams every STREAM_PULSE_MS (5 s); one that stops lapses.
 export const STREAM_LEASE_MS = 15_000;
@@ -37,9 +39,11 @@ const MIGRATIONS = [
 export class TokenGate extends DurableObject<Env> {
   private record: TokenRecord | undefined;
   private loading: Promise<TokenRecord | undefined> | undefined;
-  // Admission times inside the window, oldest first: a mirror of the hits table, so a request costs O(1).
+  // Admission times, oldest first: a mirror of the hits table, so a request costs O(1).
   private hits: number[] | undefined;
+  // Index of the oldest hit still inside the window; hits before `stored` are no longer in the table.
   private oldestHit = 0;
+  private stored = 0;
   // Open event streams: lease id → when it lapses unless renewed. Memory is enough: renewals rebuild it after a restart.
   private readonly streams = new Map<string, number>();
 
@@ -74,21 +78,24 @@ export class TokenGate extends DurableObject<Env> {
     const cutoff = now - WINDOW_MS;
     let first = this.oldestHit;
     while (first < window.length && window[first]! <= cutoff) first++;
-    if (first > this.oldestHit) {
-      sql.exec("DELETE FROM hits WHERE at <= ?", cutoff);
-      this.oldestHit = first;
+    this.oldestHit = first;
+    // Expired rows left in the table are skipped when it is read again, so deleting them can wait for a batch.
+    if (first - this.stored >= PRUNE_BATCH) {
+      sql.exec("DELETE FROM hits WHERE at <= ?", window[first - 1]!);
+      this.stored = first;
     }
     const count = window.length - first;
     const oldest = count > 0 ? window[first]! : null;
     const frees = (at: number | null) => Math.max(1, Math.ceil(((at ?? now) + WINDOW_MS - now) / 1000));
     if (count >= limit) return { kind: "limited", limit, retryAfterSeconds: frees(oldest) };
+    // The newest hit is also the token's last use: a hit is deleted only once a newer one is stored.
     sql.exec("INSERT INTO hits (at) VALUES (?)", now);
-    sql.exec("UPDATE token SET last_used_at = ? WHERE hash = ?", now, tokenHash);
     window.push(now);
     // Compact now and then, so the array does not grow with every request ever admitted.
-    if (first > 1024 && first * 2 > window.length) {
-      this.hits = window.slice(first);
-      this.oldestHit = 0;
+    if (this.stored > 1024 && this.stored * 2 > window.length) {
+      this.hits = window.slice(this.stored);
+      this.oldestHit -= this.stored;
+      this.stored = 0;
     }
 
     return { kind: "allowed", accountId: record.accountId, scopes: record.scopes, limit, remaining: limit - count - 1, resetSeconds: frees(oldest ?? now) };
@@ -97,7 +104,11 @@ export class TokenGate extends DurableObject<Env> {
   /** When the token last passed this gate (epoch ms), or null; reads only, so asking about an unused token stores nothing. */
   async lastUsed(tokenHash: string): Promise<number | null> {
     if (!this.hasStorage()) return null;
-    return this.ctx.storage.sql.exec<{ last_used_at: number | null }>("SELECT last_used_at FROM token WHERE hash = ?", tokenHash).toArray()[0]?.last_used_at ?? null;
+    // The newest hit; last_used_at is the last use as the previous version wrote it (it deleted hits as they expired).
+    const row = this.ctx.storage.sql
+      .exec<{ at: number | null }>("SELECT MAX(COALESCE((SELECT last_used_at FROM token WHERE hash = ?), 0), COALESCE((SELECT MAX(at) FROM hits), 0)) AS at", tokenHash)
+      .one();
+    return row.at ? row.at : null;
   }
 
   /** Takes one of the token's stream places, in one synchronous stretch, so parallel opens are counted exactly. */

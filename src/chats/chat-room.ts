@@ -49,6 +49,10 @@ export class ChatRoom extends DurableObject<Env> {
   private listBehindSince: number | undefined;
   // The chat and queue as last published, to append an event only when they change.
   private readonly published: Partial<Record<"chat" | "queue", string>> = {};
+  // The storage's queue version last published: the queue is rendered again only when it moves.
+  private publishedQueueVersion: number | undefined;
+  // What the running task was asked, kept while it runs (its submission never changes).
+  private runningInput: AgentTask | undefined;
   private readonly streams: ChatStreams;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -190,7 +194,7 @@ export class ChatRoom extends DurableObject<Env> {
     if (!task || task.id !== taskId) return this.store.submissionOfTask(taskId) ? "already_finished" : "unknown";
     if (seq <= task.partials) return "duplicate";
     if (seq > task.partials + 1) return "out_of_order";
-    if (this.store.message(task.owner_message_id)!.content.length + text.length > REPLY_MAX) return "too_long";
+    if (this.store.replyLength(task.owner_message_id) + text.length > REPLY_MAX) return "too_long";
     this.store.setTaskPartials(task.id, seq);
     this.appendToReply(task, text, Date.now());
     return "appended";
@@ -216,8 +220,8 @@ export class ChatRoom extends DurableObject<Env> {
       const task = this.store.runningTask();
       if (task) {
         if (task.check_at > now) return this.scheduleAt(task.check_at);
-        const written = this.store.message(task.owner_message_id)?.content.length ?? 0;
-        const result = this.agent.check(this.agentTask(this.store.submission(task.submission_id)!, task.id), task.started_at, now, written);
+        const written = this.store.replyLength(task.owner_message_id);
+        const result = this.agent.check(this.inputOf(task), task.started_at, now, written);
         if ("checkAt" in result) {
           this.store.setTaskCheckAt(task.id, result.checkAt);
           if (result.append) this.appendToReply(task, result.append, now);
@@ -283,7 +287,7 @@ export class ChatRoom extends DurableObject<Env> {
     this.store.insertTask(task);
     this.store.touch(now);
     this.publish(now);
-    await this.syncList();
+    // The chat list hears of the start with the task's parts, from the alarm (syncListSoon).
     try {
       const start = await this.agent.start(this.agentTask(submission, taskId), now);
       if (start.kind === "finished") await this.finishTask(task, start.result);
@@ -338,14 +342,20 @@ export class ChatRoom extends DurableObject<Env> {
    * the listeners. Called after every change, before the next await, so the log never lags storage.
    */
   private publish(now = Date.now()): void {
-    const states = { chat: () => this.store.view(), queue: () => ({ items: this.store.queue(now) }) };
-    for (const type of ["chat", "queue"] as const) {
-      const json = JSON.stringify(states[type]());
-      if (json === (this.published[type] ??= this.log.lastData(type))) continue;
-      this.log.append(type, json, now);
-      this.published[type] = json;
+    this.publishState("chat", this.store.view(), now);
+    // The queue is rendered only when a submission moved or a failed entry's 24 hours ran out.
+    if (this.store.queueVersion !== this.publishedQueueVersion || now >= this.store.queueExpiresAt) {
+      this.publishedQueueVersion = this.store.queueVersion;
+      this.publishState("queue", { items: this.store.queue(now) }, now);
     }
     this.streams.wake();
+  }
+
+  private publishState(type: "chat" | "queue", state: unknown, now: number): void {
+    const json = JSON.stringify(state);
+    if (json === (this.published[type] ??= this.log.lastData(type))) return;
+    this.log.append(type, json, now);
+    this.published[type] = json;
   }
 
   /** Gives failed tasks' credits back through the paying account's ledger (idempotent); on failure the alarm tries again. */
@@ -393,6 +403,11 @@ export class ChatRoom extends DurableObject<Env> {
   private async scheduleAt(at: number): Promise<void> {
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  private inputOf(task: TaskRow): AgentTask {
+    if (this.runningInput?.taskId !== task.id) this.runningInput = this.agentTask(this.store.submission(task.submission_id)!, task.id);
+    return this.runningInput;
   }
 
   private agentTask(submission: SubmissionRow, taskId: string): AgentTask {

@@ -65,11 +65,30 @@ const FAILED_KEPT_MS = 24 * 3600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 const toMessage = (r: MessageRow): Message => ({ id: r.id, role: r.role, content: r.content, createdAt: r.created_at, status: r.status, taskId: r.task_id });
 
-/** The chat's own SQLite storage: synchronous queries, so callers control where awaits may interleave. */
+/** What the chat summary shows about the messages; kept in memory by the methods that write messages. */
+type MessageFacts = { lastMessageAt: string | null; newestOwnerId: string | null; preview: string };
+const previewOf = (content: string) => [...content.slice(0, PREVIEW_MAX * 2)].slice(0, PREVIEW_MAX).join("");
+
+/**
+ * The chat's own SQLite storage: synchronous queries, so callers control where awaits may interleave.
+ * This object is the only writer, so what nearly every step reads (the chat row, the summary's facts,
+ * the running task) is kept in memory and updated by the methods that write it; an eviction starts afresh.
+ */
 export class RoomStorage {
   private initialised = false;
-  // The chat row, read on nearly every call; every statement that writes it drops this copy.
   private chatRow: ChatRow | undefined;
+  private messageFacts: MessageFacts | undefined;
+  // Submissions waiting (queued) and in hand (dispatching or running); dropped by every status change.
+  private pendingCounts: { queued: number; active: number } | undefined;
+  // undefined: not read yet; null: no task runs.
+  private task: TaskRow | null | undefined;
+  // The running task's reply length, to tell the agent how much is written without reading the reply.
+  private reply: { messageId: string; length: number } | undefined;
+  private refundsMaybeOwed = true;
+  /** Changes whenever a submission is added or changes status, so the queue is rendered again only then. */
+  queueVersion = 0;
+  /** When the oldest failed entry shown leaves the queue (24 hours after it failed). */
+  queueExpiresAt = Number.POSITIVE_INFINITY;
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -82,6 +101,9 @@ export class RoomStorage {
   migrate(): void {
     this.initialised = true;
     this.chatRow = undefined;
+    this.messageFacts = undefined;
+    this.pendingCounts = undefined;
+    this.task = undefined;
     migrateSchema(this.sql, MIGRATIONS);
   }
 
@@ -90,9 +112,10 @@ export class RoomStorage {
     return this.chatRow;
   }
 
+  /** Writes the chat row; RETURNING keeps the copy in memory exact without reading it again. */
   private writeChat(query: string, ...bindings: unknown[]): void {
     this.chatRow = undefined;
-    this.sql.exec(query, ...bindings);
+    this.chatRow = this.sql.exec<ChatRow>(`${query} RETURNING *`, ...bindings).one();
   }
 
   insertChat(row: Pick<ChatRow, "id" | "project_id" | "title" | "created_at">): void {
@@ -136,22 +159,41 @@ export class RoomStorage {
 
   view(): Chat {
     const chat = this.chat()!;
-    const last = this.sql.exec<{ created_at: string }>("SELECT created_at FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0];
-    const owner = this.sql.exec<{ content: string }>("SELECT content FROM messages WHERE role = 'owner' ORDER BY seq DESC LIMIT 1").toArray()[0];
-    const queued = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM submissions WHERE status = 'queued'").one().n;
-    const working = this.sql.exec("SELECT 1 FROM submissions WHERE status IN ('dispatching', 'running') LIMIT 1").toArray().length > 0;
+    const facts = this.facts();
+    const counts = this.counts();
     return {
       id: chat.id,
       title: chat.title,
       createdAt: chat.created_at,
       updatedAt: chat.updated_at,
       archivedAt: chat.archived_at,
-      lastMessageAt: last?.created_at ?? null,
-      latestAgentPreview: [...(owner?.content ?? "")].slice(0, PREVIEW_MAX).join(""),
+      lastMessageAt: facts.lastMessageAt,
+      latestAgentPreview: facts.preview,
       isAwaitingUser: chat.awaiting_user === 1,
-      isWorking: working,
-      queuedCount: queued,
+      isWorking: counts.active > 0,
+      queuedCount: counts.queued,
     };
+  }
+
+  private facts(): MessageFacts {
+    if (this.messageFacts) return this.messageFacts;
+    const last = this.sql.exec<{ created_at: string }>("SELECT created_at FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0];
+    const owner = this.sql.exec<{ id: string; content: string }>("SELECT id, content FROM messages WHERE role = 'owner' ORDER BY seq DESC LIMIT 1").toArray()[0];
+    this.messageFacts = { lastMessageAt: last?.created_at ?? null, newestOwnerId: owner?.id ?? null, preview: previewOf(owner?.content ?? "") };
+    return this.messageFacts;
+  }
+
+  private counts(): { queued: number; active: number } {
+    if (this.pendingCounts) return this.pendingCounts;
+    const counts = { queued: 0, active: 0 };
+    for (const row of this.sql.exec<{ status: SubmissionStatus; n: number }>(
+      "SELECT status, COUNT(*) AS n FROM submissions WHERE status IN ('queued', 'dispatching', 'running') GROUP BY status",
+    )) {
+      if (row.status === "queued") counts.queued = row.n;
+      else counts.active += row.n;
+    }
+    this.pendingCounts = counts;
+    return counts;
   }
 
   // ---- submissions ----
@@ -160,12 +202,14 @@ export class RoomStorage {
   }
 
   hasPendingWork(): boolean {
-    return this.sql.exec("SELECT 1 FROM submissions WHERE status IN ('queued', 'dispatching', 'running') LIMIT 1").toArray().length > 0;
+    const counts = this.counts();
+    return counts.queued + counts.active > 0;
   }
 
   insertSubmission(row: Omit<SubmissionRow, "seq" | "task_id" | "failed_at" | "account_id">): SubmissionRow {
-    this.sql.exec(
-      "INSERT INTO submissions (id, idempotency_key, content, reply_to, disposition, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    const counts = this.counts();
+    const inserted = this.sql.exec<SubmissionRow>(
+      "INSERT INTO submissions (id, idempotency_key, content, reply_to, disposition, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
       row.id,
       row.idempotency_key,
       row.content,
@@ -173,8 +217,11 @@ export class RoomStorage {
       row.disposition,
       row.status,
       row.created_at,
-    );
-    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE id = ?", row.id).one();
+    ).one();
+    if (row.status === "queued") counts.queued++;
+    else counts.active++;
+    this.queueVersion++;
+    return inserted;
   }
 
   /** The next submission to dispatch: one already dispatching (resumed after a restart) or the oldest queued. */
@@ -193,16 +240,24 @@ export class RoomStorage {
       extra.failed_at ?? null,
       id,
     );
+    this.pendingCounts = undefined;
+    this.queueVersion++;
   }
 
   queue(now: number): QueueEntry[] {
-    return this.sql
-      .exec<{ id: string; content: string; status: string; created_at: string }>(
-        "SELECT id, content, status, created_at FROM submissions WHERE status IN ('queued', 'dispatching') OR (status = 'failed' AND failed_at > ?) ORDER BY seq",
+    let expiresAt = Number.POSITIVE_INFINITY;
+    const entries = this.sql
+      .exec<{ id: string; content: string; status: string; created_at: string; failed_at: number | null }>(
+        "SELECT id, content, status, created_at, failed_at FROM submissions WHERE status IN ('queued', 'dispatching') OR (status = 'failed' AND failed_at > ?) ORDER BY seq",
         now - FAILED_KEPT_MS,
       )
       .toArray()
-      .map((r) => ({ id: r.id, content: r.content, status: r.status as QueueEntry["status"], createdAt: r.created_at }));
+      .map((r) => {
+        if (r.failed_at !== null) expiresAt = Math.min(expiresAt, r.failed_at + FAILED_KEPT_MS);
+        return { id: r.id, content: r.content, status: r.status as QueueEntry["status"], createdAt: r.created_at };
+      });
+    this.queueExpiresAt = expiresAt;
+    return entries;
   }
 
   // ---- messages ----
@@ -211,6 +266,7 @@ export class RoomStorage {
   }
 
   insertMessage(message: Message): void {
+    const facts = this.facts();
     this.sql.exec(
       "INSERT INTO messages (id, role, content, created_at, status, task_id) VALUES (?, ?, ?, ?, ?, ?)",
       message.id,
@@ -220,14 +276,32 @@ export class RoomStorage {
       message.status,
       message.taskId,
     );
+    facts.lastMessageAt = message.createdAt;
+    if (message.role === "owner") {
+      facts.newestOwnerId = message.id;
+      facts.preview = previewOf(message.content);
+      this.reply = { messageId: message.id, length: message.content.length };
+    }
   }
 
   finishMessage(id: string, status: "success" | "failed", content: string): void {
     this.sql.exec("UPDATE messages SET status = ?, content = ? WHERE id = ?", status, content, id);
+    if (this.messageFacts?.newestOwnerId === id) this.messageFacts.preview = previewOf(content);
+    if (this.reply?.messageId === id) this.reply.length = content.length;
   }
 
   appendToMessage(id: string, text: string): void {
     this.sql.exec("UPDATE messages SET content = content || ? WHERE id = ?", text, id);
+    const facts = this.messageFacts;
+    // A preview shorter than PREVIEW_MAX is the whole content, so the appended text continues it.
+    if (facts?.newestOwnerId === id && [...facts.preview].length < PREVIEW_MAX) facts.preview = previewOf(facts.preview + text);
+    if (this.reply?.messageId === id) this.reply.length += text.length;
+  }
+
+  /** The length of a reply being written (UTF-16 units), without reading it when this object wrote it. */
+  replyLength(messageId: string): number {
+    if (this.reply?.messageId !== messageId) this.reply = { messageId, length: this.message(messageId)?.content.length ?? 0 };
+    return this.reply.length;
   }
 
   message(id: string): Message | undefined {
@@ -248,7 +322,8 @@ export class RoomStorage {
 
   // ---- the running task (at most one) ----
   runningTask(): TaskRow | undefined {
-    return this.sql.exec<TaskRow>("SELECT * FROM tasks").toArray()[0];
+    if (this.task === undefined) this.task = this.sql.exec<TaskRow>("SELECT * FROM tasks").toArray()[0] ?? null;
+    return this.task ?? undefined;
   }
 
   insertTask(task: Omit<TaskRow, "partials">): void {
@@ -260,27 +335,35 @@ export class RoomStorage {
       task.started_at,
       task.check_at,
     );
+    this.task = { ...task, partials: 0 };
   }
 
   setTaskPartials(id: string, partials: number): void {
     this.sql.exec("UPDATE tasks SET partials = ? WHERE id = ?", partials, id);
+    if (this.task?.id === id) this.task.partials = partials;
   }
 
   setTaskCheckAt(id: string, checkAt: number): void {
     this.sql.exec("UPDATE tasks SET check_at = ? WHERE id = ?", checkAt, id);
+    if (this.task?.id === id) this.task.check_at = checkAt;
   }
 
   deleteTask(id: string): void {
     this.sql.exec("DELETE FROM tasks WHERE id = ?", id);
+    this.task = undefined;
   }
 
   owesRefund(taskId: string, accountId: string | null): void {
     this.sql.exec("INSERT OR IGNORE INTO pending_refunds (task_id, account_id) VALUES (?, ?)", taskId, accountId);
+    this.refundsMaybeOwed = true;
   }
 
   /** Refunds not yet taken by a ledger; account_id is null only for tasks charged before ledgers (the project owner's). */
   pendingRefunds(): { task_id: string; account_id: string | null }[] {
-    return this.sql.exec<{ task_id: string; account_id: string | null }>("SELECT task_id, account_id FROM pending_refunds").toArray();
+    if (!this.refundsMaybeOwed) return [];
+    const owed = this.sql.exec<{ task_id: string; account_id: string | null }>("SELECT task_id, account_id FROM pending_refunds").toArray();
+    this.refundsMaybeOwed = owed.length > 0;
+    return owed;
   }
 
   refunded(taskId: string): void {
