@@ -237,17 +237,19 @@ export class ChatRoom extends DurableObject<Env> {
         if (decision.kind !== "go") {
           // Maintenance, a suspended project, or D1 unable to say: the submission waits and is looked at again shortly.
           if (next.status === "dispatching" && !next.task_id) {
-            this.store.setSubmission(next.id, "queued");
+            this.store.setSubmission(next, "queued");
             this.publish();
           }
           return this.scheduleAt(now + (decision.kind === "hold" ? HOLD_RECHECK_MS : RETRY_MS));
         }
         // The task id and the paying account are stored before credits are taken, so a restart retries the same idempotent charge.
-        this.store.setSubmission(next.id, "dispatching", { task_id: next.task_id ?? crypto.randomUUID(), account_id: decision.ownerAccountId });
+        const assigned = { task_id: next.task_id ?? crypto.randomUUID(), account_id: decision.ownerAccountId };
+        this.store.setSubmission(next, "dispatching", assigned);
+        Object.assign(next, { status: "dispatching", ...assigned });
         this.store.touch(now);
         this.publish(now);
       }
-      if (!(await this.dispatch(this.store.submission(next.id)!))) return this.scheduleAt(Date.now() + RETRY_MS);
+      if (!(await this.dispatch(next))) return this.scheduleAt(Date.now() + RETRY_MS);
     }
   }
 
@@ -264,7 +266,7 @@ export class ChatRoom extends DurableObject<Env> {
     }
     const now = Date.now();
     if (charged === "insufficient") {
-      this.store.setSubmission(submission.id, "failed", { failed_at: now });
+      this.store.setSubmission(submission, "failed", { failed_at: now });
       this.addMessage(
         {
           id: crypto.randomUUID(),
@@ -283,7 +285,7 @@ export class ChatRoom extends DurableObject<Env> {
     const task: TaskRow = { id: taskId, submission_id: submission.id, owner_message_id: crypto.randomUUID(), started_at: now, check_at: now, partials: 0 };
     this.addMessage({ id: crypto.randomUUID(), role: "user", content: submission.content, createdAt: iso(now), status: null, taskId: null }, now);
     this.addMessage({ id: task.owner_message_id, role: "owner", content: "", createdAt: iso(now), status: "working", taskId }, now);
-    this.store.setSubmission(submission.id, "running");
+    this.store.setSubmission(submission, "running");
     this.store.insertTask(task);
     this.store.touch(now);
     this.publish(now);
@@ -303,18 +305,20 @@ export class ChatRoom extends DurableObject<Env> {
     if (this.store.runningTask()?.id !== task.id) return;
     const now = Date.now();
     // The result is authoritative; when it extends what was streamed, the rest goes out as a last delta.
-    const written = this.store.message(task.owner_message_id)!.content;
+    const reply = this.store.message(task.owner_message_id)!;
+    const written = reply.content;
     if (result.content.length > written.length && result.content.startsWith(written)) {
       this.appendEvent("message.delta", { id: task.owner_message_id, text: result.content.slice(written.length) }, now);
     }
     this.store.finishMessage(task.owner_message_id, result.status, result.content);
-    this.appendEvent("message", this.store.message(task.owner_message_id)!, now);
+    this.appendEvent("message", { ...reply, status: result.status, content: result.content }, now);
     if (result.status === "failed") {
       const detail = result.error ?? "The agent could not complete this task.";
       this.addMessage({ id: crypto.randomUUID(), role: "error", content: `${detail} Its credits were returned.`, createdAt: iso(now), status: null, taskId: task.id }, now);
       this.store.owesRefund(task.id, this.store.submission(task.submission_id)?.account_id ?? null);
     }
-    this.store.setSubmission(task.submission_id, "done");
+    // A task runs for a submission in status running (both are written in one synchronous stretch).
+    this.store.setSubmission({ id: task.submission_id, status: "running" }, "done");
     this.store.deleteTask(task.id);
     this.store.touch(now);
     this.store.setAwaitingUser(now, result.status === "success" && result.awaitingUser === true);

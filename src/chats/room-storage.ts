@@ -67,6 +67,8 @@ const toMessage = (r: MessageRow): Message => ({ id: r.id, role: r.role, content
 
 /** What the chat summary shows about the messages; kept in memory by the methods that write messages. */
 type MessageFacts = { lastMessageAt: string | null; newestOwnerId: string | null; preview: string };
+type PendingCounts = Record<"queued" | "dispatching" | "running", number>;
+const isPending = (status: SubmissionStatus): status is keyof PendingCounts => status === "queued" || status === "dispatching" || status === "running";
 const previewOf = (content: string) => [...content.slice(0, PREVIEW_MAX * 2)].slice(0, PREVIEW_MAX).join("");
 
 /**
@@ -78,8 +80,8 @@ export class RoomStorage {
   private initialised = false;
   private chatRow: ChatRow | undefined;
   private messageFacts: MessageFacts | undefined;
-  // Submissions waiting (queued) and in hand (dispatching or running); dropped by every status change.
-  private pendingCounts: { queued: number; active: number } | undefined;
+  // How many submissions are in each unfinished status; kept by the methods that set a status.
+  private pendingCounts: PendingCounts | undefined;
   // undefined: not read yet; null: no task runs.
   private task: TaskRow | null | undefined;
   // The running task's reply length, to tell the agent how much is written without reading the reply.
@@ -170,7 +172,7 @@ export class RoomStorage {
       lastMessageAt: facts.lastMessageAt,
       latestAgentPreview: facts.preview,
       isAwaitingUser: chat.awaiting_user === 1,
-      isWorking: counts.active > 0,
+      isWorking: counts.dispatching + counts.running > 0,
       queuedCount: counts.queued,
     };
   }
@@ -183,14 +185,13 @@ export class RoomStorage {
     return this.messageFacts;
   }
 
-  private counts(): { queued: number; active: number } {
+  private counts(): PendingCounts {
     if (this.pendingCounts) return this.pendingCounts;
-    const counts = { queued: 0, active: 0 };
+    const counts: PendingCounts = { queued: 0, dispatching: 0, running: 0 };
     for (const row of this.sql.exec<{ status: SubmissionStatus; n: number }>(
       "SELECT status, COUNT(*) AS n FROM submissions WHERE status IN ('queued', 'dispatching', 'running') GROUP BY status",
     )) {
-      if (row.status === "queued") counts.queued = row.n;
-      else counts.active += row.n;
+      if (isPending(row.status)) counts[row.status] = row.n;
     }
     this.pendingCounts = counts;
     return counts;
@@ -203,35 +204,42 @@ export class RoomStorage {
 
   hasPendingWork(): boolean {
     const counts = this.counts();
-    return counts.queued + counts.active > 0;
+    return counts.queued + counts.dispatching + counts.running > 0;
   }
 
   insertSubmission(row: Omit<SubmissionRow, "seq" | "task_id" | "failed_at" | "account_id">): SubmissionRow {
     const counts = this.counts();
-    const inserted = this.sql.exec<SubmissionRow>(
-      "INSERT INTO submissions (id, idempotency_key, content, reply_to, disposition, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
-      row.id,
-      row.idempotency_key,
-      row.content,
-      row.reply_to,
-      row.disposition,
-      row.status,
-      row.created_at,
-    ).one();
-    if (row.status === "queued") counts.queued++;
-    else counts.active++;
+    const inserted = this.sql
+      .exec<SubmissionRow>(
+        "INSERT INTO submissions (id, idempotency_key, content, reply_to, disposition, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
+        row.id,
+        row.idempotency_key,
+        row.content,
+        row.reply_to,
+        row.disposition,
+        row.status,
+        row.created_at,
+      )
+      .one();
+    if (isPending(row.status)) counts[row.status]++;
     this.queueVersion++;
     return inserted;
   }
 
   /** The next submission to dispatch: one already dispatching (resumed after a restart) or the oldest queued. */
   nextSubmission(): SubmissionRow | undefined {
-    // Two index lookups rather than one sort over everything pending.
+    // An index lookup, and only for a status some submission has.
+    const counts = this.counts();
     const first = (status: SubmissionStatus) => this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE status = ? ORDER BY seq LIMIT 1", status).toArray()[0];
-    return first("dispatching") ?? first("queued");
+    return (counts.dispatching > 0 ? first("dispatching") : undefined) ?? (counts.queued > 0 ? first("queued") : undefined);
   }
 
-  setSubmission(id: string, status: SubmissionStatus, extra: { task_id?: string; account_id?: string; failed_at?: number } = {}): void {
+  /** Moves a submission from the status it has (`from`, as the caller read it) to another. */
+  setSubmission(
+    { id, status: from }: Pick<SubmissionRow, "id" | "status">,
+    status: SubmissionStatus,
+    extra: { task_id?: string; account_id?: string; failed_at?: number } = {},
+  ): void {
     this.sql.exec(
       "UPDATE submissions SET status = ?, task_id = COALESCE(?, task_id), account_id = COALESCE(?, account_id), failed_at = COALESCE(?, failed_at) WHERE id = ?",
       status,
@@ -240,7 +248,9 @@ export class RoomStorage {
       extra.failed_at ?? null,
       id,
     );
-    this.pendingCounts = undefined;
+    const counts = this.pendingCounts;
+    if (counts && isPending(from)) counts[from]--;
+    if (counts && isPending(status)) counts[status]++;
     this.queueVersion++;
   }
 
