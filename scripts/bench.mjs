@@ -20,6 +20,12 @@ const ADMIN = `bench-admin-${randomUUID()}`;
 // The spec's targets, and issue 12's for the chat list and sends (on tmpfs and on this VM's disk).
 const TARGETS = { catalog: 0.9, authGet: 0.7, list: 0.5, post: { tmpfs: 0.4, disk: 0.2 }, replay: { tmpfs: 0.5, disk: 0.2 } };
 const FANOUT_P99_TARGET_MS = 100;
+// wrangler dev streams every invocation's trace events to its local observability collector on the
+// same workerd thread: a dev-only cost per span (each storage call, each Durable Object call) that a
+// deployed Worker does not pay on its request's thread. Both Workers run without it by default;
+// BENCH_LOCAL_OBSERVABILITY=true measures with it.
+const localObservability = process.env.BENCH_LOCAL_OBSERVABILITY === "true";
+process.env.X_LOCAL_OBSERVABILITY = String(localObservability);
 
 async function load(url, { method = "GET", headers = {}, body, setupRequest } = {}, duration = DURATION) {
   const result = await autocannon({
@@ -71,7 +77,9 @@ const bareChild = startWranglerDev({ quiet: true, port: barePort, inspectorPort:
 try {
   await waitUntilUp(bare, bareChild, { path: "/" });
   await load(bare, {}, 2); // warm-up
-  console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s, median ratio`);
+  console.log(
+    `\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s, median ratio; wrangler's local observability ${localObservability ? "on" : "off"}`,
+  );
   const onTmpfs = stateRoot.startsWith("/dev/shm");
   let missed = await measure(stateRoot, onTmpfs ? "tmpfs" : "disk", () => true);
   if (onTmpfs) missed += await measure(diskRoot, "disk", (name) => name.startsWith("POST"));

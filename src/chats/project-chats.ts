@@ -52,13 +52,23 @@ export class ProjectChats extends DurableObject<Env> {
   }
 
   private put(chat: Chat, version: number): void {
-    const sql = this.ctx.storage.sql;
-    const [held] = sql.exec<{ version: number; archived: number }>("SELECT version, archived FROM chats WHERE id = ?", chat.id).toArray();
-    if (held && held.version >= version) return;
-    const archived = chat.archivedAt === null ? 0 : 1;
-    sql.exec("INSERT OR REPLACE INTO chats (id, version, archived, updated_at, summary) VALUES (?, ?, ?, ?, ?)", chat.id, version, archived, chat.updatedAt, JSON.stringify(chat));
-    delete this.lists[archived ? "archived" : "active"];
-    if (held && held.archived !== archived) delete this.lists[held.archived ? "archived" : "active"];
+    // One statement, written only when new or newer; RETURNING tells whether it was.
+    const written =
+      this.ctx.storage.sql
+        .exec(
+          `INSERT INTO chats (id, version, archived, updated_at, summary) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT(id) DO UPDATE SET version = excluded.version, archived = excluded.archived, updated_at = excluded.updated_at, summary = excluded.summary
+         WHERE excluded.version > chats.version
+         RETURNING 1`,
+          chat.id,
+          version,
+          chat.archivedAt === null ? 0 : 1,
+          chat.updatedAt,
+          JSON.stringify(chat),
+        )
+        .toArray().length > 0;
+    // Both lists are built again when next read: the chat may have moved from one to the other.
+    if (written) for (const listing of ["active", "archived"] as const) delete this.lists[listing];
   }
 
   /** Ready once the project's list is here; a project from before the lists moved brings its D1 rows the first time. */

@@ -34,9 +34,9 @@ export class AccountLedger extends DurableObject<Env> {
     if (!(await this.start(accountId))) return "insufficient";
     const sql = this.ctx.storage.sql;
     if (sql.exec("SELECT 1 FROM charges WHERE task_id = ?", taskId).toArray().length > 0) return "charged";
-    if (this.credits() < amount) return "insufficient";
+    // Takes the credits only when there are enough: one statement reads and writes the balance.
+    if (sql.exec("UPDATE ledger SET credits = credits - ? WHERE credits >= ? RETURNING credits", amount, amount).toArray().length === 0) return "insufficient";
     const now = Date.now();
-    sql.exec("UPDATE ledger SET credits = credits - ?", amount);
     sql.exec("INSERT INTO charges (task_id, amount, charged_at) VALUES (?, ?, ?)", taskId, amount, now);
     this.pruneOldCharges(now);
     return "charged";
