@@ -122,6 +122,25 @@ describe("TokenGate", () => {
     expect((await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE token_hash = ?").bind(hash).first())?.last_used_at).toBeNull();
   });
 
+  it("deletes expired hits in batches, never the newest, and counts exactly after an eviction", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const { hash, stub } = await gateFor(w.token);
+    // One request a second for 200 s: 59 earlier hits are always inside the rolling minute.
+    for (let i = 0; i < 200; i++) {
+      expect(await stub.admit(hash)).toMatchObject({ kind: "allowed", remaining: i < 59 ? 59 - i : 0 });
+      clock.advance(1_000);
+    }
+    const stored = await runInDurableObject(stub, (_: TokenGate, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM hits").one().n);
+    expect(stored, "the minute's hits, plus fewer than one batch of expired ones").toBeGreaterThanOrEqual(59);
+    expect(stored).toBeLessThan(59 + 64);
+    await evictDurableObject(stub);
+    // Read back with its expired rows, the window still holds exactly 59 hits: one more fits, the next does not.
+    expect(await stub.admit(hash)).toMatchObject({ kind: "allowed", remaining: 0 });
+    expect((await stub.admit(hash)).kind).toBe("limited");
+    expect(await stub.lastUsed(hash)).toBe(clock.now());
+  });
+
   it("lists a use recorded in D1 before the gates kept it", async () => {
     const w = await world();
     const { hash } = await gateFor(w.token);

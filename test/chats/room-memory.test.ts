@@ -1,0 +1,38 @@
+import { evictDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { frozenClock, runNextAlarm, settle } from "../clock";
+import { chatOf, historyOf, newChat, queueOf, room, send, world, type World } from "../helpers";
+
+afterEach(() => vi.restoreAllMocks());
+
+/** What a client sees of a chat; after an eviction the object rebuilds it from SQLite alone. */
+const seen = async (w: World, chatId: string) => ({ chat: await chatOf(w, chatId), queue: await queueOf(w, chatId), history: await historyOf(w, chatId) });
+
+async function expectSameAfterEviction(w: World, chatId: string, step: string) {
+  const before = await seen(w, chatId);
+  await evictDurableObject(room(chatId));
+  expect(await seen(w, chatId), step).toEqual(before);
+  return before;
+}
+
+describe("the chat object's memory", () => {
+  it("matches its storage at every step: sends, a task's parts, its end, a failure for want of credits", async () => {
+    const clock = frozenClock();
+    const w = await world({ credits: 2 });
+    const c = await newChat(w);
+    for (const content of ["one", "two", "three"]) await send(w, c.id, content);
+    // The first went straight to the agent (dispatching); two wait.
+    expect((await expectSameAfterEviction(w, c.id, "three accepted")).chat).toMatchObject({ isWorking: true, queuedCount: 2 });
+    await runNextAlarm(room(c.id), clock);
+    expect((await expectSameAfterEviction(w, c.id, "the first task started")).chat).toMatchObject({ isWorking: true, queuedCount: 2 });
+    await runNextAlarm(room(c.id), clock);
+    const growing = await expectSameAfterEviction(w, c.id, "the first reply's first part");
+    expect(growing.chat.latestAgentPreview.length).toBeGreaterThan(0);
+    await settle(room(c.id), clock);
+    const done = await expectSameAfterEviction(w, c.id, "all finished");
+    expect(done.chat).toMatchObject({ isWorking: false, queuedCount: 0 });
+    expect(done.chat.latestAgentPreview).toContain("two");
+    expect(done.queue.items.map((e) => e.status)).toEqual(["failed"]);
+    expect(done.history.items[0]!.role).toBe("error");
+  });
+});
