@@ -39,7 +39,12 @@ async function load(url, { method = "GET", headers = {}, body, setupRequest } = 
     ...(setupRequest ? { requests: [{ method, headers, body, setupRequest }] } : {}),
   });
   const bad = result.non2xx + result.errors + result.timeouts;
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, bad, total: result.requests.total };
+  // What went wrong, by status (and connection errors, timeouts), so a non-2xx count is never a mystery.
+  const why = Object.entries(result.statusCodeStats ?? {})
+    .filter(([code]) => !code.startsWith("2"))
+    .map(([code, { count }]) => `${code}×${count}`)
+    .concat(result.errors ? [`errors×${result.errors}`] : [], result.timeouts ? [`timeouts×${result.timeouts}`] : []);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, bad, why, total: result.requests.total };
 }
 
 // Local Durable Object and D1 storage commit with fsync to the state folder. The main run keeps it
@@ -94,14 +99,17 @@ async function measure(root, label, chosen) {
   if (!SCENARIOS.some((n) => chosen(n) && (!only || only.test(n)))) return 0;
   const state = mkdtempSync(join(root, "bench-state-"));
   const service = `http://127.0.0.1:${servicePort}`;
+  // The service's own log (warnings and errors only), kept after the run to explain any non-2xx.
+  const logFile = join(tmpdir(), `bench-service-${label}.log`);
   let serviceChild;
   try {
     migrate(state);
     serviceChild = startWranglerDev({
       quiet: true,
+      logFile,
       port: servicePort,
       inspectorPort: servicePort + 1,
-      extraArgs: ["--log-level", "error", "--persist-to", state, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
+      extraArgs: ["--log-level", "warn", "--persist-to", state, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
     });
     await waitUntilUp(service, serviceChild);
     const scenarios = await seed(service);
@@ -117,7 +125,7 @@ async function measure(root, label, chosen) {
         runs.push({ ...measured, bare: baseline.rps, ratio: measured.rps / baseline.rps });
       }
       const mid = runs.find((r) => r.ratio === median(runs.map((x) => x.ratio)));
-      rows.push({ name, target: typeof target === "object" ? target[label] : target, ...mid, bad: runs.reduce((n, r) => n + r.bad, 0) });
+      rows.push({ name, target: typeof target === "object" ? target[label] : target, ...mid, bad: runs.reduce((n, r) => n + r.bad, 0), why: runs.flatMap((r) => r.why) });
     }
     console.log(`\nstate on ${label} (${root})\n`);
     console.log(`${pad("scenario", 38)}${pad("req/s", 10)}${pad("p50 ms", 9)}${pad("p99 ms", 9)}${pad("bare req/s", 12)}${pad("ratio", 8)}${pad("target", 10)}non-2xx`);
@@ -126,9 +134,10 @@ async function measure(root, label, chosen) {
       const ok = r.ratio >= r.target;
       if (!ok) missed++;
       console.log(
-        `${pad(r.name, 38)}${pad(r.rps.toFixed(0), 10)}${pad(r.p50, 9)}${pad(r.p99, 9)}${pad(r.bare.toFixed(0), 12)}${pad(r.ratio.toFixed(2), 8)}${pad(`≥${r.target}${ok ? "" : " MISS"}`, 10)}${r.bad}`,
+        `${pad(r.name, 38)}${pad(r.rps.toFixed(0), 10)}${pad(r.p50, 9)}${pad(r.p99, 9)}${pad(r.bare.toFixed(0), 12)}${pad(r.ratio.toFixed(2), 8)}${pad(`≥${r.target}${ok ? "" : " MISS"}`, 10)}${r.bad}${r.why.length ? ` (${r.why.join(", ")})` : ""}`,
       );
     }
+    if (rows.some((r) => r.bad > 0)) console.log(`\nThe service's log for this run: ${logFile}`);
     return missed;
   } finally {
     if (serviceChild) stopWranglerDev(serviceChild);

@@ -1,7 +1,7 @@
 // Helpers shared by the dev, seed and admin scripts: the local admin secret, a server to talk to, admin calls.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, appendFileSync } from "node:fs";
+import { existsSync, readFileSync, appendFileSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -63,10 +63,12 @@ export async function waitUntilUp(url, child, { seconds = 90, path } = {}) {
   throw new Error(`${url} did not come up within ${seconds} s`);
 }
 
-export function startWranglerDev({ port = 8787, inspectorPort = 9229, quiet = false, extraArgs = [], cwd = projectDir } = {}) {
+export function startWranglerDev({ port = 8787, inspectorPort = 9229, quiet = false, logFile, extraArgs = [], cwd = projectDir } = {}) {
+  // Quiet: detached, its output dropped, or written to logFile when one is given.
+  const log = quiet && logFile ? openSync(logFile, "w") : null;
   return spawn("wrangler", ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false", ...extraArgs], {
     cwd,
-    stdio: quiet ? "ignore" : "inherit",
+    stdio: log === null ? (quiet ? "ignore" : "inherit") : ["ignore", log, log],
     detached: quiet,
   });
 }

@@ -12,7 +12,7 @@ const CATALOG_ENDPOINTS: CatalogEndpoint[] = ["plans", "privacy-policy", "terms-
 
 // Isolate memory: a hot request is a Map lookup, no D1 and no Cache API round trip.
 const rendered = new Map<string, RenderedBody>();
-let documentLoad: { promise: Promise<CatalogDocument | null>; loadedAt: number } | undefined;
+let loadedDocument: { document: CatalogDocument | null; loadedAt: number; generation: number } | undefined;
 // Bumped by every invalidation so a read that started before a PUT cannot store what it read.
 let generation = 0;
 
@@ -23,14 +23,18 @@ async function strongEtag(body: string): Promise<string> {
   return `"${toHex((await sha256(body)).subarray(0, 16))}"`;
 }
 
-function loadDocument(env: Env, now: number, maxAgeMs: number): { promise: Promise<CatalogDocument | null>; fresh: boolean } {
-  if (documentLoad && now - documentLoad.loadedAt < maxAgeMs) return { promise: documentLoad.promise, fresh: false };
-  const load = { promise: readCatalog(env.DB), loadedAt: now };
-  documentLoad = load;
-  load.promise.catch(() => {
-    if (documentLoad === load) documentLoad = undefined;
-  });
-  return { promise: load.promise, fresh: true };
+/**
+ * The catalog as last read, while younger than maxAgeMs; else read from D1 by this request. A read
+ * in progress is not shared with other requests: what they did after awaiting it would run on
+ * behalf of the request that started it (see ReadMostly).
+ */
+async function loadDocument(env: Env, now: number, maxAgeMs: number): Promise<{ document: CatalogDocument | null; fresh: boolean }> {
+  const held = loadedDocument;
+  if (held && held.generation === generation && now - held.loadedAt < maxAgeMs) return { document: held.document, fresh: false };
+  const startedAt = generation;
+  const document = await readCatalog(env.DB);
+  if (startedAt === generation && (!loadedDocument || loadedDocument.loadedAt <= now)) loadedDocument = { document, loadedAt: now, generation };
+  return { document, fresh: true };
 }
 
 /**
@@ -62,8 +66,8 @@ export async function renderCached(
     }
   }
 
-  const document = loadDocument(env, now, maxAgeMs);
-  const body = JSON.stringify(render(await document.promise));
+  const document = await loadDocument(env, now, maxAgeMs);
+  const body = JSON.stringify(render(document.document));
   const entry = { body, etag: await strongEtag(body), renderedAt: now };
   if (startedAt === generation && maxAgeMs > 0) {
     rendered.set(key, entry);
@@ -79,7 +83,7 @@ export async function renderCached(
 export async function invalidateCatalogCache(): Promise<void> {
   generation++;
   rendered.clear();
-  documentLoad = undefined;
+  loadedDocument = undefined;
   const cache = await caches.open("catalog");
   await Promise.all(CATALOG_ENDPOINTS.flatMap((e) => LANGUAGES.map((l) => cache.delete(cacheKey(e, l)))));
 }

@@ -11,7 +11,6 @@ export type Seen<V> = { value: V; at: number };
  */
 export class ReadMostly<V> {
   private readonly held = new Map<string, Seen<V>>();
-  private readonly reading = new Map<string, Promise<Seen<V>>>();
   // After a failed read, the last value is reused this long before D1 is tried again: an overloaded D1 is not hammered.
   private readonly retryAt = new Map<string, number>();
 
@@ -20,18 +19,19 @@ export class ReadMostly<V> {
     private readonly options: { freshMs: number; staleMs: number; maxEntries?: number },
   ) {}
 
-  /** The value for key: held while fresh, else read once (concurrent callers share the read). */
+  /**
+   * The value for key: held while fresh, else read. Concurrent callers do not share a pending read:
+   * each is a different request, and an I/O object (a Durable Object stub) made after awaiting
+   * another request's read belongs to that request; used later it fails ("Cannot perform I/O on
+   * behalf of a different request"), as 500s under load showed. A burst when a value expires costs
+   * one read per request in flight, once per freshMs.
+   */
   async get(key: string, read: () => Promise<V>): Promise<Seen<V>> {
     const held = this.held.get(key);
     const now = Date.now();
     const age = held ? now - held.at : Infinity;
     if (held && (age < this.options.freshMs || (now < (this.retryAt.get(key) ?? 0) && age < this.options.staleMs))) return held;
-    let pending = this.reading.get(key);
-    if (!pending) {
-      pending = this.read(key, read).finally(() => this.reading.delete(key));
-      this.reading.set(key, pending);
-    }
-    return pending;
+    return this.read(key, read);
   }
 
   /** Keeps a value read elsewhere (by the Worker that called this object) when it is newer than the one held. */

@@ -11,16 +11,17 @@ const STALE = 10_000;
 const outage = () => Promise.reject(new Error(OUTAGE));
 
 describe("ReadMostly", () => {
-  it("reuses a value while fresh, reads again after, and shares one read among concurrent callers", async () => {
+  it("reuses a value while fresh, reads again after, and never hands one caller another's pending read", async () => {
     const clock = frozenClock();
     const cache = new ReadMostly<number>("test", { freshMs: FRESH, staleMs: STALE });
     const read = vi.fn(async () => read.mock.calls.length);
+    // Concurrent callers are different requests: each reads, so none continues on behalf of another.
     const [a, b] = await Promise.all([cache.get("k", read), cache.get("k", read)]);
-    expect([a.value, b.value, read.mock.calls.length]).toEqual([1, 1, 1]);
+    expect([a.value, b.value, read.mock.calls.length]).toEqual([1, 2, 2]);
     clock.advance(FRESH - 1);
-    expect((await cache.get("k", read)).value).toBe(1);
+    expect((await cache.get("k", read)).value, "reads that started at the same moment: the first kept").toBe(1);
     clock.advance(1);
-    expect((await cache.get("k", read)).value).toBe(2);
+    expect((await cache.get("k", read)).value).toBe(3);
   });
 
   it("serves the last value while D1 is unavailable, then refuses with DatabaseUnavailable once it is too old", async () => {
