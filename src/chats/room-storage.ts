@@ -66,10 +66,15 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const toMessage = (r: MessageRow): Message => ({ id: r.id, role: r.role, content: r.content, createdAt: r.created_at, status: r.status, taskId: r.task_id });
 
 /** What the chat summary shows about the messages; kept in memory by the methods that write messages. */
-type MessageFacts = { lastMessageAt: string | null; newestOwnerId: string | null; preview: string };
+// previewIsWhole: the preview is the reply's whole content, so appended text continues it.
+type MessageFacts = { lastMessageAt: string | null; newestOwnerId: string | null; preview: string; previewIsWhole: boolean };
 type PendingCounts = Record<"queued" | "dispatching" | "running", number>;
 const isPending = (status: SubmissionStatus): status is keyof PendingCounts => status === "queued" || status === "dispatching" || status === "running";
 const previewOf = (content: string) => [...content.slice(0, PREVIEW_MAX * 2)].slice(0, PREVIEW_MAX).join("");
+const previewFacts = (content: string) => {
+  const preview = previewOf(content);
+  return { preview, previewIsWhole: preview.length === content.length };
+};
 
 /**
  * The chat's own SQLite storage: synchronous queries, so callers control where awaits may interleave.
@@ -181,7 +186,7 @@ export class RoomStorage {
     if (this.messageFacts) return this.messageFacts;
     const last = this.sql.exec<{ created_at: string }>("SELECT created_at FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0];
     const owner = this.sql.exec<{ id: string; content: string }>("SELECT id, content FROM messages WHERE role = 'owner' ORDER BY seq DESC LIMIT 1").toArray()[0];
-    this.messageFacts = { lastMessageAt: last?.created_at ?? null, newestOwnerId: owner?.id ?? null, preview: previewOf(owner?.content ?? "") };
+    this.messageFacts = { lastMessageAt: last?.created_at ?? null, newestOwnerId: owner?.id ?? null, ...previewFacts(owner?.content ?? "") };
     return this.messageFacts;
   }
 
@@ -289,22 +294,21 @@ export class RoomStorage {
     facts.lastMessageAt = message.createdAt;
     if (message.role === "owner") {
       facts.newestOwnerId = message.id;
-      facts.preview = previewOf(message.content);
+      Object.assign(facts, previewFacts(message.content));
       this.reply = { messageId: message.id, length: message.content.length };
     }
   }
 
   finishMessage(id: string, status: "success" | "failed", content: string): void {
     this.sql.exec("UPDATE messages SET status = ?, content = ? WHERE id = ?", status, content, id);
-    if (this.messageFacts?.newestOwnerId === id) this.messageFacts.preview = previewOf(content);
+    if (this.messageFacts?.newestOwnerId === id) Object.assign(this.messageFacts, previewFacts(content));
     if (this.reply?.messageId === id) this.reply.length = content.length;
   }
 
   appendToMessage(id: string, text: string): void {
     this.sql.exec("UPDATE messages SET content = content || ? WHERE id = ?", text, id);
     const facts = this.messageFacts;
-    // A preview shorter than PREVIEW_MAX is the whole content, so the appended text continues it.
-    if (facts?.newestOwnerId === id && [...facts.preview].length < PREVIEW_MAX) facts.preview = previewOf(facts.preview + text);
+    if (facts?.newestOwnerId === id && facts.previewIsWhole) Object.assign(facts, previewFacts(facts.preview + text));
     if (this.reply?.messageId === id) this.reply.length += text.length;
   }
 

@@ -18,6 +18,20 @@ function charsetOf(params: string[]): string | undefined {
   return undefined;
 }
 
+/** True when a JSON text parses and one of its strings (or keys) is not well-formed Unicode; malformed JSON is the validator's to report. */
+function hasUnpairedSurrogate(text: string): boolean {
+  let found = false;
+  try {
+    JSON.parse(text, (key, value) => {
+      if (!key.isWellFormed() || (typeof value === "string" && !value.isWellFormed())) found = true;
+      return value;
+    });
+  } catch {
+    return false;
+  }
+  return found;
+}
+
 /**
  * Every JSON request body, before a validator reads it. The media type is matched as RFC 9110
  * allows (parameters, whitespace around `;`), so `application/json ; charset=utf-8` is JSON; a
@@ -35,10 +49,17 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
     throw invalidRequest("JSON bodies must be UTF-8.", [{ path: "content-type", message: `charset ${charset} is not supported; send UTF-8` }]);
   }
   const bytes = await c.req.arrayBuffer();
+  let text: string;
   try {
-    new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     throw invalidRequest("The request body is not valid UTF-8.", [{ path: "(body)", message: "not valid UTF-8" }]);
+  }
+  // A \uD800–\uDFFF escape without its other half is valid JSON but not text: storage would keep it as U+FFFD.
+  if (text.includes("\\u") && hasUnpairedSurrogate(text)) {
+    throw invalidRequest("The request body contains an unpaired surrogate escape; strings must be well-formed Unicode.", [
+      { path: "(body)", message: "unpaired UTF-16 surrogate in a string" },
+    ]);
   }
   // The validators match the bare media type; the bytes are read already, so the request is rebuilt with them.
   const headers = new Headers(c.req.raw.headers);

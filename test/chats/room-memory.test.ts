@@ -35,4 +35,19 @@ describe("the chat object's memory", () => {
     expect(done.queue.items.map((e) => e.status)).toEqual(["failed"]);
     expect(done.history.items[0]!.role).toBe("error");
   });
+
+  it("keeps a growing reply's preview exact past 500 characters, counting a pair of surrogates as one", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const c = await newChat(w);
+    await send(w, c.id, "a long one");
+    await runNextAlarm(room(c.id), clock);
+    const taskId = (await historyOf(w, c.id)).items.find((m) => m.role === "owner")!.taskId!;
+    // Parts as an http agent would send them; the preview fills up in the second and stays in the third.
+    expect(await room(c.id).appendPartial(taskId, 1, "a".repeat(450))).toBe("appended");
+    expect(await room(c.id).appendPartial(taskId, 2, `${"b".repeat(49)}\u{1F600}${"c".repeat(50)}`)).toBe("appended");
+    expect(await room(c.id).appendPartial(taskId, 3, "d")).toBe("appended");
+    const { chat } = await expectSameAfterEviction(w, c.id, "a reply of 601 code points");
+    expect(chat.latestAgentPreview).toBe(`${"a".repeat(450)}${"b".repeat(49)}\u{1F600}`);
+  });
 });

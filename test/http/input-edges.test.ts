@@ -13,6 +13,19 @@ describe("JSON request bodies", () => {
     expect((await call("GET", chatsPath(w), { token: w.token })).json.items).toEqual([]);
   });
 
+  it("refuses a string with an unpaired surrogate escape, which storage would keep as U+FFFD, and accepts a whole pair", async () => {
+    const w = await world();
+    const chat = (await call("POST", chatsPath(w), { token: w.token, body: { title: "surrogates" } })).json;
+    const sendRaw = (raw: string) =>
+      call("POST", `${chatsPath(w)}/${chat.id}/messages`, { token: w.token, raw, headers: { "content-type": "application/json", "idempotency-key": crypto.randomUUID() } });
+    for (const raw of ['{"content":"half \\uD83D"}', '{"content":"\\uDE00 half"}', '{"content":"ok","\\uD83D":1}']) {
+      const r = await sendRaw(raw);
+      expectProblem(r, 400, "invalid_request");
+      expect(r.json.errors, raw).toEqual([{ path: "(body)", message: "unpaired UTF-16 surrogate in a string" }]);
+    }
+    expect((await sendRaw('{"content":"a whole pair \\uD83D\\uDE00 and a \\\\uD83D that is text"}')).status).toBe(202);
+  });
+
   it("accepts media type parameters with whitespace, as RFC 9110 allows", async () => {
     const a = await newAccount();
     const body = JSON.stringify({ email: a.email, password: a.password });
