@@ -12,7 +12,7 @@ const CATALOG_ENDPOINTS: CatalogEndpoint[] = ["plans", "privacy-policy", "terms-
 
 // Isolate memory: a hot request is a Map lookup, no D1 and no Cache API round trip.
 const rendered = new Map<string, RenderedBody>();
-let loadedDocument: { document: CatalogDocument | null; loadedAt: number; generation: number } | undefined;
+let loadedDocument: { document: CatalogDocument | null; loadedAt: number } | undefined;
 // Bumped by every invalidation so a read that started before a PUT cannot store what it read.
 let generation = 0;
 
@@ -30,10 +30,10 @@ async function strongEtag(body: string): Promise<string> {
  */
 async function loadDocument(env: Env, now: number, maxAgeMs: number): Promise<{ document: CatalogDocument | null; fresh: boolean }> {
   const held = loadedDocument;
-  if (held && held.generation === generation && now - held.loadedAt < maxAgeMs) return { document: held.document, fresh: false };
+  if (held && now - held.loadedAt < maxAgeMs) return { document: held.document, fresh: false };
   const startedAt = generation;
   const document = await readCatalog(env.DB);
-  if (startedAt === generation && (!loadedDocument || loadedDocument.loadedAt <= now)) loadedDocument = { document, loadedAt: now, generation };
+  if (startedAt === generation && (!loadedDocument || loadedDocument.loadedAt <= now)) loadedDocument = { document, loadedAt: now };
   return { document, fresh: true };
 }
 

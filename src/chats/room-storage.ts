@@ -66,14 +66,16 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const toMessage = (r: MessageRow): Message => ({ id: r.id, role: r.role, content: r.content, createdAt: r.created_at, status: r.status, taskId: r.task_id });
 
 /** What the chat summary shows about the messages; kept in memory by the methods that write messages. */
-// previewIsWhole: the preview is the reply's whole content, so appended text continues it.
-type MessageFacts = { lastMessageAt: string | null; newestOwnerId: string | null; preview: string; previewIsWhole: boolean };
+// Of the newest reply (a running task's is always the newest): its preview, whether that is its whole
+// content (so appended text continues it), and its length, to tell the agent how much is written.
+type OwnerFacts = { preview: string; previewIsWhole: boolean; newestOwnerLength: number };
+type MessageFacts = { lastMessageAt: string | null; newestOwnerId: string | null } & OwnerFacts;
 type PendingCounts = Record<"queued" | "dispatching" | "running", number>;
 const isPending = (status: SubmissionStatus): status is keyof PendingCounts => status === "queued" || status === "dispatching" || status === "running";
 const previewOf = (content: string) => [...content.slice(0, PREVIEW_MAX * 2)].slice(0, PREVIEW_MAX).join("");
-const previewFacts = (content: string) => {
+const ownerFacts = (content: string): OwnerFacts => {
   const preview = previewOf(content);
-  return { preview, previewIsWhole: preview.length === content.length };
+  return { preview, previewIsWhole: preview.length === content.length, newestOwnerLength: content.length };
 };
 
 /**
@@ -89,8 +91,6 @@ export class RoomStorage {
   private pendingCounts: PendingCounts | undefined;
   // undefined: not read yet; null: no task runs.
   private task: TaskRow | null | undefined;
-  // The running task's reply length, to tell the agent how much is written without reading the reply.
-  private reply: { messageId: string; length: number } | undefined;
   private refundsMaybeOwed = true;
   /** Changes whenever a submission is added or changes status, so the queue is rendered again only then. */
   queueVersion = 0;
@@ -186,7 +186,7 @@ export class RoomStorage {
     if (this.messageFacts) return this.messageFacts;
     const last = this.sql.exec<{ created_at: string }>("SELECT created_at FROM messages ORDER BY seq DESC LIMIT 1").toArray()[0];
     const owner = this.sql.exec<{ id: string; content: string }>("SELECT id, content FROM messages WHERE role = 'owner' ORDER BY seq DESC LIMIT 1").toArray()[0];
-    this.messageFacts = { lastMessageAt: last?.created_at ?? null, newestOwnerId: owner?.id ?? null, ...previewFacts(owner?.content ?? "") };
+    this.messageFacts = { lastMessageAt: last?.created_at ?? null, newestOwnerId: owner?.id ?? null, ...ownerFacts(owner?.content ?? "") };
     return this.messageFacts;
   }
 
@@ -294,28 +294,27 @@ export class RoomStorage {
     facts.lastMessageAt = message.createdAt;
     if (message.role === "owner") {
       facts.newestOwnerId = message.id;
-      Object.assign(facts, previewFacts(message.content));
-      this.reply = { messageId: message.id, length: message.content.length };
+      Object.assign(facts, ownerFacts(message.content));
     }
   }
 
   finishMessage(id: string, status: "success" | "failed", content: string): void {
     this.sql.exec("UPDATE messages SET status = ?, content = ? WHERE id = ?", status, content, id);
-    if (this.messageFacts?.newestOwnerId === id) Object.assign(this.messageFacts, previewFacts(content));
-    if (this.reply?.messageId === id) this.reply.length = content.length;
+    if (this.messageFacts?.newestOwnerId === id) Object.assign(this.messageFacts, ownerFacts(content));
   }
 
   appendToMessage(id: string, text: string): void {
     this.sql.exec("UPDATE messages SET content = content || ? WHERE id = ?", text, id);
     const facts = this.messageFacts;
-    if (facts?.newestOwnerId === id && facts.previewIsWhole) Object.assign(facts, previewFacts(facts.preview + text));
-    if (this.reply?.messageId === id) this.reply.length += text.length;
+    if (facts?.newestOwnerId !== id) return;
+    if (facts.previewIsWhole) Object.assign(facts, ownerFacts(facts.preview + text));
+    else facts.newestOwnerLength += text.length;
   }
 
   /** The length of a reply being written (UTF-16 units), without reading it when this object wrote it. */
   replyLength(messageId: string): number {
-    if (this.reply?.messageId !== messageId) this.reply = { messageId, length: this.message(messageId)?.content.length ?? 0 };
-    return this.reply.length;
+    const facts = this.facts();
+    return facts.newestOwnerId === messageId ? facts.newestOwnerLength : (this.message(messageId)?.content.length ?? 0);
   }
 
   message(id: string): Message | undefined {
