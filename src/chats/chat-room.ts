@@ -49,8 +49,8 @@ export class ChatRoom extends DurableObject<Env> {
   private listBehindSince: number | undefined;
   // The chat and queue as last published, to append an event only when they change.
   private readonly published: Partial<Record<"chat" | "queue", string>> = {};
-  // The storage's queue version last published: the queue is rendered again only when it moves.
-  private publishedQueueVersion: number | undefined;
+  // The storage's queue version last published, and when that queue changes by itself: it is rendered again only then.
+  private publishedQueue: { version: number; changesAt: number } | undefined;
   // What the running task was asked, kept while it runs (its submission never changes).
   private runningInput: AgentTask | undefined;
   private readonly streams: ChatStreams;
@@ -145,7 +145,7 @@ export class ChatRoom extends DurableObject<Env> {
 
   // Not named "queue": that name is reserved for the Queues handler and is not callable over RPC.
   async queueEntries(projectId: string): Promise<QueueEntry[] | null> {
-    return this.chatIn(projectId) ? this.store.queue(Date.now()) : null;
+    return this.chatIn(projectId) ? this.store.queue(Date.now()).items : null;
   }
 
   /**
@@ -162,7 +162,7 @@ export class ChatRoom extends DurableObject<Env> {
     } else {
       // Read in the same synchronous stretch as the state, so resuming from the snapshot's id misses nothing.
       cursor = this.log.newestId();
-      first.push(sseFrame(cursor, "snapshot", JSON.stringify({ chat: this.store.view(), queue: { items: this.store.queue(now) } })));
+      first.push(sseFrame(cursor, "snapshot", JSON.stringify({ chat: this.store.view(), queue: { items: this.store.queue(now).items } })));
     }
     return this.streams.open(cursor, first, grant, now);
   }
@@ -348,9 +348,10 @@ export class ChatRoom extends DurableObject<Env> {
   private publish(now = Date.now()): void {
     this.publishState("chat", this.store.view(), now);
     // The queue is rendered only when a submission moved or a failed entry's 24 hours ran out.
-    if (this.store.queueVersion !== this.publishedQueueVersion || now >= this.store.queueExpiresAt) {
-      this.publishedQueueVersion = this.store.queueVersion;
-      this.publishState("queue", { items: this.store.queue(now) }, now);
+    if (this.store.queueVersion !== this.publishedQueue?.version || now >= this.publishedQueue.changesAt) {
+      const { items, changesAt } = this.store.queue(now);
+      this.publishedQueue = { version: this.store.queueVersion, changesAt };
+      this.publishState("queue", { items }, now);
     }
     this.streams.wake();
   }

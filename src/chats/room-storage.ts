@@ -94,8 +94,6 @@ export class RoomStorage {
   private refundsMaybeOwed = true;
   /** Changes whenever a submission is added or changes status, so the queue is rendered again only then. */
   queueVersion = 0;
-  /** When the oldest failed entry shown leaves the queue (24 hours after it failed). */
-  queueExpiresAt = Number.POSITIVE_INFINITY;
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -259,20 +257,20 @@ export class RoomStorage {
     this.queueVersion++;
   }
 
-  queue(now: number): QueueEntry[] {
-    let expiresAt = Number.POSITIVE_INFINITY;
-    const entries = this.sql
+  /** The queue as clients see it, and when it next changes by itself: the oldest failed entry's 24 hours end. */
+  queue(now: number): { items: QueueEntry[]; changesAt: number } {
+    let changesAt = Number.POSITIVE_INFINITY;
+    const items = this.sql
       .exec<{ id: string; content: string; status: string; created_at: string; failed_at: number | null }>(
         "SELECT id, content, status, created_at, failed_at FROM submissions WHERE status IN ('queued', 'dispatching') OR (status = 'failed' AND failed_at > ?) ORDER BY seq",
         now - FAILED_KEPT_MS,
       )
       .toArray()
       .map((r) => {
-        if (r.failed_at !== null) expiresAt = Math.min(expiresAt, r.failed_at + FAILED_KEPT_MS);
+        if (r.failed_at !== null) changesAt = Math.min(changesAt, r.failed_at + FAILED_KEPT_MS);
         return { id: r.id, content: r.content, status: r.status as QueueEntry["status"], createdAt: r.created_at };
       });
-    this.queueExpiresAt = expiresAt;
-    return entries;
+    return { items, changesAt };
   }
 
   // ---- messages ----

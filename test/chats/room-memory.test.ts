@@ -1,7 +1,8 @@
 import { evictDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
-import { chatOf, historyOf, newChat, queueOf, room, send, world, type World } from "../helpers";
+import { call, chatOf, chatsPath, historyOf, newChat, queueOf, room, send, world, type World } from "../helpers";
+import { openEvents } from "../sse";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -49,5 +50,23 @@ describe("the chat object's memory", () => {
     expect(await room(c.id).appendPartial(taskId, 3, "d")).toBe("appended");
     const { chat } = await expectSameAfterEviction(w, c.id, "a reply of 601 code points");
     expect(chat.latestAgentPreview).toBe(`${"a".repeat(450)}${"b".repeat(49)}\u{1F600}`);
+  });
+
+  it("publishes the queue again once a failed entry's 24 hours are over, though a read saw it go first", async () => {
+    const clock = frozenClock();
+    const w = await world({ credits: 0 });
+    const c = await newChat(w);
+    await send(w, c.id, "no credits for this");
+    await settle(room(c.id), clock);
+    expect((await queueOf(w, c.id)).items.map((e) => e.status)).toEqual(["failed"]);
+    clock.advance(24 * 3_600_000 + 1);
+    expect((await queueOf(w, c.id)).items).toEqual([]);
+    // A follower's queue is the last queue event: the next change must carry the queue without the entry.
+    const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
+    await s.next();
+    expect((await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "later" } })).status).toBe(200);
+    const renamed = await s.until((e) => e.type === "chat" && e.data.title === "later");
+    expect((await s.until((e) => e.type === "queue" && e.id > renamed.id, 2_000)).data).toEqual({ items: [] });
+    await s.close();
   });
 });
