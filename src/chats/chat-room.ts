@@ -238,7 +238,9 @@ export class ChatRoom extends DurableObject<Env> {
           // Maintenance, a suspended project, or D1 unable to say: the submission waits and is looked at again shortly.
           if (next.status === "dispatching" && !next.task_id) {
             this.store.setSubmission(next, "queued");
-            this.publish();
+            // The summary changed (no longer working, one more queued), so the chat list must hear of it.
+            this.store.touch(now);
+            this.publish(now);
           }
           return this.scheduleAt(now + (decision.kind === "hold" ? HOLD_RECHECK_MS : RETRY_MS));
         }

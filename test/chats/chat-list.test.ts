@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ProjectChats } from "../../src/chats/project-chats";
 import { ChatList, type Chat } from "../../src/chats/schemas";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { call, chatOf, chatsPath, env, newChat, room, send, world, type World } from "../helpers";
+import { admin, call, chatOf, chatsPath, env, newChat, room, send, world, type World } from "../helpers";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -40,6 +40,25 @@ describe("the chat list", () => {
     expect(listed).toMatchObject({ id: c.id, isWorking: false, queuedCount: 0 });
     expect(listed!.latestAgentPreview).toContain("me too");
     expect(listed).toEqual(await chatOf(w, c.id));
+  });
+
+  it("hears that a started message was held back by maintenance, also after it heard of the start", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const c = await newChat(w);
+    expect((await send(w, c.id, "start me")).json.disposition).toBe("started");
+    // A rename sends the summary at once: working, nothing queued.
+    await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "renamed" } });
+    expect((await list(w))[0]).toMatchObject({ id: c.id, isWorking: true, queuedCount: 0 });
+    expect((await admin("PUT", "/admin/maintenance", { enabled: true })).status).toBe(200);
+    try {
+      await runNextAlarm(room(c.id), clock); // finds maintenance on: the message waits, queued
+      const held = await chatOf(w, c.id);
+      expect(held).toMatchObject({ isWorking: false, queuedCount: 1 });
+      expect((await list(w))[0]).toEqual(held);
+    } finally {
+      expect((await admin("PUT", "/admin/maintenance", { enabled: false })).status).toBe(200);
+    }
   });
 
   it("moves a chat between the active and archived lists, and back", async () => {
