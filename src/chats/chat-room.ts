@@ -253,6 +253,8 @@ export class ChatRoom extends DurableObject<Env> {
       }
       if (!(await this.dispatch(next))) return this.scheduleAt(Date.now() + RETRY_MS);
     }
+    // The step budget ran out with work left (many entries that each end at once): go on in the next alarm.
+    await this.scheduleAt(Date.now());
   }
 
   /** Charges and starts one submission's task. False when the owner's ledger could not be reached (retry later). */

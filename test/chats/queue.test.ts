@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { frozenClock, runNextAlarm, settle } from "../clock";
+import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { chatOf, historyOf, newChat, queueOf, replies, room, send, world } from "../helpers";
 
 afterEach(() => vi.restoreAllMocks());
@@ -27,6 +27,23 @@ describe("the queue", () => {
     expect(page.items.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["three", "two", "one"]);
     expect(page.items.map((m) => m.role)).toEqual(["owner", "user", "owner", "user", "owner", "user"]);
     expect((await queueOf(w, c.id)).items).toEqual([]);
+    expect(await chatOf(w, c.id)).toMatchObject({ isWorking: false, queuedCount: 0 });
+  });
+
+  it("goes on in the next alarm when one alarm's steps run out with entries left", async () => {
+    const clock = frozenClock();
+    // No credits: each entry fails the moment it is dispatched, so one alarm could take them all.
+    const w = await world({ credits: 0 });
+    const c = await newChat(w);
+    for (let i = 0; i < 105; i++) {
+      if (i > 0 && i % 50 === 0) clock.advance(60_001); // a new minute of the token's budget
+      expect((await send(w, c.id, `entry ${i}`)).status).toBe(202);
+    }
+    expect(await runNextAlarm(room(c.id), clock)).toBe(true);
+    expect((await chatOf(w, c.id)).queuedCount).toBeGreaterThan(0);
+    expect(await alarmOf(room(c.id)), "an alarm for the rest").not.toBeNull();
+    await settle(room(c.id), clock);
+    expect((await queueOf(w, c.id)).items.map((e) => e.status)).toEqual(Array(105).fill("failed"));
     expect(await chatOf(w, c.id)).toMatchObject({ isWorking: false, queuedCount: 0 });
   });
 });
