@@ -2,16 +2,18 @@ import { z } from "zod";
 import type { AgentPort, AgentResult } from "./port";
 
 const START_TIMEOUT_MS = 15_000;
+// Storage keeps a lone surrogate as U+FFFD, so the reply kept would differ from the one given: refused.
+const agentText = () => z.string().refine((text) => text.isWellFormed(), "unpaired UTF-16 surrogate");
 // Lenient about extra fields, so an agent can add its own without breaking the service.
 export const AgentResultBody = z.object({
   status: z.enum(["success", "failed"]),
-  content: z.string().max(100_000),
+  content: agentText().max(100_000),
   // The agent asked the user something; the chat shows isAwaitingUser until the next message is accepted.
   awaitingUser: z.boolean().optional(),
 });
 
 /** Text to append to the running task's reply; parts are numbered from 1 so a retried part is not appended twice. */
-export const PartialOutputBody = z.object({ seq: z.number().int().min(1).max(1_000_000), text: z.string().min(1).max(100_000) });
+export const PartialOutputBody = z.object({ seq: z.number().int().min(1).max(1_000_000), text: agentText().min(1).max(100_000) });
 
 /**
  * An external agent (docs/agent-protocol.md): the task is POSTed to AGENT_URL with the shared

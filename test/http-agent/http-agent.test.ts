@@ -90,6 +90,8 @@ describe("http agent adapter", () => {
     ],
     ["answers garbage", () => new Response("<html>oops</html>", { status: 200 })],
     ["answers 500", () => new Response("boom", { status: 500 })],
+    // Storage would keep U+FFFD for the lone half, so the reply shown would not be the one given.
+    ["answers a result with an unpaired surrogate", () => new Response('{"status":"success","content":"half \\ud83d"}', { headers: { "content-type": "application/json" } })],
   ])("fails the task visibly and returns the credits when the agent %s", async (_, respond) => {
     const clock = frozenClock();
     fakeAgent(respond as () => Response);
