@@ -69,4 +69,26 @@ describe("catalog cache", () => {
     expect((await admin("PUT", "/admin/catalog", doc)).status).toBe(204);
     expect((await plansIn("en")).json.freePlan.title).toBe("Renamed");
   });
+
+  it("ages a rendering from the catalog's read, so one rendered late from an old read is not served as new", async () => {
+    const clock = frozenClock();
+    await plansIn("en"); // reads the catalog and keeps it
+    await env.DB.exec("UPDATE catalog_free_plan SET title_en = 'Changed', title_ru = 'Changed', title_es = 'Changed'");
+    clock.advance(29_000);
+    expect((await plansIn("es")).json.freePlan.title, "rendered now from the catalog read 29 s ago").not.toBe("Changed");
+    clock.advance(1_500);
+    expect((await plansIn("es")).json.freePlan.title, "30 s after the read, whenever it was rendered").toBe("Changed");
+  });
+
+  it("ignores, on the instance that took a change, the old catalog another isolate stores in the colo after it", async () => {
+    const clock = frozenClock();
+    const old = await plansIn("en");
+    const doc = catalogFixture();
+    doc.freePlan.titleEn = "Renamed";
+    expect((await admin("PUT", "/admin/catalog", doc)).status).toBe(204);
+    // Another isolate read the catalog before the change; its store lands after this isolate cleared the colo.
+    const late = new Response(old.text, { headers: { etag: old.headers.get("etag")!, "x-read-at": String(clock.now() - 1_000), "cache-control": "max-age=30" } });
+    await (await caches.open("catalog")).put("https://catalog.cache.internal/plans/en", late);
+    expect((await plansIn("en")).json.freePlan.title).toBe("Renamed");
+  });
 });
