@@ -13,6 +13,8 @@ export class ReadMostly<V> {
   private readonly held = new Map<string, Seen<V>>();
   // After a failed read, the last value is reused this long before D1 is tried again: an overloaded D1 is not hammered.
   private readonly retryAt = new Map<string, number>();
+  // Bumped by forget, so a read that began before a change made here cannot store what it read.
+  private generation = 0;
 
   constructor(
     private readonly name: string,
@@ -44,6 +46,7 @@ export class ReadMostly<V> {
 
   /** Forgets one key, or all, so a change made in this isolate is seen at once. */
   forget(key?: string): void {
+    this.generation++;
     if (key === undefined) {
       this.held.clear();
       this.retryAt.clear();
@@ -55,9 +58,10 @@ export class ReadMostly<V> {
 
   private async read(key: string, read: () => Promise<V>): Promise<Seen<V>> {
     const at = Date.now();
+    const generation = this.generation;
     try {
       const seen = { value: await read(), at };
-      this.offer(key, seen);
+      if (generation === this.generation) this.offer(key, seen);
       this.retryAt.delete(key);
       return seen;
     } catch (error) {
@@ -66,6 +70,7 @@ export class ReadMostly<V> {
       const usable = held !== undefined && Date.now() - held.at < this.options.staleMs;
       console.warn(JSON.stringify({ level: "warn", event: "d1_unavailable", read: this.name, served: usable ? "last value seen" : "nothing", error: describeForLog(error) }));
       if (!usable) throw new DatabaseUnavailable(error);
+      if (this.retryAt.size >= (this.options.maxEntries ?? 10_000)) this.retryAt.clear();
       this.retryAt.set(key, Date.now() + this.options.freshMs);
       return held;
     }

@@ -70,4 +70,15 @@ describe("ReadMostly", () => {
     expect((await cache.get("k", read)).value).toBe("read");
     expect(read).toHaveBeenCalledTimes(2);
   });
+
+  it("does not keep a value whose read began before a forget: the change made here is not undone by it", async () => {
+    frozenClock();
+    const cache = new ReadMostly<string>("test", { freshMs: FRESH, staleMs: STALE });
+    let finish!: (value: string) => void;
+    const before = cache.get("k", () => new Promise<string>((resolve) => (finish = resolve)));
+    cache.forget();
+    finish("before the change");
+    expect((await before).value, "its caller still gets what it read").toBe("before the change");
+    expect((await cache.get("k", async () => "after the change")).value).toBe("after the change");
+  });
 });
