@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { describeForLog } from "../db/errors";
+import { writeSeenHere } from "../db/sessions";
 import { ApiError, invalidRequest, notFound } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { forgetMemberships } from "../projects/access";
@@ -42,7 +43,8 @@ adminProjectRoutes.openapi(
   },
 );
 
-// Membership is cached per isolate for a few seconds; each change below drops this isolate's copy at once.
+// Membership is cached per isolate for a few seconds; each change below drops this isolate's copy at once,
+// and this isolate's later reads start from the change's bookmark, so a lagging replica cannot bring it back.
 adminProjectRoutes.openapi(
   createRoute({
     method: "patch",
@@ -56,7 +58,7 @@ adminProjectRoutes.openapi(
     responses: { 200: jsonResponse(Project, "Updated"), ...problems(400, 401, 404) },
   }),
   async (c) => {
-    const project = await setProjectStatus(c.env.DB, c.req.valid("param").id, c.req.valid("json").status);
+    const project = await writeSeenHere(c.env.DB, (db) => setProjectStatus(db, c.req.valid("param").id, c.req.valid("json").status));
     if (!project) throw noSuchProject();
     forgetMemberships();
     return c.json(project, 200);
@@ -78,7 +80,7 @@ adminProjectRoutes.openapi(
   async (c) => {
     const { id, accountId } = c.req.valid("param");
     const { role } = c.req.valid("json");
-    const outcome = await setMember(c.env.DB, id, accountId, role);
+    const outcome = await writeSeenHere(c.env.DB, (db) => setMember(db, id, accountId, role));
     if (outcome === "owner_keeps_role")
       throw new ApiError(409, "conflict", `This account owns the project; its role stays owner. Give ${role} to another account, or transfer the project first.`);
     if (outcome === "not_found") throw notFound("No such project or account.");
@@ -100,7 +102,7 @@ adminProjectRoutes.openapi(
   }),
   async (c) => {
     const { id, accountId } = c.req.valid("param");
-    const outcome = await removeMember(c.env.DB, id, accountId);
+    const outcome = await writeSeenHere(c.env.DB, (db) => removeMember(db, id, accountId));
     if (outcome === "owner_stays") throw new ApiError(409, "conflict", "The project's owner stays a member; transfer the project first.");
     if (outcome === "not_member") throw notFound("This account is not a member of this project.");
     forgetMemberships();

@@ -1,5 +1,7 @@
-import { describe, expect, it } from "vitest";
-import { admin, call, chatsPath, expectProblem, newAccount, newChat, newToken, signIn, world } from "../helpers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { admin, call, chatsPath, env, expectProblem, newAccount, newChat, newToken, signIn, world } from "../helpers";
+
+afterEach(() => vi.restoreAllMocks());
 
 describe("chats outside one's reach", () => {
   it("answers 404 for unknown chats, foreign projects and malformed ids, without telling which", async () => {
@@ -53,6 +55,21 @@ describe("project roles", () => {
     expectProblem(await call("GET", chatsPath(w), { token: w.token }), 404, "not_found");
     expect((await admin("PATCH", `/admin/projects/${w.projectId}`, { status: "active" })).status).toBe(200);
     expect((await call("GET", chatsPath(w), { token: w.token })).status).toBe(200);
+  });
+
+  it("reads access after an admin change from that change's bookmark on, so a lagging replica cannot undo it here", async () => {
+    const w = await world();
+    const member = await newAccount();
+    expect((await admin("PUT", `/admin/projects/${w.projectId}/members/${member.id}`, { role: "editor" })).status).toBe(200);
+    const memberToken = await newToken(await signIn(member));
+    const sessions = vi.spyOn(Object.getPrototypeOf(env.DB), "withSession");
+    expect((await admin("DELETE", `/admin/projects/${w.projectId}/members/${member.id}`)).status).toBe(204);
+    const afterChange = sessions.mock.calls.length;
+    expectProblem(await call("GET", chatsPath(w), { token: memberToken }), 404, "not_found");
+    const reads = sessions.mock.calls.slice(afterChange).map(([constraint]) => constraint);
+    // From a bookmark, never "first-unconstrained": the nearest replica must have caught up with the removal.
+    expect(reads.some((c) => typeof c === "string" && !c.startsWith("first-"))).toBe(true);
+    expect(reads).not.toContain("first-unconstrained");
   });
 
   it("keeps the owner a member", async () => {
