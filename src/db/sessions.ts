@@ -1,11 +1,11 @@
+// The bookmark of this isolate's latest write made through writeSeenHere: its replica reads start there.
+let latestWrite: D1SessionBookmark | null = null;
+
 /**
  * D1 read replication (the Sessions API). A read that tolerates a replica's lag goes to the nearest
  * copy; one that must see the latest write (a flag whose change takes effect "from the moment the
  * call returns") goes to the primary. Without replication enabled both are the primary.
  */
-// The bookmark of this isolate's latest write made through writeSeenHere: its replica reads start there.
-let latestWrite: D1SessionBookmark | null = null;
-
 export const nearestReplica = (d1: D1Database): D1Database => d1.withSession(latestWrite ?? "first-unconstrained") as unknown as D1Database;
 export const primary = (d1: D1Database): D1Database => d1.withSession("first-primary") as unknown as D1Database;
 
