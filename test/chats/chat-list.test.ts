@@ -100,6 +100,25 @@ describe("ProjectChats", () => {
     expect(JSON.parse(await object.list(w.projectId, false)).items.map((c: Chat) => c.title)).toEqual(["v3"]);
   });
 
+  it("ignores a late older summary that would move a chat to the other list, with both lists already served", async () => {
+    const w = await world();
+    const id = crypto.randomUUID();
+    const object = listObject(w.projectId);
+    const titles = async (archived: boolean) => JSON.parse(await object.list(w.projectId, archived)).items.map((c: Chat) => c.title);
+    await object.upsert(w.projectId, summary(id, "active v2", "2026-01-02T00:00:00.000Z"), 2);
+    expect([await titles(false), await titles(true)]).toEqual([["active v2"], []]);
+    await object.upsert(w.projectId, { ...summary(id, "archived v1, late", "2026-01-01T00:00:00.000Z"), archivedAt: "2026-01-01T00:00:00.000Z" }, 1);
+    expect([await titles(false), await titles(true)]).toEqual([["active v2"], []]);
+  });
+
+  it("orders chats updated at the same moment by id, the same way on every read", async () => {
+    const w = await world();
+    const object = listObject(w.projectId);
+    const ids = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    for (const id of ids) await object.upsert(w.projectId, summary(id, id, "2026-01-01T00:00:00.000Z"), 1);
+    expect(JSON.parse(await object.list(w.projectId, false)).items.map((c: Chat) => c.id)).toEqual([...ids].sort().reverse());
+  });
+
   it("lists newest updatedAt first, and an archived chat only in the archived list", async () => {
     const w = await world();
     const object = listObject(w.projectId);
