@@ -17,8 +17,8 @@ const options = { freshMs: ACCESS_FRESH_MS, staleMs: ACCESS_STALE_MS };
 const memberships = new ReadMostly<Membership | null>("membership", options);
 const projectStates = new ReadMostly<ProjectState | null>("project", options);
 
-async function readMembership(d1: D1Database, projectId: string, accountId: string): Promise<Seen<Membership | null>> {
-  const seen = await memberships.get(`${projectId}\n${accountId}`, async () => {
+function readMembership(d1: D1Database, projectId: string, accountId: string): Promise<Seen<Membership | null>> {
+  return memberships.get(`${projectId}\n${accountId}`, async () => {
     const row = await readNearestThenPrimary(d1, async (db) => {
       const [found] = await drizzle(db)
         .select({ role: projectMembers.role, ownerAccountId: projects.ownerAccountId, status: projects.status })
@@ -29,16 +29,17 @@ async function readMembership(d1: D1Database, projectId: string, accountId: stri
     });
     return row ?? null;
   });
-  // The same read says what the project's chats need to know; they need not read it again.
-  if (seen.value) projectStates.offer(projectId, { value: { status: seen.value.status, ownerAccountId: seen.value.ownerAccountId }, at: seen.at });
-  return seen;
 }
 
 /** The account's access to the project; null when unknown, suspended or not a member (the caller answers 404, revealing nothing). */
 export async function projectAccess(d1: D1Database, projectId: string, accountId: string): Promise<ProjectAccess | null> {
   const { value, at } = await readMembership(d1, projectId, accountId);
-  if (value?.status !== "active") return null;
-  return { projectId, accountId, role: value.role, project: { value: { status: value.status, ownerAccountId: value.ownerAccountId }, at } };
+  if (!value) return null;
+  const project = { value: { status: value.status, ownerAccountId: value.ownerAccountId }, at };
+  // The same read says what the project's chats need to know (suspended too); they need not read it again.
+  projectStates.offer(projectId, project);
+  if (value.status !== "active") return null;
+  return { projectId, accountId, role: value.role, project };
 }
 
 /** The project's status and owner, or null when there is no such project. */
