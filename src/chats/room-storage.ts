@@ -65,10 +65,10 @@ const FAILED_KEPT_MS = 24 * 3600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 const toMessage = (r: MessageRow): Message => ({ id: r.id, role: r.role, content: r.content, createdAt: r.created_at, status: r.status, taskId: r.task_id });
 
-/** What the chat summary shows about the messages; kept in memory by the methods that write messages. */
 // Of the newest reply (a running task's is always the newest): its preview, whether that is its whole
 // content (so appended text continues it), and its length, to tell the agent how much is written.
 type OwnerFacts = { preview: string; previewIsWhole: boolean; newestOwnerLength: number };
+/** What the chat summary shows about the messages; kept in memory by the methods that write messages. */
 type MessageFacts = { lastMessageAt: string | null; newestOwnerId: string | null } & OwnerFacts;
 type PendingCounts = Record<"queued" | "dispatching" | "running", number>;
 const isPending = (status: SubmissionStatus): status is keyof PendingCounts => status === "queued" || status === "dispatching" || status === "running";
@@ -361,7 +361,8 @@ export class RoomStorage {
 
   deleteTask(id: string): void {
     this.sql.exec("DELETE FROM tasks WHERE id = ?", id);
-    this.task = undefined;
+    // At most one task runs: once the known one is deleted there is none, without reading again.
+    this.task = this.task?.id === id ? null : undefined;
   }
 
   owesRefund(taskId: string, accountId: string | null): void {
