@@ -9,7 +9,7 @@ import type { AppEnv } from "../env";
 import { jsonBodyGuard } from "../http/json-body";
 import { MiB, limitBody } from "../http/middleware";
 import { ApiError, invalidRequest, notFound, unauthorized, validationHook } from "../http/problem";
-import { AgentResultBody, PartialOutputBody } from "./http";
+import { AgentResultBody, PartialOutputBody, SteeringAckBody } from "./http";
 
 /** Only in http mode, and only with the shared AGENT_SECRET (compared in constant time). */
 const requireAgentSecret = createMiddleware<AppEnv>(async (c, next) => {
@@ -26,26 +26,48 @@ const valid = <T extends z.ZodType>(target: "json" | "param", schema: T) => zVal
 const TaskParams = z.object({ chatId: z.uuid(), taskId: z.uuid() });
 const roomOf = (env: AppEnv["Bindings"], chatId: string) => env.CHAT_ROOM.getByName(chatId.toLowerCase());
 
+/** The answers every call about a task that is not running shares: unknown is 404, stopped is refused (its output is discarded). */
+function refuseEndedTask(outcome: string): void {
+  if (outcome === "unknown") throw notFound("No such task in this chat.");
+  if (outcome === "stopped") throw new ApiError(409, "conflict", "The user stopped this task; its output is discarded. Stop working on it.");
+}
+
 /** The http agent's side of docs/agent-protocol.md, mounted at /agent. */
 export const agentCallbackRoutes = new Hono<AppEnv>()
   .use("*", limitBody(MiB), requireAgentSecret, jsonBodyGuard)
   .post("/chats/:chatId/tasks/:taskId/result", valid("param", TaskParams), valid("json", AgentResultBody), async (c) => {
     const { chatId, taskId } = c.req.valid("param");
-    const outcome = await roomOf(c.env, chatId).completeTask(taskId.toLowerCase(), c.req.valid("json"));
-    if (outcome === "unknown") throw notFound("No such task in this chat.");
+    refuseEndedTask(await roomOf(c.env, chatId).completeTask(taskId.toLowerCase(), c.req.valid("json")));
     return c.body(null, 204);
   })
   .post("/chats/:chatId/tasks/:taskId/partial", valid("param", TaskParams), valid("json", PartialOutputBody), async (c) => {
     const { chatId, taskId } = c.req.valid("param");
     const { seq, text } = c.req.valid("json");
     const outcome = await roomOf(c.env, chatId).appendPartial(taskId.toLowerCase(), seq, text);
+    refuseEndedTask(outcome);
     switch (outcome) {
-      case "unknown":
-        throw notFound("No such task in this chat.");
       case "out_of_order":
         throw new ApiError(409, "conflict", "Partial outputs are numbered 1, 2, 3, … and sent in order; an earlier part has not arrived.");
       case "too_long":
         throw invalidRequest("The reply would exceed 100000 characters.", [{ path: "text", message: "too long for the reply" }]);
+    }
+    return c.body(null, 204);
+  })
+  .get("/chats/:chatId/tasks/:taskId/steering", valid("param", TaskParams), async (c) => {
+    const { chatId, taskId } = c.req.valid("param");
+    const offer = await roomOf(c.env, chatId).steeringFor(taskId.toLowerCase());
+    refuseEndedTask(offer.kind);
+    if (offer.kind !== "offer") throw new ApiError(409, "conflict", "The task has ended; there is nothing to take.");
+    return c.json({ items: offer.items }, 200);
+  })
+  .post("/chats/:chatId/tasks/:taskId/steering/ack", valid("param", TaskParams), valid("json", SteeringAckBody), async (c) => {
+    const { chatId, taskId } = c.req.valid("param");
+    const ids = c.req.valid("json").ids.map((id) => id.toLowerCase());
+    const ack = await roomOf(c.env, chatId).acceptSteering(taskId.toLowerCase(), ids);
+    refuseEndedTask(ack.kind);
+    if (ack.kind === "already_finished") throw new ApiError(409, "conflict", "The task has ended; steering texts it did not take run as tasks of their own.");
+    if (ack.kind === "refused") {
+      throw new ApiError(409, "conflict", `${ack.id} is not the next steering text waiting for this task (cancelled, or out of order); GET the steering list again.`);
     }
     return c.body(null, 204);
   });

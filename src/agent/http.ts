@@ -1,7 +1,10 @@
 import { z } from "zod";
+import { describeForLog } from "../db/errors";
 import type { AgentPort, AgentResult } from "./port";
 
 const START_TIMEOUT_MS = 15_000;
+// Telling the agent of a stop is best effort: one try, this long.
+const STOP_TIMEOUT_MS = 5_000;
 // Storage keeps a lone surrogate as U+FFFD, so the reply kept would differ from the one given: refused.
 const agentText = () => z.string().refine((text) => text.isWellFormed(), "unpaired UTF-16 surrogate");
 // Lenient about extra fields, so an agent can add its own without breaking the service.
@@ -15,10 +18,21 @@ export const AgentResultBody = z.object({
 /** Text to append to the running task's reply; parts are numbered from 1 so a retried part is not appended twice. */
 export const PartialOutputBody = z.object({ seq: z.number().int().min(1).max(1_000_000), text: agentText().min(1).max(100_000) });
 
+/** Steering texts the agent has taken, by submission id, in the order it was given them. */
+export const SteeringAckBody = z.object({ ids: z.array(z.uuid()).min(1).max(5) });
+
+/** The task's own address at the agent, `{AGENT_URL}/{taskId}/<action>` (AGENT_URL's query string kept). */
+export function agentTaskUrl(agentUrl: string, taskId: string, action: string): string {
+  const url = new URL(agentUrl);
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}/${taskId}/${action}`;
+  return url.toString();
+}
+
 /**
  * An external agent (docs/agent-protocol.md): the task is POSTed to AGENT_URL with the shared
  * secret. A 200 carries the result at once; a 202 means the agent will POST it to callbackUrl
- * before the deadline. Anything else, or no answer in time, fails the task.
+ * before the deadline. Anything else, or no answer in time, fails the task. A stop is POSTed to
+ * `{AGENT_URL}/{taskId}/stop`; steering texts are the agent's to take from steeringUrl.
  */
 export function httpAgent(options: { url: string; secret: string; resultTimeoutMs: number; startTimeoutMs?: number; fetch?: typeof fetch }): AgentPort {
   const send = options.fetch ?? ((input, init) => fetch(input, init));
@@ -49,10 +63,24 @@ export function httpAgent(options: { url: string; secret: string; resultTimeoutM
         clearTimeout(timer);
       }
     },
-    check(_task, startedAt, now): AgentResult | { checkAt: number } {
+    check(_task, { startedAt, now }): AgentResult | { checkAt: number } {
       const deadline = startedAt + options.resultTimeoutMs;
       if (now < deadline) return { checkAt: deadline };
       return { status: "failed", content: "", error: `The agent did not send a result within ${Math.round(options.resultTimeoutMs / 1000)} s.` };
+    },
+    async stop(task) {
+      try {
+        const response = await send(agentTaskUrl(options.url, task.taskId, "stop"), {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${options.secret}` },
+          body: JSON.stringify({ taskId: task.taskId, chatId: task.chatId, projectId: task.projectId, reason: "stopped_by_user" }),
+          signal: AbortSignal.timeout(STOP_TIMEOUT_MS),
+        });
+        await response.body?.cancel();
+        if (!response.ok) console.warn(JSON.stringify({ level: "warn", event: "agent_stop_refused", taskId: task.taskId, status: response.status }));
+      } catch (error) {
+        console.warn(JSON.stringify({ level: "warn", event: "agent_stop_failed", taskId: task.taskId, error: describeForLog(error) }));
+      }
     },
   };
 }

@@ -6,6 +6,8 @@ export type AgentTask = {
   content: string;
   replyToMessageId: string | null;
   callbackUrl: string | null;
+  // Where an http agent takes the steering texts sent while it works (docs/agent-protocol.md).
+  steeringUrl: string | null;
 };
 
 /**
@@ -20,8 +22,20 @@ type AgentStart = { kind: "finished"; result: AgentResult } | { kind: "pending";
 /** A task still running: when to look again, and text to append to its reply meanwhile. */
 type AgentProgress = { checkAt: number; append?: string };
 
+/** Where a running task stands when its checkAt has come, and what the chat lets the agent do at that step. */
+export type TaskStep = {
+  startedAt: number;
+  now: number;
+  /** The length of the reply so far. */
+  written: number;
+  /** Takes the steering texts waiting for the task (in order, within the chat's cap); returns every text the task has taken. */
+  takeSteering(): string[];
+};
+
 export interface AgentPort {
   start(task: AgentTask, now: number): Promise<AgentStart>;
-  /** Called when a pending task's checkAt has come; `written` is the length of the reply so far. */
-  check(task: AgentTask, startedAt: number, now: number, written: number): AgentResult | AgentProgress;
+  /** Called when a pending task's checkAt has come. */
+  check(task: AgentTask, step: TaskStep): AgentResult | AgentProgress;
+  /** The user stopped the task; the chat has recorded its end already, so this only tells the agent (best effort, never throws). */
+  stop(task: AgentTask): Promise<void>;
 }

@@ -14,6 +14,7 @@ export function agentFor({ agent, publicOrigin }: Pick<Config, "agent" | "public
         throw new Error(`AGENT_MODE is http but ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not set`);
       },
       check: () => ({ status: "failed", content: "", error: "The agent is not configured." }),
+      stop: async () => {},
     };
   }
   return httpAgent({ url: agent.url, secret: agent.secret, resultTimeoutMs: agent.timeoutMs });

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { taskCallbackUrl } from "../agent/callback-url";
 import { agentFor } from "../agent/select";
-import type { AgentPort, AgentResult, AgentTask } from "../agent/port";
+import type { AgentPort, AgentResult, AgentTask, TaskStep } from "../agent/port";
 import { describeForLog } from "../db/errors";
 import { config } from "../config";
 import type { ChargeOutcome } from "../credits/account-ledger";
@@ -14,26 +14,45 @@ import { EventLog, sseFrame, type ChatEventType } from "./event-log";
 import type { StreamGrant } from "./listeners";
 import { offerMaintenanceFlag } from "./maintenance";
 import { ChatStreams, RETRY_HINT } from "./streams";
-import { RoomStorage, type ChatRow, type SubmissionRow, type TaskRow } from "./room-storage";
-import type { Chat, Message, QueueEntry, Submission } from "./schemas";
+import { RoomStorage, type ChatRow, type SubmissionKind, type SubmissionRow, type TaskRow } from "./room-storage";
+import type { Chat, Message, QueueEntry, Submission, SubmissionState } from "./schemas";
 
 /** What the Worker knew when it took the request: the object keeps it, so a task can run even where D1 cannot be read. */
 export type SeenByWorker = { maintenance: Seen<boolean>; project: Seen<ProjectState> };
-export type SubmitRequest = { idempotencyKey: string; content: string; replyToMessageId: string | null; seen: SeenByWorker };
+export type SubmitRequest = { kind: SubmissionKind; idempotencyKey: string; content: string; replyToMessageId: string | null; seen: SeenByWorker };
 export type SubmitOutcome =
   | { kind: "accepted"; submission: Submission; replayed: boolean }
   | { kind: "key_reused" }
+  | { kind: "cancelled" }
   | { kind: "archived" }
   | { kind: "unknown_reply_target" }
+  | { kind: "queue_full" }
   | { kind: "not_found" };
 export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null } | { kind: "bad_cursor" } | { kind: "not_found" };
-export type PartialOutcome = "appended" | "duplicate" | "already_finished" | "out_of_order" | "too_long" | "unknown";
+export type StopOutcome = { kind: "reply"; message: Message } | { kind: "message_not_found" } | { kind: "not_found" };
+export type CancelOutcome = "cancelled" | "started" | "submission_not_found" | "not_found";
+export type SubmissionOutcome = { kind: "submission"; submission: SubmissionState } | { kind: "submission_not_found" } | { kind: "not_found" };
+/** A task that is not running, as an external agent's late call finds it. */
+type EndedTask = "stopped" | "already_finished" | "unknown";
+export type PartialOutcome = "appended" | "duplicate" | "out_of_order" | "too_long" | EndedTask;
+export type SteeringItem = { id: string; content: string; replyToMessageId: string | null; createdAt: string };
+export type SteeringOffer = { kind: "offer"; items: SteeringItem[] } | { kind: EndedTask };
+export type SteeringAck = { kind: "taken" } | { kind: "refused"; id: string } | { kind: EndedTask };
+
+// The queue bound: entries that wait or are being dispatched, and the UTF-8 bytes of their content.
+export const QUEUE_MAX_ENTRIES = 100;
+export const QUEUE_MAX_BYTES = 1_000_000;
+// Each steering text a model takes is another paid call: a task takes at most this many; later ones run as tasks of their own.
+export const STEERING_PER_TASK = 5;
+const utf8 = new TextEncoder();
 
 // Maintenance or a suspended project: the next submission is looked at again this often.
 const HOLD_RECHECK_MS = 2_000;
 // The chat list may lag a busy chat by this much: a burst of sends, or a task's parts, reach it as one update.
 const LIST_SYNC_DELAY_MS = 500;
 const RETRY_MS = 5_000;
+// One alarm takes at most this many steps (dispatches, checks, ends); the rest goes on in the next alarm.
+export const ALARM_STEPS = 50;
 const REPLY_MAX = 100_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -102,29 +121,41 @@ export class ChatRoom extends DurableObject<Env> {
     return this.store.view();
   }
 
-  /** Accepts a message once per idempotency key. The lookup and the insert share one synchronous stretch. */
+  /**
+   * Accepts a message (or a steering text) once per idempotency key. The lookup and the insert share
+   * one synchronous stretch. A steering text waits for the running task to take it; with no task
+   * running it is sent like a message.
+   */
   async submit(projectId: string, request: SubmitRequest): Promise<SubmitOutcome> {
     const chat = this.chatIn(projectId);
     if (!chat) return { kind: "not_found" };
     const existing = this.store.submissionByKey(request.idempotencyKey);
     if (existing) {
-      const same = existing.content === request.content && existing.reply_to === request.replyToMessageId;
+      const same = existing.kind === request.kind && existing.content === request.content && existing.reply_to === request.replyToMessageId;
       if (!same) return { kind: "key_reused" };
+      // A cancelled submission must never run, so its key neither replays nor sends it again.
+      if (existing.status === "cancelled") return { kind: "cancelled" };
       return { kind: "accepted", replayed: true, submission: { submissionId: existing.id, chatId: chat.id, disposition: existing.disposition } };
     }
     if (chat.archived_at !== null) return { kind: "archived" };
     if (request.replyToMessageId && !this.store.hasMessage(request.replyToMessageId)) return { kind: "unknown_reply_target" };
+    const contentBytes = utf8.encode(request.content).byteLength;
+    const load = this.store.queueLoad();
+    if (load.entries >= QUEUE_MAX_ENTRIES || load.bytes + contentBytes > QUEUE_MAX_BYTES) return { kind: "queue_full" };
     offerMaintenanceFlag(request.seen.maintenance);
     offerProjectState(projectId, request.seen.project);
     const now = Date.now();
-    const started = !request.seen.maintenance.value && !this.store.hasPendingWork();
+    const steering = request.kind === "steer" && this.store.runningTask() !== undefined;
+    const started = !steering && !request.seen.maintenance.value && !this.store.hasPendingWork();
     const row = this.store.insertSubmission({
       id: crypto.randomUUID(),
       idempotency_key: request.idempotencyKey,
+      kind: request.kind,
       content: request.content,
+      content_bytes: contentBytes,
       reply_to: request.replyToMessageId,
       disposition: started ? "started" : "queued",
-      status: started ? "dispatching" : "queued",
+      status: steering ? "steering" : started ? "dispatching" : "queued",
       created_at: iso(now),
     });
     this.store.touch(now);
@@ -146,6 +177,59 @@ export class ChatRoom extends DurableObject<Env> {
   // Not named "queue": that name is reserved for the Queues handler and is not callable over RPC.
   async queueEntries(projectId: string): Promise<QueueEntry[] | null> {
     return this.chatIn(projectId) ? this.store.queue(Date.now()).items : null;
+  }
+
+  /** What a submission became: its status and the ids of its task and messages. */
+  async submissionState(projectId: string, submissionId: string): Promise<SubmissionOutcome> {
+    if (!this.chatIn(projectId)) return { kind: "not_found" };
+    const row = this.store.submission(submissionId);
+    if (!row) return { kind: "submission_not_found" };
+    return {
+      kind: "submission",
+      submission: {
+        id: row.id,
+        status: row.status,
+        taskId: row.task_id,
+        userMessageId: row.user_message_id,
+        replyMessageId: row.reply_message_id,
+        createdAt: row.created_at,
+      },
+    };
+  }
+
+  /**
+   * Stops an agent reply: a working one ends at once as interrupted_by_user with what it had written,
+   * and the queue moves on; one that has ended is answered as it is, so a retried or late stop is safe.
+   */
+  async stopReply(projectId: string, messageId: string): Promise<StopOutcome> {
+    if (!this.chatIn(projectId)) return { kind: "not_found" };
+    const message = this.store.message(messageId);
+    if (!message || message.role !== "owner") return { kind: "message_not_found" };
+    const task = this.store.runningTask();
+    if (message.status !== "working" || task?.owner_message_id !== messageId) return { kind: "reply", message };
+    const input = this.inputOf(task);
+    const now = Date.now();
+    this.endTask(task, { status: "interrupted_by_user" }, now);
+    // Telling the agent is best effort and must not hold up the answer; its later output is refused.
+    this.ctx.waitUntil(this.agent.stop(input));
+    await this.scheduleAt(now);
+    return { kind: "reply", message: this.store.message(messageId)! };
+  }
+
+  /** Removes a submission that has not started (queued, steering or failed) for good; its key then answers submission_cancelled. */
+  async cancelSubmission(projectId: string, submissionId: string): Promise<CancelOutcome> {
+    if (!this.chatIn(projectId)) return "not_found";
+    const row = this.store.submission(submissionId);
+    if (!row) return "submission_not_found";
+    if (row.status === "cancelled") return "cancelled";
+    if (row.status !== "queued" && row.status !== "steering" && row.status !== "failed") return "started";
+    const now = Date.now();
+    this.store.setSubmission(row, "cancelled");
+    // queuedCount is part of the summary: the chat list must hear that it went down.
+    if (row.status === "queued") this.store.touch(now);
+    this.publish(now);
+    if (row.status === "queued") await this.scheduleAt(now + LIST_SYNC_DELAY_MS);
+    return "cancelled";
   }
 
   /**
@@ -178,10 +262,9 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   /** An external agent's result for a task (the http adapter's callback). */
-  async completeTask(taskId: string, result: AgentResult): Promise<"done" | "already_finished" | "unknown"> {
-    if (!this.store.isInitialised()) return "unknown";
-    const task = this.store.runningTask();
-    if (!task || task.id !== taskId) return this.store.submissionOfTask(taskId) ? "already_finished" : "unknown";
+  async completeTask(taskId: string, result: AgentResult): Promise<"done" | EndedTask> {
+    const task = this.runningTaskNamed(taskId);
+    if (!task) return this.endedTask(taskId);
     await this.finishTask(task, result);
     await this.scheduleAt(Date.now());
     return "done";
@@ -189,15 +272,42 @@ export class ChatRoom extends DurableObject<Env> {
 
   /** An external agent's partial output: appended once per part number, in order, only while the task runs. */
   async appendPartial(taskId: string, seq: number, text: string): Promise<PartialOutcome> {
-    if (!this.store.isInitialised()) return "unknown";
-    const task = this.store.runningTask();
-    if (!task || task.id !== taskId) return this.store.submissionOfTask(taskId) ? "already_finished" : "unknown";
+    const task = this.runningTaskNamed(taskId);
+    if (!task) return this.endedTask(taskId);
     if (seq <= task.partials) return "duplicate";
     if (seq > task.partials + 1) return "out_of_order";
     if (this.store.replyLength(task.owner_message_id) + text.length > REPLY_MAX) return "too_long";
     this.store.setTaskPartials(task.id, seq);
     this.appendToReply(task, text, Date.now());
     return "appended";
+  }
+
+  /** The steering texts an external agent's running task may take next, oldest first. */
+  async steeringFor(taskId: string): Promise<SteeringOffer> {
+    const task = this.runningTaskNamed(taskId);
+    if (!task) return { kind: this.endedTask(taskId) };
+    const items = this.steeringOffer(task).map((r) => ({ id: r.id, content: r.content, replyToMessageId: r.reply_to, createdAt: r.created_at }));
+    return { kind: "offer", items };
+  }
+
+  /**
+   * An external agent took these steering texts (at least once: a repeated acknowledgement is fine).
+   * Those not taken yet must be the first ones offered, in order; each becomes a user message of the task.
+   */
+  async acceptSteering(taskId: string, ids: string[]): Promise<SteeringAck> {
+    const task = this.runningTaskNamed(taskId);
+    const own = task?.submission_id ?? this.store.submissionOfTask(taskId)?.id;
+    const takenByTask = (id: string) => {
+      const row = this.store.submission(id);
+      return row?.task_id === taskId && row.id !== own && row.status === "done";
+    };
+    const fresh = ids.filter((id) => !takenByTask(id));
+    if (!task) return fresh.length === 0 && own ? { kind: "taken" } : { kind: this.endedTask(taskId) };
+    const offer = this.steeringOffer(task);
+    const outOfOrder = fresh.findIndex((id, i) => offer[i]?.id !== id);
+    if (outOfOrder >= 0) return { kind: "refused", id: fresh[outOfOrder]! };
+    this.takeSteering(task, offer.slice(0, fresh.length), Date.now());
+    return { kind: "taken" };
   }
 
   override async alarm(): Promise<void> {
@@ -215,13 +325,21 @@ export class ChatRoom extends DurableObject<Env> {
   /** Finishes what is due, then dispatches queued submissions in order, one task at a time. */
   private async runDueWork(): Promise<void> {
     await this.payRefunds();
-    for (let step = 0; step < 100; step++) {
+    for (let step = 0; step < ALARM_STEPS; step++) {
       const now = Date.now();
       const task = this.store.runningTask();
       if (task) {
         if (task.check_at > now) return this.scheduleAt(task.check_at);
-        const written = this.store.replyLength(task.owner_message_id);
-        const result = this.agent.check(this.inputOf(task), task.started_at, now, written);
+        const step: TaskStep = {
+          startedAt: task.started_at,
+          now,
+          written: this.store.replyLength(task.owner_message_id),
+          takeSteering: () => {
+            this.takeSteering(task, this.steeringOffer(task), now);
+            return this.store.steeringTaken(task);
+          },
+        };
+        const result = this.agent.check(this.inputOf(task), step);
         if ("checkAt" in result) {
           this.store.setTaskCheckAt(task.id, result.checkAt);
           if (result.append) this.appendToReply(task, result.append, now);
@@ -234,6 +352,8 @@ export class ChatRoom extends DurableObject<Env> {
       if (!next) return;
       if (!next.task_id || !next.account_id) {
         const decision = await dispatchDecision(this.env.DB, this.store.chat()!.project_id);
+        // A queued entry may have been cancelled while D1 was asked (a started one cannot be).
+        if (next.status === "queued" && this.store.submission(next.id)?.status !== "queued") continue;
         if (decision.kind !== "go") {
           // Maintenance, a suspended project, or D1 unable to say: the submission waits and is looked at again shortly.
           if (next.status === "dispatching" && !next.task_id) {
@@ -279,6 +399,7 @@ export class ChatRoom extends DurableObject<Env> {
           createdAt: iso(now),
           status: null,
           taskId,
+          submissionId: submission.id,
         },
         now,
       );
@@ -287,9 +408,11 @@ export class ChatRoom extends DurableObject<Env> {
       return true;
     }
     const task: TaskRow = { id: taskId, submission_id: submission.id, owner_message_id: crypto.randomUUID(), started_at: now, check_at: now, partials: 0 };
-    this.addMessage({ id: crypto.randomUUID(), role: "user", content: submission.content, createdAt: iso(now), status: null, taskId: null }, now);
-    this.addMessage({ id: task.owner_message_id, role: "owner", content: "", createdAt: iso(now), status: "working", taskId }, now);
-    this.store.setSubmission(submission, "running");
+    const userMessageId = crypto.randomUUID();
+    const ofTask = { createdAt: iso(now), taskId, submissionId: submission.id };
+    this.addMessage({ id: userMessageId, role: "user", content: submission.content, status: null, ...ofTask }, now);
+    this.addMessage({ id: task.owner_message_id, role: "owner", content: "", status: "working", ...ofTask }, now);
+    this.store.setSubmission(submission, "running", { user_message_id: userMessageId, reply_message_id: task.owner_message_id });
     this.store.insertTask(task);
     this.store.touch(now);
     this.publish(now);
@@ -304,30 +427,70 @@ export class ChatRoom extends DurableObject<Env> {
     return true;
   }
 
-  /** Records a task's end: the reply, a visible error on failure (credits given back), the queue moves on. */
+  /** Records an agent's result for the running task, then pays back a failed task's credits. */
   private async finishTask(task: TaskRow, result: AgentResult): Promise<void> {
     if (this.store.runningTask()?.id !== task.id) return;
-    const now = Date.now();
-    // The result is authoritative; when it extends what was streamed, the rest goes out as a last delta.
+    this.endTask(task, result, Date.now());
+    await this.payRefunds();
+  }
+
+  /**
+   * Records a task's end in one synchronous stretch: the reply's status and content (what was written
+   * when none is given), a visible error on failure (credits owed back), steering texts it did not
+   * take back in the queue, and the chat no longer working.
+   */
+  private endTask(task: TaskRow, end: { status: "success" | "failed" | "interrupted_by_user"; content?: string; error?: string; awaitingUser?: boolean }, now: number): void {
     const reply = this.store.message(task.owner_message_id)!;
-    const written = reply.content;
-    if (result.content.length > written.length && result.content.startsWith(written)) {
-      this.appendEvent("message.delta", { id: task.owner_message_id, text: result.content.slice(written.length) }, now);
+    const content = end.content ?? reply.content;
+    // The result is authoritative; when it extends what was streamed, the rest goes out as a last delta.
+    if (content.length > reply.content.length && content.startsWith(reply.content)) {
+      this.appendEvent("message.delta", { id: task.owner_message_id, text: content.slice(reply.content.length) }, now);
     }
-    this.store.finishMessage(task.owner_message_id, result.status, result.content);
-    this.appendEvent("message", { ...reply, status: result.status, content: result.content }, now);
-    if (result.status === "failed") {
-      const detail = result.error ?? "The agent could not complete this task.";
-      this.addMessage({ id: crypto.randomUUID(), role: "error", content: `${detail} Its credits were returned.`, createdAt: iso(now), status: null, taskId: task.id }, now);
+    this.store.finishMessage(task.owner_message_id, end.status, content);
+    this.appendEvent("message", { ...reply, status: end.status, content }, now);
+    if (end.status === "failed") {
+      const detail = end.error ?? "The agent could not complete this task.";
+      const error = `${detail} Its credits were returned.`;
+      this.addMessage({ id: crypto.randomUUID(), role: "error", content: error, createdAt: iso(now), status: null, taskId: task.id, submissionId: task.submission_id }, now);
       this.store.owesRefund(task.id, this.store.submission(task.submission_id)?.account_id ?? null);
     }
-    // A task runs for a submission in status running (both are written in one synchronous stretch).
-    this.store.setSubmission({ id: task.submission_id, status: "running" }, "done");
+    this.store.finishSubmission(task.submission_id);
     this.store.deleteTask(task.id);
+    this.store.requeueSteering();
     this.store.touch(now);
-    this.store.setAwaitingUser(now, result.status === "success" && result.awaitingUser === true);
+    this.store.setAwaitingUser(now, end.status === "success" && end.awaitingUser === true);
     this.publish(now);
-    await this.payRefunds();
+  }
+
+  /** The steering entries the running task may take now: the oldest waiting, within its cap. */
+  private steeringOffer(task: TaskRow): SubmissionRow[] {
+    return this.store.steeringWaiting(STEERING_PER_TASK - this.store.steeringTaken(task).length);
+  }
+
+  /** The running task takes these steering entries: each leaves the queue and becomes a user message of the task, free of charge. */
+  private takeSteering(task: TaskRow, rows: SubmissionRow[], now: number): void {
+    if (rows.length === 0) return;
+    for (const row of rows) {
+      const messageId = crypto.randomUUID();
+      this.store.takeSteering(row, task, messageId);
+      this.addMessage({ id: messageId, role: "user", content: row.content, createdAt: iso(now), status: null, taskId: task.id, submissionId: row.id }, now);
+    }
+    this.store.touch(now);
+    this.publish(now);
+  }
+
+  /** The running task, when it is the one named. */
+  private runningTaskNamed(taskId: string): TaskRow | undefined {
+    const task = this.store.isInitialised() ? this.store.runningTask() : undefined;
+    return task?.id === taskId ? task : undefined;
+  }
+
+  /** Why a task is not running: the user stopped it, it ended otherwise, or this chat never had it. */
+  private endedTask(taskId: string): EndedTask {
+    const submission = this.store.isInitialised() ? this.store.submissionOfTask(taskId) : undefined;
+    if (!submission) return "unknown";
+    const reply = submission.reply_message_id ? this.store.message(submission.reply_message_id) : undefined;
+    return reply?.status === "interrupted_by_user" ? "stopped" : "already_finished";
   }
 
   private appendToReply(task: TaskRow, text: string, now: number): void {
@@ -427,7 +590,8 @@ export class ChatRoom extends DurableObject<Env> {
       projectId: chat.project_id,
       content: submission.content,
       replyToMessageId: submission.reply_to,
-      callbackUrl: taskCallbackUrl(config(this.env).publicOrigin, chat.id, taskId),
+      callbackUrl: taskCallbackUrl(config(this.env).publicOrigin, chat.id, taskId, "result"),
+      steeringUrl: taskCallbackUrl(config(this.env).publicOrigin, chat.id, taskId, "steering"),
     };
   }
 }

@@ -1,13 +1,75 @@
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute, type z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import { ApiError, invalidRequest } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
+import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "./chat-room";
 import { maintenanceFlag } from "./maintenance";
-import { chatInProject, chatNotFound, chatProblems, found, read, security, write } from "./route-access";
-import { CONTENT_MAX, ChatParams, MESSAGE_BODY_LIMIT_BYTES, MessagePage, MessagesQuery, Queue, SendMessageBody, SendMessageHeaders, Submission } from "./schemas";
+import type { SubmissionKind } from "./room-storage";
+import { chatInProject, chatNotFound, chatProblems, found, read, security, submissionNotFound, write } from "./route-access";
+import {
+  CONTENT_MAX,
+  ChatParams,
+  MESSAGE_BODY_LIMIT_BYTES,
+  MessagePage,
+  MessagesQuery,
+  Queue,
+  SendMessageBody,
+  SendMessageHeaders,
+  Submission,
+  SubmissionParams,
+  SubmissionState,
+} from "./schemas";
 
-/** Messages: the history, sending one (idempotently), and the queue. */
+/** Messages: the history, sending one (idempotently), the queue, and what a submission became. */
 export const messageRoutes = createRouter<GatedEnv>();
+
+export const SUBMIT_DESCRIPTION =
+  `Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. ` +
+  `Keys are shared by sending and steering: a key used by one cannot be used by the other. A chat holds at most ${QUEUE_MAX_ENTRIES} pending entries ` +
+  `(queued, steering, dispatching) holding at most ${QUEUE_MAX_BYTES} bytes of content: beyond, 409 queue_full and nothing is stored. Checks run in this order: ` +
+  `400, 404, the idempotency key (a replay is 202; then submission_cancelled, idempotency_key_reused), chat_archived, queue_full. The body may be up to ` +
+  `${MESSAGE_BODY_LIMIT_BYTES} bytes, enough for ${CONTENT_MAX} characters each sent as a \\uXXXX\\uXXXX escape pair.`;
+
+type SubmitInput = { out: { param: z.infer<typeof ChatParams>; header: z.infer<typeof SendMessageHeaders>; json: z.infer<typeof SendMessageBody> } };
+
+/** Sending and steering: the chat's object decides; every outcome but acceptance is a problem. */
+export async function submitTo<P extends string>(c: Context<GatedEnv, P, SubmitInput>, kind: SubmissionKind) {
+  const params = c.req.valid("param");
+  const [{ access, chat }, maintenance] = await Promise.all([chatInProject(c, "write", params), maintenanceFlag(c.env.DB)]);
+  const { content, replyToMessageId } = c.req.valid("json");
+  const outcome = await chat.submit(access.projectId, {
+    kind,
+    idempotencyKey: c.req.valid("header")["idempotency-key"].toLowerCase(),
+    content,
+    replyToMessageId: replyToMessageId?.toLowerCase() ?? null,
+    seen: { maintenance, project: access.project },
+  });
+  switch (outcome.kind) {
+    case "not_found":
+      throw chatNotFound();
+    case "archived":
+      throw new ApiError(409, "chat_archived", "The chat is archived; restore it before sending messages.");
+    case "key_reused":
+      throw new ApiError(
+        409,
+        "idempotency_key_reused",
+        "This idempotency-key was used for a different message (or by the other of send and steer); use a new key for a new message.",
+      );
+    case "cancelled":
+      throw new ApiError(409, "submission_cancelled", "The submission with this idempotency-key was cancelled; it will not run. Use a new key to send it again.");
+    case "unknown_reply_target":
+      throw invalidRequest("replyToMessageId does not name a message of this chat.", [{ path: "replyToMessageId", message: "not a message of this chat" }]);
+    case "queue_full":
+      throw new ApiError(
+        409,
+        "queue_full",
+        `The chat's queue is full (at most ${QUEUE_MAX_ENTRIES} pending entries holding ${QUEUE_MAX_BYTES} bytes); wait for entries to run, or cancel some.`,
+      );
+  }
+  if (outcome.replayed) c.header("idempotency-replayed", "true");
+  return c.json(outcome.submission, 202);
+}
 
 messageRoutes.openapi(
   createRoute({
@@ -40,36 +102,14 @@ messageRoutes.openapi(
     security,
     middleware: write,
     summary: "Send a message to the chat agent; 202 confirms acceptance, not completion",
-    description: `Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. The body may be up to ${MESSAGE_BODY_LIMIT_BYTES} bytes, enough for ${CONTENT_MAX} characters each sent as a \\uXXXX\\uXXXX escape pair.`,
+    description: SUBMIT_DESCRIPTION,
     request: { params: ChatParams, headers: SendMessageHeaders, body: jsonBody(SendMessageBody) },
     responses: {
       202: jsonResponse(Submission, "Accepted (or the stored first answer to this idempotency-key)", "Idempotency-Replayed"),
       ...problems(400, 401, 403, 404, 409, 429),
     },
   }),
-  async (c) => {
-    const params = c.req.valid("param");
-    const [{ access, chat }, maintenance] = await Promise.all([chatInProject(c, "write", params), maintenanceFlag(c.env.DB)]);
-    const { content, replyToMessageId } = c.req.valid("json");
-    const outcome = await chat.submit(access.projectId, {
-      idempotencyKey: c.req.valid("header")["idempotency-key"].toLowerCase(),
-      content,
-      replyToMessageId: replyToMessageId?.toLowerCase() ?? null,
-      seen: { maintenance, project: access.project },
-    });
-    switch (outcome.kind) {
-      case "not_found":
-        throw chatNotFound();
-      case "archived":
-        throw new ApiError(409, "chat_archived", "The chat is archived; restore it before sending messages.");
-      case "key_reused":
-        throw new ApiError(409, "idempotency_key_reused", "This idempotency-key was used for a different message; use a new key for a new message.");
-      case "unknown_reply_target":
-        throw invalidRequest("replyToMessageId does not name a message of this chat.", [{ path: "replyToMessageId", message: "not a message of this chat" }]);
-    }
-    if (outcome.replayed) c.header("idempotency-replayed", "true");
-    return c.json(outcome.submission, 202);
-  },
+  (c) => submitTo(c, "send"),
 );
 
 messageRoutes.openapi(
@@ -87,5 +127,26 @@ messageRoutes.openapi(
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
     return c.json({ items: found(await chat.queueEntries(access.projectId)) }, 200);
+  },
+);
+
+messageRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{projectId}/chats/{chatId}/submissions/{submissionId}",
+    operationId: "getSubmission",
+    tags: ["Messages"],
+    summary: "What a submission became: its status, task and messages",
+    security,
+    middleware: read,
+    request: { params: SubmissionParams },
+    responses: { 200: jsonResponse(SubmissionState, "The submission's state; ids are null until they exist"), ...chatProblems },
+  }),
+  async (c) => {
+    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
+    const outcome = await chat.submissionState(access.projectId, c.req.valid("param").submissionId.toLowerCase());
+    if (outcome.kind === "not_found") throw chatNotFound();
+    if (outcome.kind === "submission_not_found") throw submissionNotFound();
+    return c.json(outcome.submission, 200);
   },
 );

@@ -12,22 +12,38 @@ export type ChatRow = {
   indexed_version: number;
   awaiting_user: number;
 };
-export type SubmissionStatus = "queued" | "dispatching" | "running" | "done" | "failed";
+export type SubmissionStatus = "queued" | "steering" | "dispatching" | "running" | "done" | "failed" | "cancelled";
+/** Which call made a submission: keys are shared by both, but a key is bound to the call that used it first. */
+export type SubmissionKind = "send" | "steer";
 export type SubmissionRow = {
   seq: number;
   id: string;
   idempotency_key: string;
+  kind: SubmissionKind;
   content: string;
+  content_bytes: number;
   reply_to: string | null;
   disposition: "queued" | "started";
   status: SubmissionStatus;
   created_at: string;
+  // The task it ran as, or (a steering text taken) the running task that took it.
   task_id: string | null;
   failed_at: number | null;
   account_id: string | null;
+  user_message_id: string | null;
+  reply_message_id: string | null;
 };
 export type TaskRow = { id: string; submission_id: string; owner_message_id: string; started_at: number; check_at: number; partials: number };
-type MessageRow = { seq: number; id: string; role: Message["role"]; content: string; created_at: string; status: Message["status"]; task_id: string | null };
+type MessageRow = {
+  seq: number;
+  id: string;
+  role: Message["role"];
+  content: string;
+  created_at: string;
+  status: Message["status"];
+  task_id: string | null;
+  submission_id: string | null;
+};
 
 // Append-only: each entry upgrades the schema by one version, once, when the object wakes.
 const MIGRATIONS: string[][] = [
@@ -59,19 +75,52 @@ const MIGRATIONS: string[][] = [
     "ALTER TABLE submissions ADD COLUMN account_id TEXT",
     "ALTER TABLE pending_refunds ADD COLUMN account_id TEXT",
   ],
+  [
+    // Control of running work: steering and cancelled submissions, the queue bound, and the links from a submission to its messages.
+    "ALTER TABLE submissions ADD COLUMN kind TEXT NOT NULL DEFAULT 'send'",
+    "ALTER TABLE submissions ADD COLUMN content_bytes INTEGER NOT NULL DEFAULT 0",
+    "UPDATE submissions SET content_bytes = length(CAST(content AS BLOB))",
+    "ALTER TABLE submissions ADD COLUMN user_message_id TEXT",
+    "ALTER TABLE submissions ADD COLUMN reply_message_id TEXT",
+    "ALTER TABLE messages ADD COLUMN submission_id TEXT",
+    "CREATE INDEX submissions_by_task ON submissions (task_id)",
+    // Earlier tasks wrote their user message (without a task id) just before their reply, in one stretch: link them.
+    `UPDATE messages SET task_id = (SELECT r.task_id FROM messages r WHERE r.seq = messages.seq + 1 AND r.role = 'owner')
+       WHERE role = 'user' AND task_id IS NULL`,
+    "UPDATE messages SET submission_id = (SELECT s.id FROM submissions s WHERE s.task_id = messages.task_id) WHERE task_id IS NOT NULL",
+    // Only for the links below; nothing reads messages by task afterwards.
+    "CREATE INDEX messages_by_task ON messages (task_id)",
+    `UPDATE submissions SET
+       user_message_id = (SELECT m.id FROM messages m WHERE m.task_id = submissions.task_id AND m.role = 'user'),
+       reply_message_id = (SELECT m.id FROM messages m WHERE m.task_id = submissions.task_id AND m.role = 'owner')
+       WHERE task_id IS NOT NULL`,
+    "DROP INDEX messages_by_task",
+  ],
 ];
 
 const FAILED_KEPT_MS = 24 * 3600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
-const toMessage = (r: MessageRow): Message => ({ id: r.id, role: r.role, content: r.content, createdAt: r.created_at, status: r.status, taskId: r.task_id });
+const toMessage = (r: MessageRow): Message => ({
+  id: r.id,
+  role: r.role,
+  content: r.content,
+  createdAt: r.created_at,
+  status: r.status,
+  taskId: r.task_id,
+  submissionId: r.submission_id,
+});
 
 // Of the newest reply (a running task's is always the newest): its preview, whether that is its whole
 // content (so appended text continues it), and its length, to tell the agent how much is written.
 type OwnerFacts = { preview: string; previewIsWhole: boolean; newestOwnerLength: number };
 /** What the chat summary shows about the messages; kept in memory by the methods that write messages. */
 type MessageFacts = { lastMessageAt: string | null; newestOwnerId: string | null } & OwnerFacts;
-type PendingCounts = Record<"queued" | "dispatching" | "running", number>;
-const isPending = (status: SubmissionStatus): status is keyof PendingCounts => status === "queued" || status === "dispatching" || status === "running";
+type PendingCounts = Record<"queued" | "steering" | "dispatching" | "running", number>;
+const isPending = (status: SubmissionStatus): status is keyof PendingCounts => status === "queued" || status === "steering" || status === "dispatching" || status === "running";
+/** The statuses the queue bound counts: entries that wait or are being dispatched (a running one has left the queue). */
+const isQueued = (status: SubmissionStatus) => status === "queued" || status === "steering" || status === "dispatching";
+/** What the queue bound counts: its entries that wait or are being dispatched, and the UTF-8 bytes of their content. */
+export type QueueLoad = { entries: number; bytes: number };
 const previewOf = (content: string) => [...content.slice(0, PREVIEW_MAX * 2)].slice(0, PREVIEW_MAX).join("");
 const ownerFacts = (content: string): OwnerFacts => {
   const preview = previewOf(content);
@@ -87,10 +136,13 @@ export class RoomStorage {
   private initialised = false;
   private chatRow: ChatRow | undefined;
   private messageFacts: MessageFacts | undefined;
-  // How many submissions are in each unfinished status; kept by the methods that set a status.
+  // How many submissions are in each unfinished status, and the bytes the queue bound counts; kept by the methods that set a status.
   private pendingCounts: PendingCounts | undefined;
+  private queuedBytes: number | undefined;
   // undefined: not read yet; null: no task runs.
   private task: TaskRow | null | undefined;
+  // The steering texts the running task has taken, in order (undefined: not read yet).
+  private taskSteering: string[] | undefined;
   private refundsMaybeOwed = true;
   /** Changes whenever a submission is added or changes status, so the queue is rendered again only then. */
   queueVersion = 0;
@@ -108,7 +160,9 @@ export class RoomStorage {
     this.chatRow = undefined;
     this.messageFacts = undefined;
     this.pendingCounts = undefined;
+    this.queuedBytes = undefined;
     this.task = undefined;
+    this.taskSteering = undefined;
     migrateSchema(this.sql, MIGRATIONS);
   }
 
@@ -190,14 +244,35 @@ export class RoomStorage {
 
   private counts(): PendingCounts {
     if (this.pendingCounts) return this.pendingCounts;
-    const counts: PendingCounts = { queued: 0, dispatching: 0, running: 0 };
-    for (const row of this.sql.exec<{ status: SubmissionStatus; n: number }>(
-      "SELECT status, COUNT(*) AS n FROM submissions WHERE status IN ('queued', 'dispatching', 'running') GROUP BY status",
+    const counts: PendingCounts = { queued: 0, steering: 0, dispatching: 0, running: 0 };
+    let bytes = 0;
+    for (const row of this.sql.exec<{ status: SubmissionStatus; n: number; bytes: number }>(
+      "SELECT status, COUNT(*) AS n, SUM(content_bytes) AS bytes FROM submissions WHERE status IN ('queued', 'steering', 'dispatching', 'running') GROUP BY status",
     )) {
       if (isPending(row.status)) counts[row.status] = row.n;
+      if (isQueued(row.status)) bytes += row.bytes;
     }
     this.pendingCounts = counts;
+    this.queuedBytes = bytes;
     return counts;
+  }
+
+  /** What the queue bound counts now. */
+  queueLoad(): QueueLoad {
+    const counts = this.counts();
+    return { entries: counts.queued + counts.steering + counts.dispatching, bytes: this.queuedBytes! };
+  }
+
+  /** Keeps the counts and the queue's bytes exact when a submission moves from one status to another. */
+  private moved(from: SubmissionStatus | null, to: SubmissionStatus, contentBytes: number): void {
+    const counts = this.pendingCounts;
+    if (counts) {
+      if (from && isPending(from)) counts[from]--;
+      if (isPending(to)) counts[to]++;
+      if (from && isQueued(from)) this.queuedBytes! -= contentBytes;
+      if (isQueued(to)) this.queuedBytes! += contentBytes;
+    }
+    this.queueVersion++;
   }
 
   // ---- submissions ----
@@ -207,25 +282,29 @@ export class RoomStorage {
 
   hasPendingWork(): boolean {
     const counts = this.counts();
-    return counts.queued + counts.dispatching + counts.running > 0;
+    return counts.queued + counts.steering + counts.dispatching + counts.running > 0;
   }
 
-  insertSubmission(row: Omit<SubmissionRow, "seq" | "task_id" | "failed_at" | "account_id">): SubmissionRow {
-    const counts = this.counts();
+  insertSubmission(
+    row: Pick<SubmissionRow, "id" | "idempotency_key" | "kind" | "content" | "content_bytes" | "reply_to" | "disposition" | "status" | "created_at">,
+  ): SubmissionRow {
+    this.counts();
     const inserted = this.sql
       .exec<SubmissionRow>(
-        "INSERT INTO submissions (id, idempotency_key, content, reply_to, disposition, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
+        `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, reply_to, disposition, status, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
         row.id,
         row.idempotency_key,
+        row.kind,
         row.content,
+        row.content_bytes,
         row.reply_to,
         row.disposition,
         row.status,
         row.created_at,
       )
       .one();
-    if (isPending(row.status)) counts[row.status]++;
-    this.queueVersion++;
+    this.moved(null, row.status, row.content_bytes);
     return inserted;
   }
 
@@ -239,21 +318,59 @@ export class RoomStorage {
 
   /** Moves a submission from the status it has (`from`, as the caller read it) to another. */
   setSubmission(
-    { id, status: from }: Pick<SubmissionRow, "id" | "status">,
+    { id, status: from, content_bytes }: Pick<SubmissionRow, "id" | "status" | "content_bytes">,
     status: SubmissionStatus,
-    extra: { task_id?: string; account_id?: string; failed_at?: number } = {},
+    extra: Partial<Pick<SubmissionRow, "task_id" | "account_id" | "failed_at" | "user_message_id" | "reply_message_id">> = {},
   ): void {
     this.sql.exec(
-      "UPDATE submissions SET status = ?, task_id = COALESCE(?, task_id), account_id = COALESCE(?, account_id), failed_at = COALESCE(?, failed_at) WHERE id = ?",
+      `UPDATE submissions SET status = ?, task_id = COALESCE(?, task_id), account_id = COALESCE(?, account_id), failed_at = COALESCE(?, failed_at),
+         user_message_id = COALESCE(?, user_message_id), reply_message_id = COALESCE(?, reply_message_id) WHERE id = ?`,
       status,
       extra.task_id ?? null,
       extra.account_id ?? null,
       extra.failed_at ?? null,
+      extra.user_message_id ?? null,
+      extra.reply_message_id ?? null,
       id,
     );
-    const counts = this.pendingCounts;
-    if (counts && isPending(from)) counts[from]--;
-    if (counts && isPending(status)) counts[status]++;
+    this.moved(from, status, content_bytes);
+  }
+
+  /** A task's own submission is done when the task ends (it was running, so it holds no place in the queue). */
+  finishSubmission(id: string): void {
+    this.sql.exec("UPDATE submissions SET status = 'done' WHERE id = ?", id);
+    this.moved("running", "done", 0);
+  }
+
+  // ---- steering texts ----
+  /** Steering entries waiting for the running task, oldest first. */
+  steeringWaiting(limit: number): SubmissionRow[] {
+    if (this.counts().steering === 0 || limit <= 0) return [];
+    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE status = 'steering' ORDER BY seq LIMIT ?", limit).toArray();
+  }
+
+  /** The running task takes a steering entry: it is done, as part of that task, and its text is the user message named. */
+  takeSteering(row: SubmissionRow, task: TaskRow, userMessageId: string): void {
+    this.setSubmission(row, "done", { task_id: task.id, user_message_id: userMessageId, reply_message_id: task.owner_message_id });
+    this.steeringTaken(task).push(row.content);
+  }
+
+  /** The steering texts the running task has taken, in order: submissions of the task other than its own. */
+  steeringTaken(task: TaskRow): string[] {
+    this.taskSteering ??= this.sql
+      .exec<{ content: string }>("SELECT content FROM submissions WHERE task_id = ? AND id != ? ORDER BY seq", task.id, task.submission_id)
+      .toArray()
+      .map((r) => r.content);
+    return this.taskSteering;
+  }
+
+  /** The task ended before taking them: steering entries wait as queued, in their place in submission order. */
+  requeueSteering(): void {
+    const counts = this.counts();
+    if (counts.steering === 0) return;
+    this.sql.exec("UPDATE submissions SET status = 'queued' WHERE status = 'steering'");
+    counts.queued += counts.steering;
+    counts.steering = 0;
     this.queueVersion++;
   }
 
@@ -262,7 +379,8 @@ export class RoomStorage {
     let changesAt = Number.POSITIVE_INFINITY;
     const items = this.sql
       .exec<{ id: string; content: string; status: string; created_at: string; failed_at: number | null }>(
-        "SELECT id, content, status, created_at, failed_at FROM submissions WHERE status IN ('queued', 'dispatching') OR (status = 'failed' AND failed_at > ?) ORDER BY seq",
+        `SELECT id, content, status, created_at, failed_at FROM submissions
+           WHERE status IN ('queued', 'steering', 'dispatching') OR (status = 'failed' AND failed_at > ?) ORDER BY seq`,
         now - FAILED_KEPT_MS,
       )
       .toArray()
@@ -281,13 +399,14 @@ export class RoomStorage {
   insertMessage(message: Message): void {
     const facts = this.facts();
     this.sql.exec(
-      "INSERT INTO messages (id, role, content, created_at, status, task_id) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT INTO messages (id, role, content, created_at, status, task_id, submission_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
       message.id,
       message.role,
       message.content,
       message.createdAt,
       message.status,
       message.taskId,
+      message.submissionId,
     );
     facts.lastMessageAt = message.createdAt;
     if (message.role === "owner") {
@@ -296,7 +415,7 @@ export class RoomStorage {
     }
   }
 
-  finishMessage(id: string, status: "success" | "failed", content: string): void {
+  finishMessage(id: string, status: "success" | "failed" | "interrupted_by_user", content: string): void {
     this.sql.exec("UPDATE messages SET status = ?, content = ? WHERE id = ?", status, content, id);
     if (this.messageFacts?.newestOwnerId === id) Object.assign(this.messageFacts, ownerFacts(content));
   }
@@ -347,6 +466,7 @@ export class RoomStorage {
       task.check_at,
     );
     this.task = { ...task, partials: 0 };
+    this.taskSteering = [];
   }
 
   setTaskPartials(id: string, partials: number): void {
@@ -363,6 +483,7 @@ export class RoomStorage {
     this.sql.exec("DELETE FROM tasks WHERE id = ?", id);
     // At most one task runs: once the known one is deleted there is none, without reading again.
     this.task = this.task?.id === id ? null : undefined;
+    this.taskSteering = undefined;
   }
 
   owesRefund(taskId: string, accountId: string | null): void {
@@ -382,8 +503,9 @@ export class RoomStorage {
     this.sql.exec("DELETE FROM pending_refunds WHERE task_id = ?", taskId);
   }
 
+  /** The submission a task ran for (steering texts it took come later in submission order). */
   submissionOfTask(taskId: string): SubmissionRow | undefined {
-    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE task_id = ?", taskId).toArray()[0];
+    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE task_id = ? ORDER BY seq LIMIT 1", taskId).toArray()[0];
   }
 
   submission(id: string): SubmissionRow | undefined {

@@ -27,6 +27,7 @@ export async function chatInProject(c: Context<GatedEnv>, need: "read" | "write"
 }
 
 export const chatNotFound = () => notFound("The chat does not exist in this project or is not available to you.");
+export const submissionNotFound = () => new ApiError(404, "submission_not_found", "This chat has no submission with that id.");
 
 /** The object's answer, or 404 when it said the chat is not in this project. */
 export function found<T>(value: T | null): T {

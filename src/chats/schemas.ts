@@ -54,7 +54,14 @@ export const Message = z
     content: z.string(),
     createdAt: z.iso.datetime(),
     status: z.enum(["working", "success", "failed", "interrupted_by_user"]).nullable(),
-    taskId: z.uuid().nullable(),
+    taskId: z.uuid().nullable().openapi({ description: "The task this message belongs to: its user message, its reply, its error, and the steering texts it took" }),
+    submissionId: z
+      .uuid()
+      .nullable()
+      .openapi({
+        description:
+          "The submission whose task produced it; a steering text's user message carries its own submission's id. Null for messages from before submissions were linked.",
+      }),
   })
   .openapi("Message");
 export type Message = z.infer<typeof Message>;
@@ -78,8 +85,27 @@ export const Queue = z.object({ items: z.array(QueueEntry) }).openapi("Queue");
 export const Submission = z.object({ submissionId: z.uuid(), chatId: z.uuid(), disposition: z.enum(["queued", "started"]) }).openapi("Submission");
 export type Submission = z.infer<typeof Submission>;
 
+export const SubmissionState = z
+  .object({
+    id: z.uuid(),
+    status: z.enum(["queued", "steering", "dispatching", "running", "done", "failed", "cancelled"]).openapi({
+      description:
+        "`done`: its task ended, whatever the reply's status (a steering text: taken by the running task); `failed`: it could not start (no credits); `cancelled`: removed from the queue by a user",
+    }),
+    taskId: z.uuid().nullable().openapi({ description: "Its task, or for a steering text the running task that took it; null until assigned" }),
+    userMessageId: z.uuid().nullable().openapi({ description: "The user message its text became; null until its task starts (or the running task takes it)" }),
+    replyMessageId: z.uuid().nullable().openapi({ description: "The agent reply of its task; null until the task starts" }),
+    createdAt: z.iso.datetime(),
+  })
+  .openapi("SubmissionState", { description: "What a submission became" });
+export type SubmissionState = z.infer<typeof SubmissionState>;
+
 export const ProjectParams = z.object({ projectId: z.string().openapi({ format: "uuid" }) });
 export const ChatParams = ProjectParams.extend({ chatId: z.string().openapi({ format: "uuid" }) });
+export const MessageParams = ChatParams.extend({ messageId: z.string().openapi({ format: "uuid" }) });
+export const SubmissionParams = ChatParams.extend({ submissionId: z.string().openapi({ format: "uuid" }) });
+// Stopping takes no input: no body, an empty one, or {}.
+export const StopBody = z.strictObject({}).openapi("StopReply");
 export const ListChatsQuery = z.strictObject({ archived: z.enum(["true", "false"]).optional() });
 export const MessagesQuery = z.strictObject({
   cursor: z

@@ -67,3 +67,13 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   c.req.raw = new Request(c.req.raw, { headers, body: bytes });
   await next();
 });
+
+/** For an operation whose body is optional: an empty body is no body, whatever its Content-Type says (clients often send one anyway). */
+export const emptyBodyIsNone = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.raw.body && (await c.req.arrayBuffer()).byteLength === 0) {
+    const headers = new Headers(c.req.raw.headers);
+    headers.delete("content-type");
+    c.req.raw = new Request(c.req.raw, { headers, body: null });
+  }
+  await next();
+});

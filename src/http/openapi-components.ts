@@ -62,9 +62,13 @@ const RESPONSES = {
   BadRequest: problem("Invalid input (`invalid_request`): a body that is not JSON or breaks the schema, an unknown field or query parameter; `errors[]` lists each invalid field."),
   Unauthorized: problem("Missing, malformed, expired or revoked credentials (`unauthorized`).", "WWW-Authenticate"),
   Forbidden: problem("The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`).", "WWW-Authenticate"),
-  NotFound: problem("No such resource, or not available to the caller (`not_found`); existence is not revealed."),
+  NotFound: problem(
+    "No such resource, or not available to the caller (`not_found`; `message_not_found` or `submission_not_found` for an id in a chat that is available); existence is not revealed.",
+  ),
   MethodNotAllowed: problem("The path exists but not with this method (`method_not_allowed`).", "Allow"),
-  Conflict: problem("The request conflicts with the current state (`conflict`, `chat_archived`, `idempotency_key_reused`, `token_limit_reached`)."),
+  Conflict: problem(
+    "The request conflicts with the current state (`conflict`, `chat_archived`, `idempotency_key_reused`, `submission_cancelled`, `submission_started`, `queue_full`, `token_limit_reached`).",
+  ),
   ContentTooLarge: problem("The body is larger than the limit of this path (`payload_too_large`)."),
   TooManyRequests: problem("Too many requests (`rate_limited`); wait Retry-After seconds.", "Retry-After"),
   InternalError: problem("Something failed on the service's side (`internal_error`); quote the x-request-id."),

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { ALARM_STEPS } from "../../src/chats/chat-room";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { chatOf, historyOf, newChat, queueOf, replies, room, send, world } from "../helpers";
 
@@ -35,7 +36,8 @@ describe("the queue", () => {
     // No credits: each entry fails the moment it is dispatched, so one alarm could take them all.
     const w = await world({ credits: 0 });
     const c = await newChat(w);
-    for (let i = 0; i < 105; i++) {
+    const entries = ALARM_STEPS + 5;
+    for (let i = 0; i < entries; i++) {
       if (i > 0 && i % 50 === 0) clock.advance(60_001); // a new minute of the token's budget
       expect((await send(w, c.id, `entry ${i}`)).status).toBe(202);
     }
@@ -43,7 +45,7 @@ describe("the queue", () => {
     expect((await chatOf(w, c.id)).queuedCount).toBeGreaterThan(0);
     expect(await alarmOf(room(c.id)), "an alarm for the rest").not.toBeNull();
     await settle(room(c.id), clock);
-    expect((await queueOf(w, c.id)).items.map((e) => e.status)).toEqual(Array(105).fill("failed"));
+    expect((await queueOf(w, c.id)).items.map((e) => e.status)).toEqual(Array(entries).fill("failed"));
     expect(await chatOf(w, c.id)).toMatchObject({ isWorking: false, queuedCount: 0 });
   });
 });

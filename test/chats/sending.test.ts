@@ -17,8 +17,11 @@ describe("sending a message", () => {
     const page = await historyOf(w, c.id);
     expect(page.items).toHaveLength(2);
     const [reply, user] = page.items;
-    expect(user).toMatchObject({ role: "user", content: "Build me a landing page", status: null, taskId: null });
-    expect(reply).toMatchObject({ role: "owner", status: "success", taskId: expect.any(String) });
+    // Both belong to the task and to the submission that started it.
+    const ofTask = { taskId: expect.any(String), submissionId: r.json.submissionId };
+    expect(user).toMatchObject({ role: "user", content: "Build me a landing page", status: null, ...ofTask });
+    expect(reply).toMatchObject({ role: "owner", status: "success", ...ofTask });
+    expect(user!.taskId).toBe(reply!.taskId);
     expect(reply!.content).toContain("Build me a landing page");
     const summary = await chatOf(w, c.id);
     expect(summary.isWorking).toBe(false);

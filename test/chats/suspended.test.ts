@@ -12,6 +12,7 @@ const setStatus = async (projectId: string, status: "active" | "suspended") => e
 const request = (content: string, ownerAccountId: string): SubmitRequest => {
   const at = Date.now() - ACCESS_FRESH_MS;
   return {
+    kind: "send",
     idempotencyKey: crypto.randomUUID(),
     content,
     replyToMessageId: null,

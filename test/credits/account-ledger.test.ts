@@ -121,7 +121,7 @@ describe("AccountLedger", () => {
     await chat.create(chatId, projectId, "legacy chat");
     const at = Date.now();
     const seen = { maintenance: { value: false, at }, project: { value: { status: "active" as const, ownerAccountId: accountId }, at } };
-    expect((await chat.submit(projectId, { idempotencyKey: "k", content: "charged before the move", replyToMessageId: null, seen })).kind).toBe("accepted");
+    expect((await chat.submit(projectId, { kind: "send", idempotencyKey: "k", content: "charged before the move", replyToMessageId: null, seen })).kind).toBe("accepted");
     // The old code stored the task id, then D1 took the charge; the object stopped there (no account recorded).
     await runInDurableObject(chat, async (_: ChatRoom, state) => {
       state.storage.sql.exec("UPDATE submissions SET status = 'dispatching', task_id = ?, account_id = NULL", taskId);
