@@ -204,7 +204,7 @@ export class ChatRoom extends DurableObject<Env> {
   async stopReply(projectId: string, messageId: string): Promise<StopOutcome> {
     if (!this.chatIn(projectId)) return { kind: "not_found" };
     const message = this.store.message(messageId);
-    if (!message || message.role !== "owner") return { kind: "message_not_found" };
+    if (message?.role !== "owner") return { kind: "message_not_found" };
     const task = this.store.runningTask();
     if (message.status !== "working" || task?.owner_message_id !== messageId) return { kind: "reply", message };
     const input = this.inputOf(task);

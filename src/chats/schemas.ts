@@ -55,13 +55,9 @@ export const Message = z
     createdAt: z.iso.datetime(),
     status: z.enum(["working", "success", "failed", "interrupted_by_user"]).nullable(),
     taskId: z.uuid().nullable().openapi({ description: "The task this message belongs to: its user message, its reply, its error, and the steering texts it took" }),
-    submissionId: z
-      .uuid()
-      .nullable()
-      .openapi({
-        description:
-          "The submission whose task produced it; a steering text's user message carries its own submission's id. Null for messages from before submissions were linked.",
-      }),
+    submissionId: z.uuid().nullable().openapi({
+      description: "The submission whose task produced it; a steering text's user message carries its own submission's id. Null for messages from before submissions were linked.",
+    }),
   })
   .openapi("Message");
 export type Message = z.infer<typeof Message>;
