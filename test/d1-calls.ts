@@ -43,3 +43,28 @@ export function watchD1(options: Options = {}) {
     tables: () => [...new Set(calls.flatMap((c) => [...c.sql.matchAll(/\b(?:from|join|into|update)\s+["`]?(\w+)/gi)].map((m) => m[1]!)))].sort(),
   };
 }
+
+/**
+ * Holds the first D1 query whose SQL matches until release() is called, so a test can act while
+ * the code that sent it waits (an alarm awaiting D1 lets other calls into its object).
+ */
+export function holdD1(match: RegExp) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let reachedNow!: () => void;
+  const reached = new Promise<void>((resolve) => (reachedNow = resolve));
+  let holding = false;
+  const proto = Object.getPrototypeOf(env.DB.prepare("SELECT 1")) as Record<string, (...args: unknown[]) => unknown>;
+  for (const method of ["first", "run", "all", "raw"]) {
+    const original = proto[method]!;
+    vi.spyOn(proto, method as never).mockImplementation(async function (this: { statement: string }, ...args: unknown[]) {
+      if (!holding && match.test(this.statement)) {
+        holding = true;
+        reachedNow();
+        await released;
+      }
+      return original.apply(this, args);
+    } as never);
+  }
+  return { reached, release };
+}

@@ -46,7 +46,7 @@ type MessageRow = {
 };
 
 // Append-only: each entry upgrades the schema by one version, once, when the object wakes.
-const MIGRATIONS: string[][] = [
+export const MIGRATIONS: string[][] = [
   [
     `CREATE TABLE chat (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, title TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
        archived_at TEXT, version INTEGER NOT NULL, indexed_version INTEGER NOT NULL DEFAULT 0, callback_origin TEXT)`,

@@ -3,22 +3,7 @@ import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { call, creditsOf, expectProblem, newChat, peek, room, send, world, type World } from "../helpers";
-
-type AgentCall = { url: string; authorization: string | null; body: any };
-const realFetch = globalThis.fetch;
-
-/** Replaces the outbound agent with a fake that answers with respond(); other fetches pass through. */
-function fakeAgent(respond: (call: AgentCall) => Response | Promise<Response>) {
-  const calls: AgentCall[] = [];
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input as RequestInfo, init);
-    if (!request.url.startsWith("https://agent.test/")) return realFetch(input as RequestInfo, init);
-    const agentCall = { url: request.url, authorization: request.headers.get("authorization"), body: await request.json() };
-    calls.push(agentCall);
-    return respond(agentCall);
-  });
-  return calls;
-}
+import { fakeAgent } from "./fake-agent";
 
 afterEach(() => vi.restoreAllMocks());
 

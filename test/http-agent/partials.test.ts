@@ -1,33 +1,15 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatList } from "../../src/chats/schemas";
-import { frozenClock, runNextAlarm, type Clock } from "../clock";
+import { frozenClock, runNextAlarm } from "../clock";
 import { call, chatsPath, expectProblem, newChat, peek, room, send, world, type World } from "../helpers";
 import { openEvents } from "../sse";
+import { acceptingAgent, runningTask } from "./fake-agent";
 
-const realFetch = globalThis.fetch;
 afterEach(() => vi.restoreAllMocks());
-
-/** An agent that accepts every task for a later callback; the test plays its part. */
-function acceptingAgent() {
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input as RequestInfo, init);
-    if (!request.url.startsWith("https://agent.test/")) return realFetch(input as RequestInfo, init);
-    return new Response(null, { status: 202 });
-  });
-}
 
 const taskPath = (chatId: string, taskId: string, what: "partial" | "result") => `/agent/chats/${chatId}/tasks/${taskId}/${what}`;
 const partial = (chatId: string, taskId: string, body: unknown, secret = "agent-test-secret") => call("POST", taskPath(chatId, taskId, "partial"), { token: secret, body });
 const result = (chatId: string, taskId: string, body: unknown) => call("POST", taskPath(chatId, taskId, "result"), { token: "agent-test-secret", body });
-
-/** Sends a message and runs the alarm that starts its task; the reply it is writing. */
-async function runningTask(w: World, chatId: string, clock: Clock) {
-  await send(w, chatId, "write slowly");
-  await runNextAlarm(room(chatId), clock);
-  const reply = (await peek(w, chatId))[0]!;
-  expect(reply).toMatchObject({ role: "owner", status: "working", taskId: expect.any(String) });
-  return reply;
-}
 
 const chatOf = async (w: World, chatId: string) => (await call("GET", `${chatsPath(w)}/${chatId}`, { token: w.token })).json;
 

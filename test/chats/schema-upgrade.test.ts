@@ -1,0 +1,56 @@
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ChatRoom } from "../../src/chats/chat-room";
+import { MIGRATIONS } from "../../src/chats/room-storage";
+import { migrateSchema } from "../../src/db/object-schema";
+import { frozenClock, settle } from "../clock";
+import { historyOf, queueOf, room, send, world } from "../helpers";
+import { submissionOf } from "../control/control-helpers";
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("a chat object stored by the release before control of work", () => {
+  it("links its earlier messages to their tasks and submissions, and counts its waiting entries for the queue bound", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const chatId = crypto.randomUUID();
+    const [done, failed, waiting] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const [taskA, taskB] = [crypto.randomUUID(), crypto.randomUUID()];
+    const [userA, replyA, errorB] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const at = new Date(clock.now()).toISOString();
+    // What schema version 3 held: a finished task (its user message without a task id), a task that failed for want of credits, an entry waiting.
+    await runInDurableObject(room(chatId), (_: ChatRoom, state) => {
+      const sql = state.storage.sql;
+      migrateSchema(sql, MIGRATIONS.slice(0, 3));
+      sql.exec("INSERT INTO chat (id, project_id, title, created_at, updated_at, version) VALUES (?, ?, 'old chat', ?, ?, 1)", chatId, w.projectId, at, at);
+      const submission =
+        "INSERT INTO submissions (id, idempotency_key, content, reply_to, disposition, status, created_at, task_id, failed_at, account_id) VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)";
+      sql.exec(submission, done, crypto.randomUUID(), "first", "started", "done", at, taskA, null, w.account.id);
+      sql.exec(submission, failed, crypto.randomUUID(), "second", "queued", "failed", at, taskB, clock.now(), w.account.id);
+      sql.exec(submission, waiting, crypto.randomUUID(), "€".repeat(1000), "queued", "queued", at, null, null, null);
+      const message = "INSERT INTO messages (id, role, content, created_at, status, task_id) VALUES (?, ?, ?, ?, ?, ?)";
+      sql.exec(message, userA, "user", "first", at, null, null);
+      sql.exec(message, replyA, "owner", "Done.", at, "success", taskA);
+      sql.exec(message, errorB, "error", "Not enough credits.", at, null, taskB);
+    });
+    await evictDurableObject(room(chatId));
+
+    const items = (await historyOf(w, chatId)).items;
+    expect(items.map((m) => [m.id, m.taskId, m.submissionId])).toEqual([
+      [errorB, taskB, failed],
+      [replyA, taskA, done],
+      [userA, taskA, done],
+    ]);
+    expect((await submissionOf(w, chatId, done)).state).toMatchObject({ status: "done", taskId: taskA, userMessageId: userA, replyMessageId: replyA });
+    expect((await submissionOf(w, chatId, failed)).state).toMatchObject({ status: "failed", userMessageId: null, replyMessageId: null });
+    const load = await runInDurableObject(room(chatId), (r: ChatRoom) => (r as unknown as { store: { queueLoad(): unknown } }).store.queueLoad());
+    expect(load).toEqual({ entries: 1, bytes: 3000 });
+
+    // It goes on working: the waiting entry runs, and a new message is linked from the start.
+    const sent = await send(w, chatId, "third");
+    expect(sent.status).toBe(202);
+    await settle(room(chatId), clock);
+    expect((await queueOf(w, chatId)).items.map((e) => e.status)).toEqual(["failed"]);
+    expect((await historyOf(w, chatId)).items.filter((m) => m.submissionId === sent.json.submissionId).map((m) => m.role)).toEqual(["owner", "user"]);
+  });
+});
