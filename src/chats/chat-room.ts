@@ -501,7 +501,9 @@ export class ChatRoom extends DurableObject<Env> {
 
   private addMessage(message: Message, now: number): void {
     this.store.insertMessage(message);
-    this.appendEvent("message", message, now);
+    // In the history's key order, whatever the caller's, so an event and a page of messages read alike.
+    const { id, role, content, createdAt, status, taskId, submissionId } = message;
+    this.appendEvent("message", { id, role, content, createdAt, status, taskId, submissionId }, now);
   }
 
   private appendEvent(type: ChatEventType, data: unknown, now: number): void {

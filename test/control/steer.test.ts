@@ -54,7 +54,15 @@ describe("steering a running task", () => {
 
     // On the stream: the entry joins as steering, leaves, its message carries the task's id, and the deltas add up to the reply.
     await s.until((e) => e.type === "queue" && e.data.items.some((x: { status: string }) => x.status === "steering"));
-    await s.until((e) => e.type === "message" && e.data.id === taken.id && e.data.taskId === reply.taskId);
+    const takenEvent = await s.until((e) => e.type === "message" && e.data.id === taken.id && e.data.taskId === reply.taskId);
+    const own = items.find((m) => m.role === "user" && m.content === "make a page")!;
+    const ownEvent = await s.until((e) => e.type === "message" && e.data.id === own.id);
+    for (const [event, message] of [
+      [takenEvent, taken],
+      [ownEvent, own],
+    ] as const) {
+      expect(JSON.stringify(event.data), "the event reads as the history does, key for key").toBe(JSON.stringify(message));
+    }
     const end = await s.until((e) => e.type === "message" && e.data.id === reply.id && e.data.status === "success");
     const deltas = s.events.filter((e) => e.type === "message.delta" && e.data.id === reply.id && e.id < end.id);
     expect(deltas.map((e) => e.data.text).join("")).toBe(done.content);

@@ -34,6 +34,10 @@ describe("the public OpenAPI document", () => {
         "listMessages",
         "sendMessage",
         "getQueue",
+        "getSubmission",
+        "stopMessage",
+        "cancelSubmission",
+        "steerChat",
         "createApiToken",
         "listApiTokens",
         "revokeApiToken",
@@ -44,6 +48,21 @@ describe("the public OpenAPI document", () => {
     for (const { path, method, op } of ops) expect(op.security, `${method} ${path}`).toBeDefined();
     expect(doc.paths["/auth/token"]!.post!.security).toEqual([]);
     expect(doc.paths["/v1/plans"]!.get!.security).toEqual([]);
+  });
+
+  it("declares the control operations with every status they answer", async () => {
+    const doc: Doc = (await call("GET", "/v1/openapi.json")).json;
+    const chat = "/v1/projects/{projectId}/chats/{chatId}";
+    const statuses = (path: string, method: string) => Object.keys(doc.paths[path]![method]!.responses).sort();
+    const common = ["401", "403", "404", "405", "429", "500", "503"];
+    expect(statuses(`${chat}/messages/{messageId}/stop`, "post")).toEqual(["200", "400", "413", ...common].sort());
+    expect(doc.paths[`${chat}/messages/{messageId}/stop`]!.post!.requestBody).toMatchObject({ required: false });
+    expect(statuses(`${chat}/queue/{submissionId}`, "delete")).toEqual(["204", "409", ...common].sort());
+    expect(statuses(`${chat}/steer`, "post")).toEqual(["202", "400", "409", "413", ...common].sort());
+    expect(statuses(`${chat}/submissions/{submissionId}`, "get")).toEqual(["200", "400", ...common].sort());
+    expect(Object.keys(resolve(doc, doc.paths[`${chat}/steer`]!.post!.responses["202"]!).headers ?? {})).toContain("Idempotency-Replayed");
+    expect(doc.components.schemas!.Message.required).toEqual(expect.arrayContaining(["submissionId", "taskId"]));
+    expect(doc.components.schemas!.SubmissionState.properties.status.enum).toEqual(["queued", "steering", "dispatching", "running", "done", "failed", "cancelled"]);
   });
 
   it("leaves operator operations out", async () => {
