@@ -45,6 +45,32 @@ for (let tries = 0; !history.items.some((m) => m.role === "owner" && m.status ==
 }
 if (!history.items.some((m) => m.role === "owner" && m.status === "success")) throw new Error("listMessages: the agent's reply never finished");
 
+// Control of running work through the same generated types: a task that runs, one queued behind it and cancelled, a steer, a stop.
+const key = () => ({ "idempotency-key": crypto.randomUUID() });
+const running = must("sendMessage", await api.POST("/v1/projects/{projectId}/chats/{chatId}/messages", { params: { path: chatPath, header: key() }, body: { content: "Run me" } }));
+const waiting = must("sendMessage", await api.POST("/v1/projects/{projectId}/chats/{chatId}/messages", { params: { path: chatPath, header: key() }, body: { content: "Wait" } }));
+const cancelled = await api.DELETE("/v1/projects/{projectId}/chats/{chatId}/queue/{submissionId}", { params: { path: { ...chatPath, submissionId: waiting.submissionId } } });
+if (waiting.disposition !== "queued" || cancelled.response.status !== 204)
+  throw new Error(`cancelSubmission: HTTP ${cancelled.response.status} ${JSON.stringify(cancelled.error)}`);
+must("steerChat", await api.POST("/v1/projects/{projectId}/chats/{chatId}/steer", { params: { path: chatPath, header: key() }, body: { content: "Steer it" } }));
+let state = must(
+  "getSubmission",
+  await api.GET("/v1/projects/{projectId}/chats/{chatId}/submissions/{submissionId}", { params: { path: { ...chatPath, submissionId: running.submissionId } } }),
+);
+for (let tries = 0; state.replyMessageId === null && tries < 50; tries++) {
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  state = must(
+    "getSubmission",
+    await api.GET("/v1/projects/{projectId}/chats/{chatId}/submissions/{submissionId}", { params: { path: { ...chatPath, submissionId: running.submissionId } } }),
+  );
+}
+if (!state.replyMessageId) throw new Error(`getSubmission: the running submission has no reply: ${JSON.stringify(state)}`);
+const stopped = must(
+  "stopMessage",
+  await api.POST("/v1/projects/{projectId}/chats/{chatId}/messages/{messageId}/stop", { params: { path: { ...chatPath, messageId: state.replyMessageId } } }),
+);
+if (stopped.id !== state.replyMessageId || !["interrupted_by_user", "success"].includes(stopped.status ?? "")) throw new Error(`stopMessage: ${JSON.stringify(stopped)}`);
+
 // Errors arrive typed as the Problem schema.
 const missing = await api.GET("/v1/projects/{projectId}/chats/{chatId}", { params: { path: { projectId, chatId: crypto.randomUUID() } } });
 const problem: Problem | undefined = missing.error;
@@ -52,5 +78,6 @@ if (missing.response.status !== 404 || problem?.code !== "not_found" || !problem
   throw new Error(`getChat of an unknown chat: ${JSON.stringify(problem)}`);
 
 console.log(
-  `generated client: signed in, created a token and chat ${chat.id}, sent ${submission.submissionId} (${submission.disposition}), queue had ${queue.items.length}, history has ${history.items.length} messages`,
+  `generated client: signed in, created a token and chat ${chat.id}, sent ${submission.submissionId} (${submission.disposition}), queue had ${queue.items.length}, history has ${history.items.length} messages; ` +
+    `steered, stopped a reply (${stopped.status}) and cancelled a queued submission (HTTP ${cancelled.response.status})`,
 );

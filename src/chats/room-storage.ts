@@ -351,8 +351,10 @@ export class RoomStorage {
 
   /** The running task takes a steering entry: it is done, as part of that task, and its text is the user message named. */
   takeSteering(row: SubmissionRow, task: TaskRow, userMessageId: string): void {
+    // Read before the row joins the task, or a list read afresh (after an eviction) would hold it twice.
+    const taken = this.steeringTaken(task);
     this.setSubmission(row, "done", { task_id: task.id, user_message_id: userMessageId, reply_message_id: task.owner_message_id });
-    this.steeringTaken(task).push(row.content);
+    taken.push(row.content);
   }
 
   /** The steering texts the running task has taken, in order: submissions of the task other than its own. */

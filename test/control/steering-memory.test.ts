@@ -1,0 +1,29 @@
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ChatRoom } from "../../src/chats/chat-room";
+import type { RoomStorage, SubmissionRow } from "../../src/chats/room-storage";
+import { frozenClock, runNextAlarm } from "../clock";
+import { newChat, room, send, world } from "../helpers";
+import { steer } from "./control-helpers";
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("the running task's steering texts in memory", () => {
+  it("are read afresh after an eviction without counting the one being taken twice", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const c = await newChat(w);
+    await send(w, c.id, "running");
+    await runNextAlarm(room(c.id), clock);
+    await steer(w, c.id, "first");
+    await steer(w, c.id, "second");
+    await evictDurableObject(room(c.id));
+    const taken = await runInDurableObject(room(c.id), (r: ChatRoom) => {
+      const store = (r as unknown as { store: RoomStorage }).store;
+      const task = store.runningTask()!;
+      for (const row of store.steeringWaiting(5) as SubmissionRow[]) store.takeSteering(row, task, crypto.randomUUID());
+      return [...store.steeringTaken(task)];
+    });
+    expect(taken).toEqual(["first", "second"]);
+  });
+});
