@@ -70,10 +70,12 @@ describe("cancelling a submission", () => {
     const c = await newChat(w);
     await send(w, c.id, "running");
     await runNextAlarm(room(c.id), clock);
-    const st = await steer(w, c.id, "never mind");
+    const key = crypto.randomUUID();
+    const st = await steer(w, c.id, "never mind", key);
     expect((await queueOf(w, c.id)).items.map((e) => [e.id, e.status])).toEqual([[st.json.submissionId, "steering"]]);
     expect((await cancel(w, c.id, st.json.submissionId)).status).toBe(204);
     expect((await queueOf(w, c.id)).items).toEqual([]);
+    expectProblem(await steer(w, c.id, "never mind", key), 409, "submission_cancelled");
     await settle(room(c.id), clock);
     const items = await peek(w, c.id);
     expect(items.map((m) => m.role)).toEqual(["owner", "user"]);

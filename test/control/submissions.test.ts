@@ -72,3 +72,28 @@ describe("from a submission to its reply", () => {
     expectProblem(await call("DELETE", path(c.id, sent.json.submissionId), { token: w.token }), 405, "method_not_allowed");
   });
 });
+
+describe("the control calls and the rate limit", () => {
+  it("count one request each, carry the rate-limit headers, and answer 429 past the limit", async () => {
+    frozenClock();
+    const w = await world();
+    const c = await newChat(w);
+    const left = (r: { headers: Headers }) => Number(/r=(\d+)/.exec(r.headers.get("ratelimit") ?? "")?.[1]);
+    const sent = await send(w, c.id, "running");
+    const calls = [
+      () => call("POST", `${chatsPath(w)}/${c.id}/steer`, { token: w.token, headers: { "idempotency-key": crypto.randomUUID() }, body: { content: "steer" } }),
+      () => call("GET", `${chatsPath(w)}/${c.id}/submissions/${sent.json.submissionId}`, { token: w.token }),
+      () => call("DELETE", `${chatsPath(w)}/${c.id}/queue/${sent.json.submissionId}`, { token: w.token }),
+      () => call("POST", `${chatsPath(w)}/${c.id}/messages/${crypto.randomUUID()}/stop`, { token: w.token }),
+    ];
+    let before = left(sent);
+    for (const make of calls) {
+      const r = await make();
+      expect(r.headers.get("ratelimit-policy")).toBeTruthy();
+      expect(left(r)).toBe(before - 1);
+      before = left(r);
+    }
+    while (before > 0) before = left(await call("GET", `${chatsPath(w)}/${c.id}`, { token: w.token }));
+    for (const make of calls) expectProblem(await make(), 429, "rate_limited");
+  });
+});
