@@ -123,12 +123,14 @@ export class ChatRoom extends DurableObject<Env> {
 
   /**
    * Accepts a message (or a steering text) once per idempotency key. The lookup and the insert share
-   * one synchronous stretch. A steering text waits for the running task to take it; with no task
-   * running it is sent like a message.
+   * one synchronous stretch. A steering text waits for the task the chat is working on (running, or
+   * being dispatched) to take it; on a chat that is not working it is sent like a message.
    */
   async submit(projectId: string, request: SubmitRequest): Promise<SubmitOutcome> {
     const chat = this.chatIn(projectId);
     if (!chat) return { kind: "not_found" };
+    // Part of the input, so it is refused before the key is looked at (a replay's target was valid, and messages stay).
+    if (request.replyToMessageId && !this.store.hasMessage(request.replyToMessageId)) return { kind: "unknown_reply_target" };
     const existing = this.store.submissionByKey(request.idempotencyKey);
     if (existing) {
       const same = existing.kind === request.kind && existing.content === request.content && existing.reply_to === request.replyToMessageId;
@@ -138,14 +140,14 @@ export class ChatRoom extends DurableObject<Env> {
       return { kind: "accepted", replayed: true, submission: { submissionId: existing.id, chatId: chat.id, disposition: existing.disposition } };
     }
     if (chat.archived_at !== null) return { kind: "archived" };
-    if (request.replyToMessageId && !this.store.hasMessage(request.replyToMessageId)) return { kind: "unknown_reply_target" };
     const contentBytes = utf8.encode(request.content).byteLength;
     const load = this.store.queueLoad();
     if (load.entries >= QUEUE_MAX_ENTRIES || load.bytes + contentBytes > QUEUE_MAX_BYTES) return { kind: "queue_full" };
     offerMaintenanceFlag(request.seen.maintenance);
     offerProjectState(projectId, request.seen.project);
     const now = Date.now();
-    const steering = request.kind === "steer" && this.store.runningTask() !== undefined;
+    // What isWorking shows: a steer sent then is meant for the reply on its way, even if its task has not started yet.
+    const steering = request.kind === "steer" && this.store.isWorking();
     const started = !steering && !request.seen.maintenance.value && !this.store.hasPendingWork();
     const row = this.store.insertSubmission({
       id: crypto.randomUUID(),
@@ -295,19 +297,30 @@ export class ChatRoom extends DurableObject<Env> {
    * Those not taken yet must be the first ones offered, in order; each becomes a user message of the task.
    */
   async acceptSteering(taskId: string, ids: string[]): Promise<SteeringAck> {
+    if (!this.store.isInitialised()) return { kind: "unknown" };
     const task = this.runningTaskNamed(taskId);
     const own = task?.submission_id ?? this.store.submissionOfTask(taskId)?.id;
+    if (!own) return { kind: "unknown" };
     const takenByTask = (id: string) => {
       const row = this.store.submission(id);
       return row?.task_id === taskId && row.id !== own && row.status === "done";
     };
-    const fresh = ids.filter((id) => !takenByTask(id));
-    if (!task) return fresh.length === 0 && own ? { kind: "taken" } : { kind: this.endedTask(taskId) };
+    if (!task) return ids.every(takenByTask) ? { kind: "taken" } : { kind: this.endedTask(taskId) };
+    // In order: each id not taken yet must be the next one offered; those before a refused one are taken.
     const offer = this.steeringOffer(task);
-    const outOfOrder = fresh.findIndex((id, i) => offer[i]?.id !== id);
-    if (outOfOrder >= 0) return { kind: "refused", id: fresh[outOfOrder]! };
-    this.takeSteering(task, offer.slice(0, fresh.length), Date.now());
-    return { kind: "taken" };
+    const take: SubmissionRow[] = [];
+    let refused: string | undefined;
+    for (const id of ids) {
+      if (take.some((row) => row.id === id) || takenByTask(id)) continue;
+      const next = offer[take.length];
+      if (next?.id !== id) {
+        refused = id;
+        break;
+      }
+      take.push(next);
+    }
+    this.takeSteering(task, take, Date.now());
+    return refused ? { kind: "refused", id: refused } : { kind: "taken" };
   }
 
   override async alarm(): Promise<void> {
@@ -330,7 +343,7 @@ export class ChatRoom extends DurableObject<Env> {
       const task = this.store.runningTask();
       if (task) {
         if (task.check_at > now) return this.scheduleAt(task.check_at);
-        const step: TaskStep = {
+        const taskStep: TaskStep = {
           startedAt: task.started_at,
           now,
           written: this.store.replyLength(task.owner_message_id),
@@ -339,7 +352,7 @@ export class ChatRoom extends DurableObject<Env> {
             return this.store.steeringTaken(task);
           },
         };
-        const result = this.agent.check(this.inputOf(task), step);
+        const result = this.agent.check(this.inputOf(task), taskStep);
         if ("checkAt" in result) {
           this.store.setTaskCheckAt(task.id, result.checkAt);
           if (result.append) this.appendToReply(task, result.append, now);
@@ -358,6 +371,8 @@ export class ChatRoom extends DurableObject<Env> {
           // Maintenance, a suspended project, or D1 unable to say: the submission waits and is looked at again shortly.
           if (next.status === "dispatching" && !next.task_id) {
             this.store.setSubmission(next, "queued");
+            // Nothing is working now, so steering texts meant for it wait as messages of their own.
+            this.store.requeueSteering();
             // The summary changed (no longer working, one more queued), so the chat list must hear of it.
             this.store.touch(now);
             this.publish(now);
@@ -391,6 +406,7 @@ export class ChatRoom extends DurableObject<Env> {
     const now = Date.now();
     if (charged === "insufficient") {
       this.store.setSubmission(submission, "failed", { failed_at: now });
+      this.store.requeueSteering();
       this.addMessage(
         {
           id: crypto.randomUUID(),

@@ -79,22 +79,20 @@ export const MIGRATIONS: string[][] = [
     // Control of running work: steering and cancelled submissions, the queue bound, and the links from a submission to its messages.
     "ALTER TABLE submissions ADD COLUMN kind TEXT NOT NULL DEFAULT 'send'",
     "ALTER TABLE submissions ADD COLUMN content_bytes INTEGER NOT NULL DEFAULT 0",
-    "UPDATE submissions SET content_bytes = length(CAST(content AS BLOB))",
+    // Only waiting entries count for the queue bound; the others keep 0 rather than have every row rewritten.
+    "UPDATE submissions SET content_bytes = length(CAST(content AS BLOB)) WHERE status IN ('queued', 'dispatching')",
     "ALTER TABLE submissions ADD COLUMN user_message_id TEXT",
     "ALTER TABLE submissions ADD COLUMN reply_message_id TEXT",
     "ALTER TABLE messages ADD COLUMN submission_id TEXT",
     "CREATE INDEX submissions_by_task ON submissions (task_id)",
-    // Earlier tasks wrote their user message (without a task id) just before their reply, in one stretch: link them.
-    `UPDATE messages SET task_id = (SELECT r.task_id FROM messages r WHERE r.seq = messages.seq + 1 AND r.role = 'owner')
-       WHERE role = 'user' AND task_id IS NULL`,
-    "UPDATE messages SET submission_id = (SELECT s.id FROM submissions s WHERE s.task_id = messages.task_id) WHERE task_id IS NOT NULL",
-    // Only for the links below; nothing reads messages by task afterwards.
-    "CREATE INDEX messages_by_task ON messages (task_id)",
-    `UPDATE submissions SET
-       user_message_id = (SELECT m.id FROM messages m WHERE m.task_id = submissions.task_id AND m.role = 'user'),
-       reply_message_id = (SELECT m.id FROM messages m WHERE m.task_id = submissions.task_id AND m.role = 'owner')
-       WHERE task_id IS NOT NULL`,
-    "DROP INDEX messages_by_task",
+    // Earlier messages keep null links (rewriting every row of a long chat could outlast the request that wakes it); the task
+    // running now is linked: its reply, and its user message, written just before the reply in the same stretch.
+    "UPDATE messages SET submission_id = (SELECT submission_id FROM tasks) WHERE id = (SELECT owner_message_id FROM tasks)",
+    `UPDATE messages SET task_id = (SELECT id FROM tasks), submission_id = (SELECT submission_id FROM tasks)
+       WHERE seq = (SELECT r.seq - 1 FROM tasks t JOIN messages r ON r.id = t.owner_message_id) AND role = 'user' AND task_id IS NULL`,
+    `UPDATE submissions SET reply_message_id = (SELECT owner_message_id FROM tasks),
+       user_message_id = (SELECT m.id FROM tasks t JOIN messages r ON r.id = t.owner_message_id JOIN messages m ON m.seq = r.seq - 1 AND m.role = 'user')
+       WHERE id = (SELECT submission_id FROM tasks)`,
   ],
 ];
 
@@ -229,7 +227,7 @@ export class RoomStorage {
       lastMessageAt: facts.lastMessageAt,
       latestAgentPreview: facts.preview,
       isAwaitingUser: chat.awaiting_user === 1,
-      isWorking: counts.dispatching + counts.running > 0,
+      isWorking: this.isWorking(),
       queuedCount: counts.queued,
     };
   }
@@ -278,6 +276,12 @@ export class RoomStorage {
   // ---- submissions ----
   submissionByKey(key: string): SubmissionRow | undefined {
     return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE idempotency_key = ?", key).toArray()[0];
+  }
+
+  /** A task runs or is being dispatched: what the summary's isWorking shows. */
+  isWorking(): boolean {
+    const counts = this.counts();
+    return counts.dispatching + counts.running > 0;
   }
 
   hasPendingWork(): boolean {

@@ -5,20 +5,21 @@ import { MIGRATIONS } from "../../src/chats/room-storage";
 import { migrateSchema } from "../../src/db/object-schema";
 import { frozenClock, settle } from "../clock";
 import { historyOf, queueOf, room, send, world } from "../helpers";
-import { submissionOf } from "../control/control-helpers";
+import { stop, stopped, submissionOf } from "../control/control-helpers";
 
 afterEach(() => vi.restoreAllMocks());
 
 describe("a chat object stored by the release before control of work", () => {
-  it("links its earlier messages to their tasks and submissions, and counts its waiting entries for the queue bound", async () => {
+  it("links the task running at the upgrade, leaves earlier messages unlinked, and counts its waiting entries for the queue bound", async () => {
     const clock = frozenClock();
     const w = await world();
     const chatId = crypto.randomUUID();
-    const [done, failed, waiting] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
-    const [taskA, taskB] = [crypto.randomUUID(), crypto.randomUUID()];
-    const [userA, replyA, errorB] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const [done, failed, running, waiting] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const [taskA, taskB, taskC] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const [userA, replyA, errorB, userC, replyC] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     const at = new Date(clock.now()).toISOString();
-    // What schema version 3 held: a finished task (its user message without a task id), a task that failed for want of credits, an entry waiting.
+    // What schema version 3 held: a finished task (its user message without a task id), one that failed for want of
+    // credits, one running (its user message written just before its reply), and an entry waiting.
     await runInDurableObject(room(chatId), (_: ChatRoom, state) => {
       const sql = state.storage.sql;
       migrateSchema(sql, MIGRATIONS.slice(0, 3));
@@ -27,27 +28,41 @@ describe("a chat object stored by the release before control of work", () => {
         "INSERT INTO submissions (id, idempotency_key, content, reply_to, disposition, status, created_at, task_id, failed_at, account_id) VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)";
       sql.exec(submission, done, crypto.randomUUID(), "first", "started", "done", at, taskA, null, w.account.id);
       sql.exec(submission, failed, crypto.randomUUID(), "second", "queued", "failed", at, taskB, clock.now(), w.account.id);
+      sql.exec(submission, running, crypto.randomUUID(), "third", "queued", "running", at, taskC, null, w.account.id);
       sql.exec(submission, waiting, crypto.randomUUID(), "€".repeat(1000), "queued", "queued", at, null, null, null);
       const message = "INSERT INTO messages (id, role, content, created_at, status, task_id) VALUES (?, ?, ?, ?, ?, ?)";
       sql.exec(message, userA, "user", "first", at, null, null);
       sql.exec(message, replyA, "owner", "Done.", at, "success", taskA);
       sql.exec(message, errorB, "error", "Not enough credits.", at, null, taskB);
+      sql.exec(message, userC, "user", "third", at, null, null);
+      sql.exec(message, replyC, "owner", "Half", at, "working", taskC);
+      sql.exec(
+        "INSERT INTO tasks (id, submission_id, owner_message_id, started_at, check_at, partials) VALUES (?, ?, ?, ?, ?, 0)",
+        taskC,
+        running,
+        replyC,
+        clock.now(),
+        clock.now(),
+      );
     });
     await evictDurableObject(room(chatId));
 
     const items = (await historyOf(w, chatId)).items;
     expect(items.map((m) => [m.id, m.taskId, m.submissionId])).toEqual([
-      [errorB, taskB, failed],
-      [replyA, taskA, done],
-      [userA, taskA, done],
+      [replyC, taskC, running],
+      [userC, taskC, running],
+      [errorB, taskB, null],
+      [replyA, taskA, null],
+      [userA, null, null],
     ]);
-    expect((await submissionOf(w, chatId, done)).state).toMatchObject({ status: "done", taskId: taskA, userMessageId: userA, replyMessageId: replyA });
-    expect((await submissionOf(w, chatId, failed)).state).toMatchObject({ status: "failed", userMessageId: null, replyMessageId: null });
+    expect((await submissionOf(w, chatId, running)).state).toMatchObject({ status: "running", taskId: taskC, userMessageId: userC, replyMessageId: replyC });
+    expect((await submissionOf(w, chatId, done)).state).toMatchObject({ status: "done", taskId: taskA, userMessageId: null, replyMessageId: null });
     const load = await runInDurableObject(room(chatId), (r: ChatRoom) => (r as unknown as { store: { queueLoad(): unknown } }).store.queueLoad());
     expect(load).toEqual({ entries: 1, bytes: 3000 });
 
-    // It goes on working: the waiting entry runs, and a new message is linked from the start.
-    const sent = await send(w, chatId, "third");
+    // It goes on: the running task can be stopped, the waiting entry runs, and a new message is linked from the start.
+    expect(stopped(await stop(w, chatId, replyC))).toMatchObject({ status: "interrupted_by_user", content: "Half", submissionId: running });
+    const sent = await send(w, chatId, "fourth");
     expect(sent.status).toBe(202);
     await settle(room(chatId), clock);
     expect((await queueOf(w, chatId)).items.map((e) => e.status)).toEqual(["failed"]);

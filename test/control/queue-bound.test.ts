@@ -65,7 +65,7 @@ describe("the queue bound", () => {
     for (let i = 0; i < 3; i++) expect((await submitDirectly(w, c.id, third)).kind).toBe("accepted");
   });
 
-  it("checks the key before the archive state, and the archive state before the bound", async () => {
+  it("checks the reply target, then the key, then the archive state, then the bound", async () => {
     const clock = frozenClock();
     const w = await world();
     const c = await newChat(w);
@@ -79,5 +79,7 @@ describe("the queue bound", () => {
     expectProblem(await send(w, c.id, "another body", cancelledKey), 409, "idempotency_key_reused");
     expect((await call("POST", `${chatsPath(w)}/${c.id}/archive`, { token: w.token })).status).toBe(200);
     expectProblem(await send(w, c.id, "archived and full"), 409, "chat_archived");
+    // An unknown reply target is input: 400 before the key and the archive state are looked at.
+    expectProblem(await send(w, c.id, "to cancel", cancelledKey, { replyToMessageId: crypto.randomUUID() }), 400, "invalid_request");
   });
 });

@@ -150,6 +150,54 @@ describe("steering a running task", () => {
     expect((await submissionOf(w, c.id, st.json.submissionId)).state).toMatchObject({ status: "done", taskId: own.taskId, userMessageId: own.id, replyMessageId: items[5]!.id });
   });
 
+  it("steers the task being dispatched (the chat shows it working), and waits as a message of its own if that one cannot start", async () => {
+    const clock = frozenClock();
+    const w = await world({ credits: 1 });
+    const c = await newChat(w);
+    expect((await send(w, c.id, "on its way")).json.disposition).toBe("started");
+    expect((await chatOf(w, c.id)).isWorking).toBe(true);
+    expect((await steer(w, c.id, "and make it blue")).json.disposition).toBe("queued");
+    expect((await queueOf(w, c.id)).items.map((e) => e.status)).toEqual(["dispatching", "steering"]);
+    await settle(room(c.id), clock);
+    expect(replyOf(await peek(w, c.id))).toBe(`${localReply({ content: "on its way" })} Noted: “and make it blue”`);
+
+    // No credits left: the next one fails to start, and a steer meant for it runs (and fails) as its own.
+    await send(w, c.id, "no credits for this");
+    await steer(w, c.id, "nor for this");
+    expect((await queueOf(w, c.id)).items.map((e) => [e.content, e.status])).toEqual([
+      ["no credits for this", "dispatching"],
+      ["nor for this", "steering"],
+    ]);
+    await settle(room(c.id), clock);
+    expect((await queueOf(w, c.id)).items.map((e) => [e.content, e.status])).toEqual([
+      ["no credits for this", "failed"],
+      ["nor for this", "failed"],
+    ]);
+  });
+
+  it("waits as a message of its own when the task being dispatched is held back by maintenance", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const c = await newChat(w);
+    await send(w, c.id, "before maintenance");
+    await steer(w, c.id, "steer it");
+    expect((await admin("PUT", "/admin/maintenance", { enabled: true })).status).toBe(200);
+    try {
+      clock.advance(60_000); // the chat's copy of the flag is stale: the alarm reads it again
+      await runNextAlarm(room(c.id), clock);
+      expect((await queueOf(w, c.id)).items.map((e) => [e.content, e.status])).toEqual([
+        ["before maintenance", "queued"],
+        ["steer it", "queued"],
+      ]);
+    } finally {
+      await admin("PUT", "/admin/maintenance", { enabled: false });
+    }
+    clock.advance(60_000);
+    await settle(room(c.id), clock);
+    const owners = (await historyOf(w, c.id)).items.filter((m) => m.role === "owner").map((m) => m.content);
+    expect(owners).toEqual([localReply({ content: "steer it" }), localReply({ content: "before maintenance" })]);
+  });
+
   it("is sent like a message when no task runs: started on an idle chat, queued during maintenance", async () => {
     const clock = frozenClock();
     const w = await world();

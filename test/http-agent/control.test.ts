@@ -141,6 +141,27 @@ describe("steering an http agent's task", () => {
     expect((await peek(w, c.id))[0]).toMatchObject({ role: "owner", status: "working", submissionId: ids[3] });
   });
 
+  it("takes the texts before a refused one, and a repeated id once", async () => {
+    const clock = frozenClock();
+    acceptingAgent();
+    const w = await world();
+    const c = await newChat(w);
+    const { agent } = await taskAtAgent(w, c.id, clock);
+    const [a, b, d] = [(await steer(w, c.id, "a")).json.submissionId, (await steer(w, c.id, "b")).json.submissionId, (await steer(w, c.id, "d")).json.submissionId];
+    expect((await agent.steering()).json.items.map((i: { id: string }) => i.id)).toEqual([a, b, d]);
+    expect((await cancel(w, c.id, b)).status).toBe(204);
+    const refused = await agent.ack({ ids: [a, b] });
+    expectProblem(refused, 409, "conflict");
+    expect(refused.json.detail).toContain(b);
+    expect(
+      (await agent.steering()).json.items.map((i: { id: string }) => i.id),
+      "a was taken, b is gone",
+    ).toEqual([d]);
+    expect((await agent.ack({ ids: [a, d, d] })).status).toBe(204);
+    const users = (await peek(w, c.id)).filter((m) => m.role === "user").map((m) => m.content);
+    expect(users).toEqual(["d", "a", "work on this"]);
+  });
+
   it("refuses a malformed acknowledgement, a wrong secret and an unknown task", async () => {
     const clock = frozenClock();
     acceptingAgent();
@@ -153,8 +174,11 @@ describe("steering an http agent's task", () => {
     const wrong = agentCalls(c.id, reply.taskId!, "not-the-secret");
     expectProblem(await wrong.steering(), 401, "unauthorized");
     expectProblem(await wrong.ack({ ids: [crypto.randomUUID()] }), 401, "unauthorized");
-    const unknown = agentCalls(c.id, crypto.randomUUID());
-    expectProblem(await unknown.steering(), 404, "not_found");
-    expectProblem(await unknown.ack({ ids: [crypto.randomUUID()] }), 404, "not_found");
+    for (const unknown of [agentCalls(c.id, crypto.randomUUID()), agentCalls(crypto.randomUUID(), reply.taskId!)]) {
+      expectProblem(await unknown.steering(), 404, "not_found");
+      expectProblem(await unknown.ack({ ids: [crypto.randomUUID()] }), 404, "not_found");
+      expectProblem(await unknown.result({ status: "success", content: "x" }), 404, "not_found");
+      expectProblem(await unknown.partial({ seq: 1, text: "x" }), 404, "not_found");
+    }
   });
 });
