@@ -16,12 +16,16 @@ const isOperatorPath = (path: string) => path === "/admin" || path.startsWith("/
  * The OpenAPI 3.1 document of one audience, from the same route definitions that validate
  * requests: public clients never see operator operations, operators get only theirs.
  */
-export function describeApi(app: OpenAPIHono<AppEnv>, audience: Audience, info: Info, serverUrl: string): Document {
+export function describeApi(app: OpenAPIHono<AppEnv>, audience: Audience, info: Info, publicOrigin: string | undefined): Document {
   const definitions = app.openAPIRegistry.definitions.filter((d) => d.type !== "route" || isOperatorPath(d.route.path) === (audience === "operator"));
+  // Without PUBLIC_URL the paths are relative to wherever the document was read from.
+  const server = publicOrigin
+    ? { url: publicOrigin, description: "This deployment (PUBLIC_URL)" }
+    : { url: "/", description: "The deployment that served this document (relative to its address)" };
   const doc = new OpenApiGeneratorV31(definitions).generateDocument({
     openapi: "3.1.0",
-    info: { ...info, license: { name: "Proprietary", url: `${serverUrl}/v1/terms-of-use` } },
-    servers: [{ url: serverUrl, description: "The deployment that served this document" }],
+    info: { ...info, license: { name: "Proprietary", url: `${publicOrigin ?? ""}/v1/terms-of-use` } },
+    servers: [server],
   });
   for (const operation of operations(doc)) addCrossCuttingResponses(doc, operation);
   pruneUnusedComponents(doc);

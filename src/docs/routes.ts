@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import packageJson from "../../package.json";
+import { config } from "../config";
 import type { AppEnv } from "../env";
 import { publicCors } from "../http/middleware";
 import { notFound } from "../http/problem";
@@ -31,12 +32,13 @@ const INFO: Record<Audience, { title: string; description: string }> = {
 
 /** Serves the two OpenAPI documents and the offline API reference page; mounted after every other route. */
 export function mountDocs(app: OpenAPIHono<AppEnv>) {
-  const documents = new Map<string, unknown>();
-  const serveDocument = (audience: Audience) => (c: { req: { url: string }; json: (body: unknown) => Response }) => {
-    const origin = new URL(c.req.url).origin;
-    const key = `${audience} ${origin}`;
-    if (!documents.has(key)) documents.set(key, describeApi(app, audience, { ...INFO[audience], version: API_VERSION }, origin));
-    return c.json(documents.get(key));
+  // One document per audience: the server address is PUBLIC_URL or "/", never the request's Host, so no caller can
+  // put its own host into the document or make the isolate keep a document per Host value.
+  const documents = new Map<Audience, unknown>();
+  const serveDocument = (audience: Audience) => (c: { env: AppEnv["Bindings"]; json: (body: unknown) => Response }) => {
+    let document = documents.get(audience);
+    if (!document) documents.set(audience, (document = describeApi(app, audience, { ...INFO[audience], version: API_VERSION }, config(c.env).publicOrigin)));
+    return c.json(document);
   };
   app.use(OPENAPI_PATH, publicCors);
   app.get(OPENAPI_PATH, serveDocument("public"));

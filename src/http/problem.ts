@@ -92,14 +92,34 @@ export function problemResponse(error: ApiError, requestId: string): Response {
 type Target = "json" | "query" | "header" | "param" | string;
 const ROOTS: Record<string, string> = { json: "(body)", query: "(query)", header: "(headers)", param: "(path)" };
 
-/** One entry per invalid field; an unknown key is named itself (`other`), not its parent object. */
-function fieldProblems(error: ZodError, target: Target = "json"): FieldProblem[] {
+// A problem answer stays small whatever the body: the first errors found, each cut short (CONTRACT: "Bounded cost of one caller").
+export const FIELD_PROBLEMS_MAX = 20;
+const FIELD_TEXT_MAX = 200;
+
+/** At most max code points of text (a pair of surrogates is never cut in two). */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = max - (/[\ud800-\udbff]/.test(text[max - 1]!) ? 1 : 0);
+  return text.slice(0, end);
+}
+
+/**
+ * One entry per invalid field, the first FIELD_PROBLEMS_MAX found; an unknown key is named itself
+ * (`other`), not its parent object. `total` counts them all.
+ */
+function fieldProblems(error: ZodError, target: Target = "json"): { errors: FieldProblem[]; total: number } {
   const at = (path: PropertyKey[]) => (path.length ? path.map(String).join(".") : (ROOTS[target] ?? "(request)"));
-  return error.issues.flatMap((issue) =>
-    issue.code === "unrecognized_keys"
-      ? issue.keys.map((key) => ({ path: at([...issue.path, key]), message: target === "query" ? "unknown query parameter" : "unknown field" }))
-      : [{ path: at(issue.path), message: issue.message }],
-  );
+  const errors: FieldProblem[] = [];
+  let total = 0;
+  const add = (path: PropertyKey[], message: string) => {
+    total++;
+    if (errors.length < FIELD_PROBLEMS_MAX) errors.push({ path: cut(at(path), FIELD_TEXT_MAX), message: cut(message, FIELD_TEXT_MAX) });
+  };
+  for (const issue of error.issues) {
+    if (issue.code !== "unrecognized_keys") add(issue.path, issue.message);
+    else for (const key of issue.keys) add([...issue.path, key], target === "query" ? "unknown query parameter" : "unknown field");
+  }
+  return { errors, total };
 }
 
 export const invalidRequest = (detail: string, errors?: FieldProblem[]) => new ApiError(400, "invalid_request", detail, { errors });
@@ -112,7 +132,9 @@ export const notFound = (detail = "The resource does not exist or is not availab
 export function validationHook(result: { success: boolean; error?: ZodError; target?: string }, _c: Context): void {
   if (!result.success && result.error) {
     const where = result.target === "json" ? "request body" : result.target === "query" ? "query string" : (result.target ?? "request");
-    throw invalidRequest(`The ${where} is invalid.`, fieldProblems(result.error, result.target));
+    const { errors, total } = fieldProblems(result.error, result.target);
+    const shown = total > errors.length ? ` (${total} problems; the first ${errors.length} are listed)` : "";
+    throw invalidRequest(`The ${where} is invalid${shown}.`, errors);
   }
 }
 

@@ -1,3 +1,4 @@
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { PROBLEM_CODES } from "../../src/http/problem";
@@ -18,7 +19,7 @@ const resolve = (doc: Doc, response: Operation["responses"][string]) => (respons
 describe("the public OpenAPI document", () => {
   it("gives every operation a unique operationId, servers and an explicit security requirement", async () => {
     const doc: Doc = (await call("GET", "/v1/openapi.json")).json;
-    expect(doc.servers).toEqual([expect.objectContaining({ url: "https://service.test" })]);
+    expect(doc.servers).toEqual([expect.objectContaining({ url: "/" })]);
     const ops = operationsOf(doc);
     const ids = ops.map((o) => o.op.operationId);
     expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
@@ -63,6 +64,25 @@ describe("the public OpenAPI document", () => {
     expect(Object.keys(resolve(doc, doc.paths[`${chat}/steer`]!.post!.responses["202"]!).headers ?? {})).toContain("Idempotency-Replayed");
     expect(doc.components.schemas!.Message.required).toEqual(expect.arrayContaining(["submissionId", "taskId"]));
     expect(doc.components.schemas!.SubmissionState.properties.status.enum).toEqual(["queued", "steering", "dispatching", "running", "done", "failed", "cancelled"]);
+  });
+
+  it("never reflects the request's Host: the server is PUBLIC_URL or a relative /, and every Host gets the same document", async () => {
+    const texts = new Set<string>();
+    for (const host of ["service.test", "evil.example", "127.0.0.1:1", `${"x".repeat(200)}.example`]) {
+      const r = await exports.default.fetch(new Request(`https://${host}/v1/openapi.json`, { headers: { host } }));
+      const text = await r.text();
+      expect(text).not.toContain(host);
+      texts.add(text);
+    }
+    expect(texts.size).toBe(1);
+    const withPublicUrl = await createApp().fetch(new Request("https://evil.example/v1/openapi.json"), { ...env, PUBLIC_URL: "https://api.example.com/" }, {
+      waitUntil() {},
+      passThroughOnException() {},
+      props: {},
+    } as unknown as ExecutionContext);
+    const doc = (await withPublicUrl.json()) as Doc & { info: { license: { url: string } } };
+    expect(doc.servers).toEqual([expect.objectContaining({ url: "https://api.example.com" })]);
+    expect(doc.info.license.url).toBe("https://api.example.com/v1/terms-of-use");
   });
 
   it("leaves operator operations out", async () => {

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { FIELD_PROBLEMS_MAX } from "../../src/http/problem";
+import { call, chatsPath, expectProblem, world } from "../helpers";
+
+/** A body with thousands of unknown fields, one with a name of 50,000 characters and one of emoji that a cut could split. */
+function hostileBody(extra: Record<string, unknown>) {
+  const body: Record<string, unknown> = { ...extra };
+  body["k".repeat(50_000)] = 1;
+  body["😀".repeat(150)] = 1;
+  for (let i = 0; i < 5_000; i++) body[`k${i}`] = i;
+  return body;
+}
+
+describe("a validation problem's size", () => {
+  it.each([
+    ["an API token's chat creation", async () => {
+      const w = await world();
+      return call("POST", chatsPath(w), { token: w.token, body: hostileBody({ title: "x" }) });
+    }],
+    ["a sign-in, which needs no credentials", async () => call("POST", "/auth/token", { body: hostileBody({ email: "a@example.test", password: "p" }) })],
+  ])("lists at most 20 short errors and stays under 16 KB: %s", async (_, request) => {
+    const r = await request();
+    expectProblem(r, 400, "invalid_request");
+    expect(r.json.errors).toHaveLength(FIELD_PROBLEMS_MAX);
+    expect(r.json.detail).toMatch(/5002 problems; the first 20 are listed/);
+    for (const e of r.json.errors as { path: string; message: string }[]) {
+      expect([...e.path].length).toBeLessThanOrEqual(200);
+      expect(e.path.isWellFormed()).toBe(true);
+    }
+    expect(r.json.errors[0].path).toBe("k".repeat(200));
+    expect(r.json.errors[1].path).toBe("😀".repeat(100));
+    expect(new TextEncoder().encode(r.text).byteLength).toBeLessThan(16_384);
+  });
+
+  it("lists every error when there are few", async () => {
+    const w = await world();
+    const r = await call("POST", chatsPath(w), { token: w.token, body: { title: "", color: "blue" } });
+    expectProblem(r, 400, "invalid_request");
+    expect(r.json.errors).toHaveLength(2);
+    expect(r.json.detail).toBe("The request body is invalid.");
+  });
+});
