@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { sha256Hex } from "../crypto";
+import { throttledAddress } from "./client-address";
 
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
 const SIGN_IN_MAX_FAILURES = 10;
@@ -66,9 +67,9 @@ export class SignInThrottle extends DurableObject<Env> {
   }
 }
 
-/** The throttle of one email from one client address (CF-Connecting-IP; a missing one counts as one "unknown" address). */
+/** The throttle of one email from one client (CF-Connecting-IP: an IPv6 address by its /64; a missing one counts as one "unknown" address). */
 export async function signInThrottleFor(env: Env, email: string, clientAddress: string | undefined) {
-  const address = clientAddress?.trim().toLowerCase() || "unknown";
+  const address = throttledAddress(clientAddress);
   // Named by a hash, so emails and addresses do not appear in object names.
   return env.SIGN_IN_THROTTLE.getByName(await sha256Hex(`${email}\n${address}`));
 }

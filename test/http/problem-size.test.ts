@@ -13,10 +13,13 @@ function hostileBody(extra: Record<string, unknown>) {
 
 describe("a validation problem's size", () => {
   it.each([
-    ["an API token's chat creation", async () => {
-      const w = await world();
-      return call("POST", chatsPath(w), { token: w.token, body: hostileBody({ title: "x" }) });
-    }],
+    [
+      "an API token's chat creation",
+      async () => {
+        const w = await world();
+        return call("POST", chatsPath(w), { token: w.token, body: hostileBody({ title: "x" }) });
+      },
+    ],
     ["a sign-in, which needs no credentials", async () => call("POST", "/auth/token", { body: hostileBody({ email: "a@example.test", password: "p" }) })],
   ])("lists at most 20 short errors and stays under 16 KB: %s", async (_, request) => {
     const r = await request();
