@@ -10,7 +10,7 @@ import type { Seen } from "../db/read-mostly";
 import { offerProjectState, projectState, type ProjectState } from "../projects/access";
 import { decodeCursor, encodeCursor } from "./cursor";
 import { dispatchDecision } from "./dispatch-hold";
-import { EventLog, sseFrame, type ChatEventType } from "./event-log";
+import { EventLog, REPLAY_MAX_BYTES, sseFrame, type ChatEventType } from "./event-log";
 import type { StreamGrant } from "./listeners";
 import { offerMaintenanceFlag } from "./maintenance";
 import { ChatStreams, RETRY_HINT } from "./streams";
@@ -66,10 +66,10 @@ export class ChatRoom extends DurableObject<Env> {
   private eventLog: EventLog | undefined;
   // When the chat list first fell behind this object (in memory: after a restart the next alarm sends at once).
   private listBehindSince: number | undefined;
-  // The chat and queue as last published, to append an event only when they change.
-  private readonly published: Partial<Record<"chat" | "queue", string>> = {};
-  // The storage's queue version last published, and when that queue changes by itself: it is rendered again only then.
-  private publishedQueue: { version: number; changesAt: number } | undefined;
+  // The chat as last published, to append an event only when it changes.
+  private publishedChat: string | undefined;
+  // The snapshot at the newest event id, encoded once for every stream that opens before the next change.
+  private snapshot: { id: number; frame: Uint8Array } | undefined;
   // What the running task was asked, kept while it runs (its submission never changes).
   private runningInput: AgentTask | undefined;
   private readonly streams: ChatStreams;
@@ -131,7 +131,7 @@ export class ChatRoom extends DurableObject<Env> {
     if (!chat) return { kind: "not_found" };
     // Part of the input, so it is refused before the key is looked at (a replay's target was valid, and messages stay).
     if (request.replyToMessageId && !this.store.hasMessage(request.replyToMessageId)) return { kind: "unknown_reply_target" };
-    const existing = this.store.submissionByKey(request.idempotencyKey);
+    const existing = this.store.submissions.byKey(request.idempotencyKey);
     if (existing) {
       const same = existing.kind === request.kind && existing.content === request.content && existing.reply_to === request.replyToMessageId;
       if (!same) return { kind: "key_reused" };
@@ -141,15 +141,15 @@ export class ChatRoom extends DurableObject<Env> {
     }
     if (chat.archived_at !== null) return { kind: "archived" };
     const contentBytes = utf8.encode(request.content).byteLength;
-    const load = this.store.queueLoad();
+    const load = this.store.submissions.load();
     if (load.entries >= QUEUE_MAX_ENTRIES || load.bytes + contentBytes > QUEUE_MAX_BYTES) return { kind: "queue_full" };
     offerMaintenanceFlag(request.seen.maintenance);
     offerProjectState(projectId, request.seen.project);
     const now = Date.now();
     // What isWorking shows: a steer sent then is meant for the reply on its way, even if its task has not started yet.
-    const steering = request.kind === "steer" && this.store.isWorking();
-    const started = !steering && !request.seen.maintenance.value && !this.store.hasPendingWork();
-    const row = this.store.insertSubmission({
+    const steering = request.kind === "steer" && this.store.submissions.isWorking();
+    const started = !steering && !request.seen.maintenance.value && !this.store.submissions.hasPendingWork();
+    const row = this.store.submissions.insert({
       id: crypto.randomUUID(),
       idempotency_key: request.idempotencyKey,
       kind: request.kind,
@@ -178,13 +178,13 @@ export class ChatRoom extends DurableObject<Env> {
 
   // Not named "queue": that name is reserved for the Queues handler and is not callable over RPC.
   async queueEntries(projectId: string): Promise<QueueEntry[] | null> {
-    return this.chatIn(projectId) ? this.store.queue(Date.now()).items : null;
+    return this.chatIn(projectId) ? this.store.submissions.queue(Date.now()) : null;
   }
 
   /** What a submission became: its status and the ids of its task and messages. */
   async submissionState(projectId: string, submissionId: string): Promise<SubmissionOutcome> {
     if (!this.chatIn(projectId)) return { kind: "not_found" };
-    const row = this.store.submission(submissionId);
+    const row = this.store.submissions.byId(submissionId);
     if (!row) return { kind: "submission_not_found" };
     return {
       kind: "submission",
@@ -221,12 +221,12 @@ export class ChatRoom extends DurableObject<Env> {
   /** Removes a submission that has not started (queued, steering or failed) for good; its key then answers submission_cancelled. */
   async cancelSubmission(projectId: string, submissionId: string): Promise<CancelOutcome> {
     if (!this.chatIn(projectId)) return "not_found";
-    const row = this.store.submission(submissionId);
+    const row = this.store.submissions.byId(submissionId);
     if (!row) return "submission_not_found";
     if (row.status === "cancelled") return "cancelled";
     if (row.status !== "queued" && row.status !== "steering" && row.status !== "failed") return "started";
     const now = Date.now();
-    this.store.setSubmission(row, "cancelled");
+    this.store.submissions.move(row, "cancelled");
     // queuedCount is part of the summary: the chat list must hear that it went down.
     if (row.status === "queued") this.store.touch(now);
     this.publish(now);
@@ -241,16 +241,30 @@ export class ChatRoom extends DurableObject<Env> {
   async follow(projectId: string, resumeFrom: number | null, grant: StreamGrant): Promise<ReadableStream<Uint8Array> | null> {
     if (!this.chatIn(projectId)) return null;
     const now = Date.now();
+    // Failed entries whose 24 hours ended leave the queue as events first, so the log and a snapshot agree;
+    // followers hear of the next one when it comes, also for entries that failed before this object woke.
+    this.publish(now);
+    const expiry = this.store.submissions.expireFailed(now);
+    if (expiry !== undefined) await this.scheduleAt(expiry);
     const first = [RETRY_HINT];
     let cursor: number;
-    if (resumeFrom !== null && this.log.canResumeFrom(resumeFrom)) {
+    if (resumeFrom !== null && this.log.canResumeFrom(resumeFrom, REPLAY_MAX_BYTES)) {
       cursor = resumeFrom;
     } else {
       // Read in the same synchronous stretch as the state, so resuming from the snapshot's id misses nothing.
       cursor = this.log.newestId();
-      first.push(sseFrame(cursor, "snapshot", JSON.stringify({ chat: this.store.view(), queue: { items: this.store.queue(now).items } })));
+      first.push(this.snapshotAt(cursor, now));
     }
     return this.streams.open(cursor, first, grant, now);
+  }
+
+  /** The snapshot frame at an event id; every change appends an event, so one id has one snapshot. */
+  private snapshotAt(id: number, now: number): Uint8Array {
+    if (this.snapshot?.id !== id) {
+      const state = { chat: this.store.view(), queue: { items: this.store.submissions.queue(now) } };
+      this.snapshot = { id, frame: sseFrame(id, "snapshot", JSON.stringify(state)) };
+    }
+    return this.snapshot.frame;
   }
 
   /** Keep-alives, age and slow-reader limits, leases and access: every STREAM_PULSE_MS while streams are open; tests call it with a chosen time. */
@@ -299,10 +313,10 @@ export class ChatRoom extends DurableObject<Env> {
   async acceptSteering(taskId: string, ids: string[]): Promise<SteeringAck> {
     if (!this.store.isInitialised()) return { kind: "unknown" };
     const task = this.runningTaskNamed(taskId);
-    const own = task?.submission_id ?? this.store.submissionOfTask(taskId)?.id;
+    const own = task?.submission_id ?? this.store.submissions.ofTask(taskId)?.id;
     if (!own) return { kind: "unknown" };
     const takenByTask = (id: string) => {
-      const row = this.store.submission(id);
+      const row = this.store.submissions.byId(id);
       return row?.task_id === taskId && row.id !== own && row.status === "done";
     };
     if (!task) return ids.every(takenByTask) ? { kind: "taken" } : { kind: this.endedTask(taskId) };
@@ -327,6 +341,10 @@ export class ChatRoom extends DurableObject<Env> {
     if (!this.store.isInitialised() || !this.store.chat()) return;
     try {
       await this.runDueWork();
+      // A failed entry leaves the queue when its 24 hours end: followers hear it then, not at the next change.
+      this.publish();
+      const expiry = this.store.submissions.expireFailed(Date.now());
+      if (expiry !== undefined) await this.scheduleAt(expiry);
     } catch (error) {
       // The runtime drops an alarm that keeps throwing, which would stall the queue: log it and look again later.
       console.error(JSON.stringify({ level: "error", event: "chat_alarm_failed", chatId: this.store.chat()!.id, error: describeForLog(error) }));
@@ -361,18 +379,18 @@ export class ChatRoom extends DurableObject<Env> {
         }
         continue;
       }
-      const next = this.store.nextSubmission();
+      const next = this.store.submissions.next();
       if (!next) return;
       if (!next.task_id || !next.account_id) {
         const decision = await dispatchDecision(this.env.DB, this.store.chat()!.project_id);
         // A queued entry may have been cancelled while D1 was asked (a started one cannot be).
-        if (next.status === "queued" && this.store.submission(next.id)?.status !== "queued") continue;
+        if (next.status === "queued" && this.store.submissions.byId(next.id)?.status !== "queued") continue;
         if (decision.kind !== "go") {
           // Maintenance, a suspended project, or D1 unable to say: the submission waits and is looked at again shortly.
           if (next.status === "dispatching" && !next.task_id) {
-            this.store.setSubmission(next, "queued");
+            this.store.submissions.move(next, "queued");
             // Nothing is working now, so steering texts meant for it wait as messages of their own.
-            this.store.requeueSteering();
+            this.store.submissions.requeueSteering();
             // The summary changed (no longer working, one more queued), so the chat list must hear of it.
             this.store.touch(now);
             this.publish(now);
@@ -381,7 +399,7 @@ export class ChatRoom extends DurableObject<Env> {
         }
         // The task id and the paying account are stored before credits are taken, so a restart retries the same idempotent charge.
         const assigned = { task_id: next.task_id ?? crypto.randomUUID(), account_id: decision.ownerAccountId };
-        this.store.setSubmission(next, "dispatching", assigned);
+        this.store.submissions.move(next, "dispatching", assigned);
         Object.assign(next, { status: "dispatching", ...assigned });
         this.store.touch(now);
         this.publish(now);
@@ -405,8 +423,8 @@ export class ChatRoom extends DurableObject<Env> {
     }
     const now = Date.now();
     if (charged === "insufficient") {
-      this.store.setSubmission(submission, "failed", { failed_at: now });
-      this.store.requeueSteering();
+      this.store.submissions.move(submission, "failed", { failed_at: now });
+      this.store.submissions.requeueSteering();
       this.addMessage(
         {
           id: crypto.randomUUID(),
@@ -428,7 +446,7 @@ export class ChatRoom extends DurableObject<Env> {
     const ofTask = { createdAt: iso(now), taskId, submissionId: submission.id };
     this.addMessage({ id: userMessageId, role: "user", content: submission.content, status: null, ...ofTask }, now);
     this.addMessage({ id: task.owner_message_id, role: "owner", content: "", status: "working", ...ofTask }, now);
-    this.store.setSubmission(submission, "running", { user_message_id: userMessageId, reply_message_id: task.owner_message_id });
+    this.store.submissions.move(submission, "running", { user_message_id: userMessageId, reply_message_id: task.owner_message_id });
     this.store.insertTask(task);
     this.store.touch(now);
     this.publish(now);
@@ -468,11 +486,11 @@ export class ChatRoom extends DurableObject<Env> {
       const detail = end.error ?? "The agent could not complete this task.";
       const error = `${detail} Its credits were returned.`;
       this.addMessage({ id: crypto.randomUUID(), role: "error", content: error, createdAt: iso(now), status: null, taskId: task.id, submissionId: task.submission_id }, now);
-      this.store.owesRefund(task.id, this.store.submission(task.submission_id)?.account_id ?? null);
+      this.store.owesRefund(task.id, this.store.submissions.byId(task.submission_id)?.account_id ?? null);
     }
-    this.store.finishSubmission(task.submission_id);
+    this.store.submissions.finishRunning(task.submission_id);
     this.store.deleteTask(task.id);
-    this.store.requeueSteering();
+    this.store.submissions.requeueSteering();
     this.store.touch(now);
     this.store.setAwaitingUser(now, end.status === "success" && end.awaitingUser === true);
     this.publish(now);
@@ -480,7 +498,7 @@ export class ChatRoom extends DurableObject<Env> {
 
   /** The steering entries the running task may take now: the oldest waiting, within its cap. */
   private steeringOffer(task: TaskRow): SubmissionRow[] {
-    return this.store.steeringWaiting(STEERING_PER_TASK - this.store.steeringTaken(task).length);
+    return this.store.submissions.steeringWaiting(STEERING_PER_TASK - this.store.steeringTaken(task).length);
   }
 
   /** The running task takes these steering entries: each leaves the queue and becomes a user message of the task, free of charge. */
@@ -503,7 +521,7 @@ export class ChatRoom extends DurableObject<Env> {
 
   /** Why a task is not running: the user stopped it, it ended otherwise, or this chat never had it. */
   private endedTask(taskId: string): EndedTask {
-    const submission = this.store.isInitialised() ? this.store.submissionOfTask(taskId) : undefined;
+    const submission = this.store.isInitialised() ? this.store.submissions.ofTask(taskId) : undefined;
     if (!submission) return "unknown";
     const reply = submission.reply_message_id ? this.store.message(submission.reply_message_id) : undefined;
     return reply?.status === "interrupted_by_user" ? "stopped" : "already_finished";
@@ -527,25 +545,22 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   /**
-   * Appends chat and queue events for whatever changed since they were last published, and wakes
-   * the listeners. Called after every change, before the next await, so the log never lags storage.
+   * Appends the queue's changes (an entry that joined or changed, one that left) and the chat, if it
+   * changed, to the log, and wakes the listeners. Called after every change, before the next await,
+   * so the log never lags storage; what it appends is the size of what changed, never the whole queue.
    */
   private publish(now = Date.now()): void {
-    this.publishState("chat", this.store.view(), now);
-    // The queue is rendered only when a submission moved or a failed entry's 24 hours ran out.
-    if (this.store.queueVersion !== this.publishedQueue?.version || now >= this.publishedQueue.changesAt) {
-      const { items, changesAt } = this.store.queue(now);
-      this.publishedQueue = { version: this.store.queueVersion, changesAt };
-      this.publishState("queue", { items }, now);
+    this.store.submissions.expireFailed(now);
+    const chat = JSON.stringify(this.store.view());
+    if (chat !== (this.publishedChat ??= this.log.lastData("chat"))) {
+      this.log.append("chat", chat, now);
+      this.publishedChat = chat;
+    }
+    for (const change of this.store.submissions.takeChanges()) {
+      if ("entry" in change) this.appendEvent("queue.entry", change.entry, now);
+      else this.appendEvent("queue.removed", { id: change.removed }, now);
     }
     this.streams.wake();
-  }
-
-  private publishState(type: "chat" | "queue", state: unknown, now: number): void {
-    const json = JSON.stringify(state);
-    if (json === (this.published[type] ??= this.log.lastData(type))) return;
-    this.log.append(type, json, now);
-    this.published[type] = json;
   }
 
   /** Gives failed tasks' credits back through the paying account's ledger (idempotent); on failure the alarm tries again. */
@@ -596,7 +611,7 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   private inputOf(task: TaskRow): AgentTask {
-    if (this.runningInput?.taskId !== task.id) this.runningInput = this.agentTask(this.store.submission(task.submission_id)!, task.id);
+    if (this.runningInput?.taskId !== task.id) this.runningInput = this.agentTask(this.store.submissions.byId(task.submission_id)!, task.id);
     return this.runningInput;
   }
 

@@ -1,13 +1,15 @@
 /** The chat's event log: every change the chat object records, in order, kept for resuming streams. */
-export type ChatEventType = "chat" | "queue" | "message" | "message.delta";
+export type ChatEventType = "chat" | "queue.entry" | "queue.removed" | "message" | "message.delta";
 
 // Kept at least this long; an older resume point gets a fresh snapshot.
 const EVENTS_KEPT_MS = 24 * 3600_000;
 const PRUNE_EVERY_MS = 3600_000;
+// A resume point whose replay would pass this gets a fresh snapshot instead (then the history has the messages).
+export const REPLAY_MAX_BYTES = 8 * 1024 * 1024;
 // The newest events stay encoded in memory, so a burst fans out to many listeners without re-reading storage.
 const RECENT_KEPT = 256;
 const RECENT_MAX_BYTES = 2 * 1024 * 1024;
-// A SQLite row holds at most 2 MB; larger event data (a long queue of long messages) goes in parts.
+// A SQLite row holds at most 2 MB; larger event data (a long reply) goes in parts.
 const PART_CHARS = 256 * 1024;
 
 const encoder = new TextEncoder();
@@ -18,16 +20,6 @@ export function sseFrame(id: number, type: string, json: string): Uint8Array {
 }
 
 export const sseComment = (text: string) => encoder.encode(`: ${text}\n\n`);
-
-export function concatFrames(frames: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(frames.reduce((n, f) => n + f.byteLength, 0));
-  let at = 0;
-  for (const f of frames) {
-    out.set(f, at);
-    at += f.byteLength;
-  }
-  return out;
-}
 
 type EventRow = { id: number; type: string; data: string; parts: number };
 
@@ -46,36 +38,44 @@ export function splitText(text: string, size: number): string[] {
   return parts;
 }
 
+/**
+ * Events are stored with the byte offset at which each one ends in the stream of frames (from the
+ * first event that kept one), so the size of a replay is a subtraction. The encoded frames of the
+ * newest events are held once and handed to every listener as they are.
+ */
 export class EventLog {
+  // The newest events, encoded; their ids are consecutive, so an id finds its place by subtraction.
   private recent: { id: number; frame: Uint8Array }[] = [];
   private recentBytes = 0;
-  // Every event with a larger id is in `recent`.
-  private recentFloor: number;
   private prunedAt = 0;
+  private lastId: number;
+  private endOffset: number;
 
   constructor(private readonly sql: SqlStorage) {
-    this.recentFloor = this.newestId();
+    // AUTOINCREMENT never gives an id out twice: the next one is the sequence's last plus one.
+    const sequence = this.sql.exec<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'").toArray()[0]?.seq ?? 0;
+    this.lastId = Math.max(sequence, this.metaValue("events_pruned_through"));
+    this.endOffset = this.sql.exec<{ end_offset: number | null }>("SELECT end_offset FROM events ORDER BY id DESC LIMIT 1").toArray()[0]?.end_offset ?? 0;
   }
 
-  /** Appends an event; call in the same synchronous stretch as the change it describes. */
+  /** Appends an event, in one statement; call in the same synchronous stretch as the change it describes. */
   append(type: ChatEventType, json: string, now: number): number {
-    const parts = splitText(json, PART_CHARS);
-    const id = this.sql.exec<{ id: number }>("INSERT INTO events (type, data, at, parts) VALUES (?, ?, ?, ?) RETURNING id", type, parts[0], now, parts.length).one().id;
-    for (let i = 1; i < parts.length; i++) this.sql.exec("INSERT INTO event_parts (event_id, part, data) VALUES (?, ?, ?)", id, i, parts[i]);
+    const id = this.lastId + 1;
     const frame = sseFrame(id, type, json);
+    const parts = splitText(json, PART_CHARS);
+    this.sql.exec("INSERT INTO events (id, type, data, at, parts, end_offset) VALUES (?, ?, ?, ?, ?, ?)", id, type, parts[0], now, parts.length, this.endOffset + frame.byteLength);
+    for (let i = 1; i < parts.length; i++) this.sql.exec("INSERT INTO event_parts (event_id, part, data) VALUES (?, ?, ?)", id, i, parts[i]);
+    this.lastId = id;
+    this.endOffset += frame.byteLength;
     this.recent.push({ id, frame });
     this.recentBytes += frame.byteLength;
-    while (this.recent.length > RECENT_KEPT || (this.recentBytes > RECENT_MAX_BYTES && this.recent.length > 1)) {
-      const dropped = this.recent.shift()!;
-      this.recentBytes -= dropped.frame.byteLength;
-      this.recentFloor = dropped.id;
-    }
+    while (this.recent.length > RECENT_KEPT || (this.recentBytes > RECENT_MAX_BYTES && this.recent.length > 1)) this.recentBytes -= this.recent.shift()!.frame.byteLength;
     if (now - this.prunedAt >= PRUNE_EVERY_MS) this.prune(now);
     return id;
   }
 
   newestId(): number {
-    return this.sql.exec<{ id: number | null }>("SELECT MAX(id) AS id FROM events").one().id ?? this.prunedThrough();
+    return this.lastId;
   }
 
   /** The data of the newest event of a type, to tell whether a state has changed since it was published. */
@@ -84,19 +84,28 @@ export class EventLog {
     return row && this.wholeData(row);
   }
 
-  /** Whether every event after `id` is still kept (and `id` is one this log gave out). */
-  canResumeFrom(id: number): boolean {
-    return id >= this.prunedThrough() && id <= this.newestId();
+  /**
+   * Whether a stream may resume after `id`: every event after it is kept, it is one this log gave
+   * out, it is not older than the offsets (events from before them are another shape), and the
+   * replay stays within maxBytes.
+   */
+  canResumeFrom(id: number, maxBytes: number): boolean {
+    const pruned = this.metaValue("events_pruned_through");
+    const base = this.metaValue("events_offset_base");
+    if (id < pruned || id < base || id > this.lastId) return false;
+    const after = id === base ? 0 : id === pruned ? this.metaValue("events_pruned_offset") : this.offsetOf(id);
+    return after !== undefined && this.endOffset - after <= maxBytes;
   }
 
-  /** Encoded events after `cursor`, oldest first, up to about maxBytes (at least one event). */
+  /** Encoded events after `cursor`, oldest first, up to about maxBytes (at least one); the frames are shared, not copied. */
   framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number } {
     const frames: Uint8Array[] = [];
     let last = cursor;
     let bytes = 0;
-    if (cursor >= this.recentFloor) {
-      for (const event of this.recent) {
-        if (event.id <= cursor) continue;
+    const first = this.recent[0];
+    if (first && cursor >= first.id - 1) {
+      for (let i = cursor + 1 - first.id; i < this.recent.length; i++) {
+        const event = this.recent[i]!;
         if (bytes > 0 && bytes + event.frame.byteLength > maxBytes) break;
         frames.push(event.frame);
         bytes += event.frame.byteLength;
@@ -114,23 +123,30 @@ export class EventLog {
     return { frames, last };
   }
 
+  private offsetOf(id: number): number | undefined {
+    return this.sql.exec<{ end_offset: number | null }>("SELECT end_offset FROM events WHERE id = ?", id).toArray()[0]?.end_offset ?? undefined;
+  }
+
   private wholeData(row: EventRow): string {
     if (row.parts === 1) return row.data;
     const rest = this.sql.exec<{ data: string }>("SELECT data FROM event_parts WHERE event_id = ? ORDER BY part", row.id).toArray();
     return row.data + rest.map((r) => r.data).join("");
   }
 
-  private prunedThrough(): number {
-    return this.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = 'events_pruned_through'").toArray()[0]?.value ?? 0;
+  private metaValue(key: string): number {
+    return this.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0]?.value ?? 0;
   }
 
-  /** Drops events older than the retention; remembers the newest dropped id so older resume points get a snapshot. */
+  /** Drops events older than the retention; remembers the newest dropped id (and where it ended) so older resume points get a snapshot. */
   private prune(now: number): void {
     this.prunedAt = now;
     const newestOld = this.sql.exec<{ id: number | null }>("SELECT MAX(id) AS id FROM events WHERE at < ?", now - EVENTS_KEPT_MS).one().id;
     if (newestOld === null) return;
+    const offset = this.offsetOf(newestOld);
     this.sql.exec("DELETE FROM events WHERE id <= ?", newestOld);
     this.sql.exec("DELETE FROM event_parts WHERE event_id <= ?", newestOld);
-    this.sql.exec("INSERT INTO meta (key, value) VALUES ('events_pruned_through', ?) ON CONFLICT(key) DO UPDATE SET value = MAX(value, excluded.value)", newestOld);
+    const keep = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = MAX(value, excluded.value)";
+    this.sql.exec(keep, "events_pruned_through", newestOld);
+    if (offset !== undefined) this.sql.exec(keep, "events_pruned_offset", offset);
   }
 }

@@ -19,8 +19,10 @@ eventRoutes.openapi(
     middleware: read,
     summary: "Follow a chat live: a resumable Server-Sent Events stream",
     description:
-      "Starts with a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends `chat`, `queue`, `message` and " +
-      "`message.delta` events as they happen. Ids increase strictly per chat; events are kept at least 24 hours. A `: keep-alive` comment comes at " +
+      "Starts with a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends `chat`, `queue.entry`, " +
+      "`queue.removed`, `message` and `message.delta` events as they happen: the queue is the snapshot's with the entry events applied in order. " +
+      "Ids increase strictly per chat; events are kept at least 24 hours; a resume point older than that, or whose replay would pass 8 MB, gets a " +
+      "fresh snapshot. A stream whose reader leaves what it is sent untaken for 30 s is closed. A `: keep-alive` comment comes at " +
       "least every 15 s. The server ends a stream after 5 minutes, or within 60 s of the token's revocation or expiry or the loss of project access; " +
       "reconnect with Last-Event-ID. Opening a stream counts as one request; at most 10 streams per token may be open at once (429 beyond).",
     request: { params: ChatParams, query: EventsQuery, headers: EventsHeaders },

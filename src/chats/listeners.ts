@@ -1,4 +1,4 @@
-import { concatFrames, sseComment } from "./event-log";
+import { sseComment } from "./event-log";
 
 /** Who a stream was opened for, so the chat object can keep checking that it may stay open. */
 export type StreamGrant = { tokenHash: string; leaseId: string; accountId: string; projectId: string };
@@ -8,19 +8,23 @@ export type ListenerTiming = { maxAgeMs: number; stallMs: number };
 export const MAX_AGE_JITTER_MS = 30_000;
 type Source = { framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number } };
 
-// What one listener may have queued and unread before it counts as slow (a single larger event still goes).
-const LISTENER_BUFFER_BYTES = 64 * 1024;
+// What one pull hands the runtime at most (a single larger event still goes whole).
+export const LISTENER_PULL_BYTES = 64 * 1024;
 const KEEP_ALIVE = sseComment("keep-alive");
 const RECONNECT = sseComment("this stream has ended; reconnect with Last-Event-ID to continue");
 
 /**
- * One open event stream. It pulls: each time the reader has room, it reads the log after its
- * cursor, so replay and live delivery are one path, and a slow reader holds a cursor, not a copy.
+ * One open event stream. It pulls: only when the runtime asks for more does it read the log after
+ * its cursor and hand over the encoded frames, the same arrays every listener gets, at most about
+ * 64 KB a time. So replay and live delivery are one path, and a slow reader holds a cursor, not a copy.
  */
 class Listener {
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private wakeUp: (() => void) | undefined;
-  private fullSince: number | undefined;
+  // The runtime asked for more and is waiting for it.
+  private asked = false;
+  // Since when something (an event, or a keep-alive that is due) has waited for the runtime to take it.
+  private waitingSince: number | undefined;
   private readonly jitterMs = Math.random() * MAX_AGE_JITTER_MS;
   ended = false;
   readonly stream: ReadableStream<Uint8Array>;
@@ -37,22 +41,25 @@ class Listener {
       {
         start: (controller) => {
           this.controller = controller;
-          if (first.length) controller.enqueue(concatFrames(first));
+          for (const frame of first) controller.enqueue(frame);
         },
         pull: () => this.pull(),
         cancel: () => this.finish(),
       },
-      { highWaterMark: LISTENER_BUFFER_BYTES, size: (chunk) => chunk.byteLength },
+      // Nothing is queued ahead of what the runtime asks for: pull runs only when it wants more.
+      { highWaterMark: 0 },
     );
   }
 
-  /** Called when the reader has room: sends what the log has after the cursor, or waits for more. */
+  /** The runtime wants more: hands it what the log has after the cursor, or waits for it. */
   private async pull(): Promise<void> {
+    this.asked = true;
     while (!this.ended) {
-      const { frames, last } = this.source.framesAfter(this.cursor, LISTENER_BUFFER_BYTES);
+      const { frames, last } = this.source.framesAfter(this.cursor, LISTENER_PULL_BYTES);
       if (frames.length) {
         this.cursor = last;
-        this.controller.enqueue(concatFrames(frames));
+        this.asked = false;
+        for (const frame of frames) this.controller.enqueue(frame);
         return;
       }
       await new Promise<void>((resolve) => (this.wakeUp = resolve));
@@ -72,16 +79,16 @@ class Listener {
       this.end();
       return false;
     }
-    // A reader that has left its buffer full this long is slow or gone: drop it; it resumes from its last id.
-    if ((this.controller.desiredSize ?? 0) <= 0) {
-      this.fullSince ??= now;
-      if (now - this.fullSince >= timing.stallMs) {
-        this.drop(new Error("the reader fell behind"));
-        return false;
-      }
-    } else {
-      this.fullSince = undefined;
+    // Taking: the runtime waits for more and holds nothing of ours unread. Otherwise what is due waits for it,
+    // a keep-alive at least; after stallMs of that the reader is slow or gone, and it resumes from its last id.
+    const taking = this.asked && (this.controller.desiredSize ?? 0) >= 0;
+    if (!taking) {
+      this.waitingSince ??= now;
+      if (now - this.waitingSince < timing.stallMs) return true;
+      this.end(false);
+      return false;
     }
+    this.waitingSince = undefined;
     try {
       this.controller.enqueue(KEEP_ALIVE);
     } catch {
@@ -92,25 +99,14 @@ class Listener {
     return true;
   }
 
-  /** Ends the stream cleanly after what is queued: the client reconnects with Last-Event-ID. */
-  end(): void {
+  /** Ends the stream cleanly after what is queued (with a reconnect hint, if it may still be read): the client resumes with Last-Event-ID. */
+  end(hint = true): void {
     if (this.ended) return;
     try {
-      this.controller.enqueue(RECONNECT);
+      if (hint) this.controller.enqueue(RECONNECT);
       this.controller.close();
     } catch {
-      // Already closed or errored by the reader.
-    }
-    this.finish();
-  }
-
-  /** Ends the stream at once, discarding what is queued. */
-  drop(reason: Error): void {
-    if (this.ended) return;
-    try {
-      this.controller.error(reason);
-    } catch {
-      // Already closed.
+      // Already closed, or cancelled by the reader.
     }
     this.finish();
   }

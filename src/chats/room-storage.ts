@@ -1,5 +1,8 @@
 import { hasTable, migrateSchema } from "../db/object-schema";
-import { PREVIEW_MAX, type Chat, type Message, type QueueEntry } from "./schemas";
+import { PREVIEW_MAX, type Chat, type Message } from "./schemas";
+import { SubmissionStorage, type SubmissionRow } from "./submission-storage";
+
+export type { SubmissionKind, SubmissionRow } from "./submission-storage";
 
 export type ChatRow = {
   id: string;
@@ -11,27 +14,6 @@ export type ChatRow = {
   version: number;
   indexed_version: number;
   awaiting_user: number;
-};
-export type SubmissionStatus = "queued" | "steering" | "dispatching" | "running" | "done" | "failed" | "cancelled";
-/** Which call made a submission: keys are shared by both, but a key is bound to the call that used it first. */
-export type SubmissionKind = "send" | "steer";
-export type SubmissionRow = {
-  seq: number;
-  id: string;
-  idempotency_key: string;
-  kind: SubmissionKind;
-  content: string;
-  content_bytes: number;
-  reply_to: string | null;
-  disposition: "queued" | "started";
-  status: SubmissionStatus;
-  created_at: string;
-  // The task it ran as, or (a steering text taken) the running task that took it.
-  task_id: string | null;
-  failed_at: number | null;
-  account_id: string | null;
-  user_message_id: string | null;
-  reply_message_id: string | null;
 };
 export type TaskRow = { id: string; submission_id: string; owner_message_id: string; started_at: number; check_at: number; partials: number };
 type MessageRow = {
@@ -94,9 +76,21 @@ export const MIGRATIONS: string[][] = [
        user_message_id = (SELECT m.id FROM tasks t JOIN messages r ON r.id = t.owner_message_id JOIN messages m ON m.seq = r.seq - 1 AND m.role = 'user')
        WHERE id = (SELECT submission_id FROM tasks)`,
   ],
+  [
+    // Queue changes as events per entry: a failed entry leaves the queue when its 24 hours end or newer failures push it out.
+    "ALTER TABLE submissions ADD COLUMN left_queue_at INTEGER",
+    "CREATE INDEX submissions_failed_in_queue ON submissions (failed_at) WHERE status = 'failed' AND left_queue_at IS NULL",
+    // Failed entries older than a day had left the queue before anything recorded it; those of the last day are weighed by their bytes.
+    "INSERT OR REPLACE INTO meta (key, value) VALUES ('failed_floor', CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))",
+    `UPDATE submissions SET content_bytes = length(CAST(content AS BLOB))
+       WHERE status = 'failed' AND left_queue_at IS NULL AND failed_at > (SELECT value FROM meta WHERE key = 'failed_floor') - 86400000`,
+    // Each event's place in bytes, so whether a replay would pass 8 MB is one lookup; the events before it cannot be resumed from.
+    "ALTER TABLE events ADD COLUMN end_offset INTEGER",
+    `INSERT OR REPLACE INTO meta (key, value) VALUES ('events_offset_base',
+       MAX((SELECT COALESCE(MAX(id), 0) FROM events), (SELECT COALESCE(MAX(value), 0) FROM meta WHERE key = 'events_pruned_through')))`,
+  ],
 ];
 
-const FAILED_KEPT_MS = 24 * 3600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 const toMessage = (r: MessageRow): Message => ({
   id: r.id,
@@ -113,12 +107,6 @@ const toMessage = (r: MessageRow): Message => ({
 type OwnerFacts = { preview: string; previewIsWhole: boolean; newestOwnerLength: number };
 /** What the chat summary shows about the messages; kept in memory by the methods that write messages. */
 type MessageFacts = { lastMessageAt: string | null; newestOwnerId: string | null } & OwnerFacts;
-type PendingCounts = Record<"queued" | "steering" | "dispatching" | "running", number>;
-const isPending = (status: SubmissionStatus): status is keyof PendingCounts => status === "queued" || status === "steering" || status === "dispatching" || status === "running";
-/** The statuses the queue bound counts: entries that wait or are being dispatched (a running one has left the queue). */
-const isQueued = (status: SubmissionStatus) => status === "queued" || status === "steering" || status === "dispatching";
-/** What the queue bound counts: its entries that wait or are being dispatched, and the UTF-8 bytes of their content. */
-export type QueueLoad = { entries: number; bytes: number };
 const previewOf = (content: string) => [...content.slice(0, PREVIEW_MAX * 2)].slice(0, PREVIEW_MAX).join("");
 const ownerFacts = (content: string): OwnerFacts => {
   const preview = previewOf(content);
@@ -134,18 +122,16 @@ export class RoomStorage {
   private initialised = false;
   private chatRow: ChatRow | undefined;
   private messageFacts: MessageFacts | undefined;
-  // How many submissions are in each unfinished status, and the bytes the queue bound counts; kept by the methods that set a status.
-  private pendingCounts: PendingCounts | undefined;
-  private queuedBytes: number | undefined;
   // undefined: not read yet; null: no task runs.
   private task: TaskRow | null | undefined;
   // The steering texts the running task has taken, in order (undefined: not read yet).
   private taskSteering: string[] | undefined;
   private refundsMaybeOwed = true;
-  /** Changes whenever a submission is added or changes status, so the queue is rendered again only then. */
-  queueVersion = 0;
+  readonly submissions: SubmissionStorage;
 
-  constructor(private readonly sql: SqlStorage) {}
+  constructor(private readonly sql: SqlStorage) {
+    this.submissions = new SubmissionStorage(sql);
+  }
 
   /** True once create() has run; reads only, so probing an unknown chat id writes nothing. */
   isInitialised(): boolean {
@@ -157,8 +143,7 @@ export class RoomStorage {
     this.initialised = true;
     this.chatRow = undefined;
     this.messageFacts = undefined;
-    this.pendingCounts = undefined;
-    this.queuedBytes = undefined;
+    this.submissions.forget();
     this.task = undefined;
     this.taskSteering = undefined;
     migrateSchema(this.sql, MIGRATIONS);
@@ -217,7 +202,6 @@ export class RoomStorage {
   view(): Chat {
     const chat = this.chat()!;
     const facts = this.facts();
-    const counts = this.counts();
     return {
       id: chat.id,
       title: chat.title,
@@ -227,8 +211,8 @@ export class RoomStorage {
       lastMessageAt: facts.lastMessageAt,
       latestAgentPreview: facts.preview,
       isAwaitingUser: chat.awaiting_user === 1,
-      isWorking: this.isWorking(),
-      queuedCount: counts.queued,
+      isWorking: this.submissions.isWorking(),
+      queuedCount: this.submissions.queuedCount(),
     };
   }
 
@@ -240,124 +224,12 @@ export class RoomStorage {
     return this.messageFacts;
   }
 
-  private counts(): PendingCounts {
-    if (this.pendingCounts) return this.pendingCounts;
-    const counts: PendingCounts = { queued: 0, steering: 0, dispatching: 0, running: 0 };
-    let bytes = 0;
-    for (const row of this.sql.exec<{ status: SubmissionStatus; n: number; bytes: number }>(
-      "SELECT status, COUNT(*) AS n, SUM(content_bytes) AS bytes FROM submissions WHERE status IN ('queued', 'steering', 'dispatching', 'running') GROUP BY status",
-    )) {
-      if (isPending(row.status)) counts[row.status] = row.n;
-      if (isQueued(row.status)) bytes += row.bytes;
-    }
-    this.pendingCounts = counts;
-    this.queuedBytes = bytes;
-    return counts;
-  }
-
-  /** What the queue bound counts now. */
-  queueLoad(): QueueLoad {
-    const counts = this.counts();
-    return { entries: counts.queued + counts.steering + counts.dispatching, bytes: this.queuedBytes! };
-  }
-
-  /** Keeps the counts and the queue's bytes exact when a submission moves from one status to another. */
-  private moved(from: SubmissionStatus | null, to: SubmissionStatus, contentBytes: number): void {
-    const counts = this.pendingCounts;
-    if (counts) {
-      if (from && isPending(from)) counts[from]--;
-      if (isPending(to)) counts[to]++;
-      if (from && isQueued(from)) this.queuedBytes! -= contentBytes;
-      if (isQueued(to)) this.queuedBytes! += contentBytes;
-    }
-    this.queueVersion++;
-  }
-
-  // ---- submissions ----
-  submissionByKey(key: string): SubmissionRow | undefined {
-    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE idempotency_key = ?", key).toArray()[0];
-  }
-
-  /** A task runs or is being dispatched: what the summary's isWorking shows. */
-  isWorking(): boolean {
-    const counts = this.counts();
-    return counts.dispatching + counts.running > 0;
-  }
-
-  hasPendingWork(): boolean {
-    const counts = this.counts();
-    return counts.queued + counts.steering + counts.dispatching + counts.running > 0;
-  }
-
-  insertSubmission(
-    row: Pick<SubmissionRow, "id" | "idempotency_key" | "kind" | "content" | "content_bytes" | "reply_to" | "disposition" | "status" | "created_at">,
-  ): SubmissionRow {
-    this.counts();
-    const inserted = this.sql
-      .exec<SubmissionRow>(
-        `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, reply_to, disposition, status, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        row.id,
-        row.idempotency_key,
-        row.kind,
-        row.content,
-        row.content_bytes,
-        row.reply_to,
-        row.disposition,
-        row.status,
-        row.created_at,
-      )
-      .one();
-    this.moved(null, row.status, row.content_bytes);
-    return inserted;
-  }
-
-  /** The next submission to dispatch: one already dispatching (resumed after a restart) or the oldest queued. */
-  nextSubmission(): SubmissionRow | undefined {
-    // An index lookup, and only for a status some submission has.
-    const counts = this.counts();
-    const first = (status: SubmissionStatus) => this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE status = ? ORDER BY seq LIMIT 1", status).toArray()[0];
-    return (counts.dispatching > 0 ? first("dispatching") : undefined) ?? (counts.queued > 0 ? first("queued") : undefined);
-  }
-
-  /** Moves a submission from the status it has (`from`, as the caller read it) to another. */
-  setSubmission(
-    { id, status: from, content_bytes }: Pick<SubmissionRow, "id" | "status" | "content_bytes">,
-    status: SubmissionStatus,
-    extra: Partial<Pick<SubmissionRow, "task_id" | "account_id" | "failed_at" | "user_message_id" | "reply_message_id">> = {},
-  ): void {
-    this.sql.exec(
-      `UPDATE submissions SET status = ?, task_id = COALESCE(?, task_id), account_id = COALESCE(?, account_id), failed_at = COALESCE(?, failed_at),
-         user_message_id = COALESCE(?, user_message_id), reply_message_id = COALESCE(?, reply_message_id) WHERE id = ?`,
-      status,
-      extra.task_id ?? null,
-      extra.account_id ?? null,
-      extra.failed_at ?? null,
-      extra.user_message_id ?? null,
-      extra.reply_message_id ?? null,
-      id,
-    );
-    this.moved(from, status, content_bytes);
-  }
-
-  /** A task's own submission is done when the task ends (it was running, so it holds no place in the queue). */
-  finishSubmission(id: string): void {
-    this.sql.exec("UPDATE submissions SET status = 'done' WHERE id = ?", id);
-    this.moved("running", "done", 0);
-  }
-
   // ---- steering texts ----
-  /** Steering entries waiting for the running task, oldest first. */
-  steeringWaiting(limit: number): SubmissionRow[] {
-    if (this.counts().steering === 0 || limit <= 0) return [];
-    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE status = 'steering' ORDER BY seq LIMIT ?", limit).toArray();
-  }
-
   /** The running task takes a steering entry: it is done, as part of that task, and its text is the user message named. */
   takeSteering(row: SubmissionRow, task: TaskRow, userMessageId: string): void {
     // Read before the row joins the task, or a list read afresh (after an eviction) would hold it twice.
     const taken = this.steeringTaken(task);
-    this.setSubmission(row, "done", { task_id: task.id, user_message_id: userMessageId, reply_message_id: task.owner_message_id });
+    this.submissions.move(row, "done", { task_id: task.id, user_message_id: userMessageId, reply_message_id: task.owner_message_id });
     taken.push(row.content);
   }
 
@@ -368,33 +240,6 @@ export class RoomStorage {
       .toArray()
       .map((r) => r.content);
     return this.taskSteering;
-  }
-
-  /** The task ended before taking them: steering entries wait as queued, in their place in submission order. */
-  requeueSteering(): void {
-    const counts = this.counts();
-    if (counts.steering === 0) return;
-    this.sql.exec("UPDATE submissions SET status = 'queued' WHERE status = 'steering'");
-    counts.queued += counts.steering;
-    counts.steering = 0;
-    this.queueVersion++;
-  }
-
-  /** The queue as clients see it, and when it next changes by itself: the oldest failed entry's 24 hours end. */
-  queue(now: number): { items: QueueEntry[]; changesAt: number } {
-    let changesAt = Number.POSITIVE_INFINITY;
-    const items = this.sql
-      .exec<{ id: string; content: string; status: string; created_at: string; failed_at: number | null }>(
-        `SELECT id, content, status, created_at, failed_at FROM submissions
-           WHERE status IN ('queued', 'steering', 'dispatching') OR (status = 'failed' AND failed_at > ?) ORDER BY seq`,
-        now - FAILED_KEPT_MS,
-      )
-      .toArray()
-      .map((r) => {
-        if (r.failed_at !== null) changesAt = Math.min(changesAt, r.failed_at + FAILED_KEPT_MS);
-        return { id: r.id, content: r.content, status: r.status as QueueEntry["status"], createdAt: r.created_at };
-      });
-    return { items, changesAt };
   }
 
   // ---- messages ----
@@ -507,14 +352,5 @@ export class RoomStorage {
 
   refunded(taskId: string): void {
     this.sql.exec("DELETE FROM pending_refunds WHERE task_id = ?", taskId);
-  }
-
-  /** The submission a task ran for (steering texts it took come later in submission order). */
-  submissionOfTask(taskId: string): SubmissionRow | undefined {
-    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE task_id = ? ORDER BY seq LIMIT 1", taskId).toArray()[0];
-  }
-
-  submission(id: string): SubmissionRow | undefined {
-    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE id = ?", id).toArray()[0];
   }
 }

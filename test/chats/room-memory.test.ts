@@ -1,7 +1,7 @@
 import { evictDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { frozenClock, runNextAlarm, settle } from "../clock";
-import { call, chatOf, chatsPath, historyOf, newChat, queueOf, room, send, world, type World } from "../helpers";
+import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
+import { chatOf, chatsPath, historyOf, newChat, queueOf, room, send, world, type World } from "../helpers";
 import { openEvents } from "../sse";
 
 afterEach(() => vi.restoreAllMocks());
@@ -52,21 +52,27 @@ describe("the chat object's memory", () => {
     expect(chat.latestAgentPreview).toBe(`${"a".repeat(450)}${"b".repeat(49)}\u{1F600}`);
   });
 
-  it("publishes the queue again once a failed entry's 24 hours are over, though a read saw it go first", async () => {
+  it("announces a failed entry's leaving when its 24 hours end, by its own alarm, though a read saw it go first", async () => {
     const clock = frozenClock();
     const w = await world({ credits: 0 });
     const c = await newChat(w);
-    await send(w, c.id, "no credits for this");
+    const sent = await send(w, c.id, "no credits for this");
     await settle(room(c.id), clock);
     expect((await queueOf(w, c.id)).items.map((e) => e.status)).toEqual(["failed"]);
-    clock.advance(24 * 3_600_000 + 1);
-    expect((await queueOf(w, c.id)).items).toEqual([]);
-    // A follower's queue is the last queue event: the next change must carry the queue without the entry.
     const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
-    await s.next();
-    expect((await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "later" } })).status).toBe(200);
-    const renamed = await s.until((e) => e.type === "chat" && e.data.title === "later");
-    expect((await s.until((e) => e.type === "queue" && e.id > renamed.id, 2_000)).data).toEqual({ items: [] });
+    const snapshot = await s.next();
+    expect(snapshot.data.queue.items.map((e: { status: string }) => e.status)).toEqual(["failed"]);
+    // The alarm is set for the entry's 24 hours; a read just after them no longer shows it.
+    const expiry = (await alarmOf(room(c.id)))!;
+    expect(expiry).toBeGreaterThanOrEqual(clock.now() + 24 * 3_600_000 - 60_000);
+    clock.set(expiry + 1);
+    expect((await queueOf(w, c.id)).items).toEqual([]);
+    expect(await runNextAlarm(room(c.id), clock)).toBe(true);
+    const removed = await s.until((e) => e.type === "queue.removed");
+    expect(removed.data).toEqual({ id: sent.json.submissionId });
+    expect(await alarmOf(room(c.id)), "nothing left to expire").toBeNull();
+    // Followers hold nothing the queue lacks: the snapshot plus the events after it give the queue.
+    expect(s.events.filter((e) => e.type === "queue.entry")).toEqual([]);
     await s.close();
   });
 });

@@ -1,10 +1,11 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
-import { MIGRATIONS } from "../../src/chats/room-storage";
+import { MIGRATIONS, type RoomStorage } from "../../src/chats/room-storage";
 import { migrateSchema } from "../../src/db/object-schema";
-import { frozenClock, settle } from "../clock";
-import { historyOf, queueOf, room, send, world } from "../helpers";
+import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
+import { chatsPath, historyOf, queueOf, room, send, world } from "../helpers";
+import { openEvents } from "../sse";
 import { stop, stopped, submissionOf } from "../control/control-helpers";
 
 afterEach(() => vi.restoreAllMocks());
@@ -57,7 +58,7 @@ describe("a chat object stored by the release before control of work", () => {
     ]);
     expect((await submissionOf(w, chatId, running)).state).toMatchObject({ status: "running", taskId: taskC, userMessageId: userC, replyMessageId: replyC });
     expect((await submissionOf(w, chatId, done)).state).toMatchObject({ status: "done", taskId: taskA, userMessageId: null, replyMessageId: null });
-    const load = await runInDurableObject(room(chatId), (r: ChatRoom) => (r as unknown as { store: { queueLoad(): unknown } }).store.queueLoad());
+    const load = await runInDurableObject(room(chatId), (r: ChatRoom) => (r as unknown as { store: RoomStorage }).store.submissions.load());
     expect(load).toEqual({ entries: 1, bytes: 3000 });
 
     // It goes on: the running task can be stopped, the waiting entry runs, and a new message is linked from the start.
@@ -67,5 +68,49 @@ describe("a chat object stored by the release before control of work", () => {
     await settle(room(chatId), clock);
     expect((await queueOf(w, chatId)).items.map((e) => e.status)).toEqual(["failed"]);
     expect((await historyOf(w, chatId)).items.filter((m) => m.submissionId === sent.json.submissionId).map((m) => m.role)).toEqual(["owner", "user"]);
+  });
+});
+
+describe("a chat object stored before queue changes became entry events", () => {
+  it("gives a resume point from before a snapshot, keeps the failed entries of the last day and announces their end", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const chatId = crypto.randomUUID();
+    const [recent, old] = [crypto.randomUUID(), crypto.randomUUID()];
+    const at = new Date(clock.now()).toISOString();
+    await runInDurableObject(room(chatId), (_: ChatRoom, state) => {
+      const sql = state.storage.sql;
+      migrateSchema(sql, MIGRATIONS.slice(0, 4));
+      sql.exec("INSERT INTO chat (id, project_id, title, created_at, updated_at, version) VALUES (?, ?, 'old chat', ?, ?, 1)", chatId, w.projectId, at, at);
+      const failed = "INSERT INTO submissions (id, idempotency_key, content, disposition, status, created_at, failed_at) VALUES (?, ?, ?, 'queued', 'failed', ?, ?)";
+      sql.exec(failed, recent, crypto.randomUUID(), "failed an hour ago", at, clock.now() - 3_600_000);
+      sql.exec(failed, old, crypto.randomUUID(), "failed two days ago", at, clock.now() - 48 * 3_600_000);
+      // The old shape: the whole queue in one event.
+      for (let i = 0; i < 3; i++) sql.exec("INSERT INTO events (type, data, at) VALUES ('queue', '{\"items\":[]}', ?)", clock.now());
+    });
+    await evictDurableObject(room(chatId));
+
+    expect((await queueOf(w, chatId)).items.map((e) => e.id)).toEqual([recent]);
+    const load = await runInDurableObject(room(chatId), (_: ChatRoom, state) =>
+      state.storage.sql.exec<{ content_bytes: number }>("SELECT content_bytes FROM submissions WHERE id = ?", recent).one(),
+    );
+    expect(load.content_bytes).toBe("failed an hour ago".length);
+    const path = `${chatsPath(w)}/${chatId}/events`;
+    const across = await openEvents(`${path}?after=2`, w.token);
+    const snapshot = await across.next();
+    expect(snapshot.type, "no replay across the change of shape").toBe("snapshot");
+    expect(snapshot.data.queue.items.map((e: { id: string }) => e.id)).toEqual([recent]);
+    // Opening the stream set the alarm for the entry's 24 hours; at them followers hear it leave, and only it.
+    const expiry = (await alarmOf(room(chatId)))!;
+    expect(expiry).toBe(clock.now() - 3_600_000 + 24 * 3_600_000);
+    expect(await runNextAlarm(room(chatId), clock)).toBe(true);
+    const removed = await across.until((e) => e.type === "queue.removed");
+    expect(removed.data).toEqual({ id: recent });
+    expect(across.events.filter((e) => e.type === "queue.removed")).toHaveLength(1);
+    await across.close();
+    // From the last event of the old shape on, a resume replays: what came after is all of the new shape.
+    const from = await openEvents(`${path}?after=3`, w.token);
+    expect((await from.next()).type).not.toBe("snapshot");
+    await from.close();
   });
 });

@@ -40,7 +40,7 @@ describe("cancelling a submission", () => {
     expect(items.filter((m) => m.role === "owner")).toHaveLength(1);
     expect(await creditsOf(w.account.id)).toBe(999);
     // Followers see the entry leave the queue and the count go down.
-    await s.until((e) => e.type === "queue" && !e.data.items.some((x: { id: string }) => x.id === id) && e.id > 0);
+    await s.until((e) => e.type === "queue.removed" && e.data.id === id);
     await s.until((e) => e.type === "chat" && e.data.queuedCount === 0 && e.data.isWorking === true);
     await s.close();
   });

@@ -53,7 +53,8 @@ describe("steering a running task", () => {
     expectProblem(await send(w, c.id, "use a blue theme", key), 409, "idempotency_key_reused");
 
     // On the stream: the entry joins as steering, leaves, its message carries the task's id, and the deltas add up to the reply.
-    await s.until((e) => e.type === "queue" && e.data.items.some((x: { status: string }) => x.status === "steering"));
+    await s.until((e) => e.type === "queue.entry" && e.data.id === r.json.submissionId && e.data.status === "steering");
+    await s.until((e) => e.type === "queue.removed" && e.data.id === r.json.submissionId);
     const takenEvent = await s.until((e) => e.type === "message" && e.data.id === taken.id && e.data.taskId === reply.taskId);
     const own = items.find((m) => m.role === "user" && m.content === "make a page")!;
     const ownEvent = await s.until((e) => e.type === "message" && e.data.id === own.id);

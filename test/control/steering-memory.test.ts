@@ -21,7 +21,7 @@ describe("the running task's steering texts in memory", () => {
     const taken = await runInDurableObject(room(c.id), (r: ChatRoom) => {
       const store = (r as unknown as { store: RoomStorage }).store;
       const task = store.runningTask()!;
-      for (const row of store.steeringWaiting(5) as SubmissionRow[]) store.takeSteering(row, task, crypto.randomUUID());
+      for (const row of store.submissions.steeringWaiting(5) as SubmissionRow[]) store.takeSteering(row, task, crypto.randomUUID());
       return [...store.steeringTaken(task)];
     });
     expect(taken).toEqual(["first", "second"]);

@@ -211,14 +211,19 @@ describe("resuming", () => {
     const c = await newChat(w);
     const future = await openEvents(eventsPath(w, c.id), w.token, { "last-event-id": "999999" });
     expect((await future.next()).type).toBe("snapshot");
+    await future.close();
     await runInDurableObject(room(c.id), (_: ChatRoom, state) => {
       state.storage.sql.exec("DELETE FROM events");
       state.storage.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('events_pruned_through', 5)");
     });
+    // The object reads its log's state when it starts, as after a real prune and a restart.
+    await abortAllDurableObjects();
     const stale = await openEvents(`${eventsPath(w, c.id)}?after=1`, w.token);
     const snapshot = await stale.next();
-    expect(snapshot).toMatchObject({ type: "snapshot", id: 5 });
-    await Promise.all([future.close(), stale.close()]);
+    // At the newest id, past the pruned ones (the object re-announced the chat, whose event had been deleted).
+    expect(snapshot.type).toBe("snapshot");
+    expect(snapshot.id).toBeGreaterThanOrEqual(5);
+    await stale.close();
   });
 
   it("prunes events older than 24 hours as it appends", async () => {

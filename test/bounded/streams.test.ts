@@ -1,0 +1,118 @@
+import { runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ChatRoom } from "../../src/chats/chat-room";
+import { REPLAY_MAX_BYTES, sseFrame, type EventLog } from "../../src/chats/event-log";
+import { LISTENER_PULL_BYTES, Listeners, type StreamGrant } from "../../src/chats/listeners";
+import { chatsPath, newChat, room, world } from "../helpers";
+import { openEvents } from "../sse";
+
+afterEach(() => vi.restoreAllMocks());
+
+const timing = { maxAgeMs: 300_000, stallMs: 30_000 };
+const grant: StreamGrant = { tokenHash: "t", leaseId: "l", accountId: "a", projectId: "p" };
+
+/** A log of n encoded frames of `size` bytes each, as EventLog hands them out (the same arrays every time). */
+function fakeLog(n: number, size: number) {
+  const frames = Array.from({ length: n }, (_, i) => sseFrame(i + 1, "message", JSON.stringify("x".repeat(size))));
+  const asked: number[] = [];
+  return {
+    frames,
+    asked,
+    framesAfter(cursor: number, maxBytes: number) {
+      asked.push(maxBytes);
+      const out: Uint8Array[] = [];
+      let bytes = 0;
+      for (const f of frames.slice(cursor)) {
+        if (bytes > 0 && bytes + f.byteLength > maxBytes) break;
+        out.push(f);
+        bytes += f.byteLength;
+      }
+      return { frames: out, last: cursor + out.length };
+    },
+  };
+}
+
+describe("an event stream's cost", () => {
+  it("closes a stream whose reader never reads once what is due has waited 30 s, quietly, and frees its place", async () => {
+    const ended: StreamGrant[] = [];
+    const listeners = new Listeners(fakeLog(3, 100), (g) => ended.push(g));
+    const stream = listeners.add(0, [sseFrame(0, "snapshot", "{}")], grant, 0);
+    const reader = stream.getReader(); // held, never read until the end
+    listeners.pulse(5_000, timing);
+    listeners.pulse(34_999, timing);
+    expect(listeners.size, "not before 30 s").toBe(1);
+    listeners.pulse(35_000, timing);
+    expect(listeners.size).toBe(0);
+    expect(ended).toEqual([grant]);
+    // Closed, not errored: what was queued can still be read, then the stream ends (no error for anyone to log).
+    const chunks: string[] = [];
+    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(new TextDecoder().decode(r.value));
+    expect(chunks).toEqual(["id: 0\nevent: snapshot\ndata: {}\n\n"]);
+  });
+
+  it("keeps a stream whose reader takes what it is given, with a keep-alive at each pulse", async () => {
+    const listeners = new Listeners(fakeLog(0, 0), () => {});
+    const reader = listeners.add(0, [], grant, 0).getReader();
+    const read = reader.read(); // the reader waits for more
+    await Promise.resolve();
+    listeners.pulse(40_000, timing);
+    expect(new TextDecoder().decode((await read).value)).toBe(": keep-alive\n\n");
+    const next = reader.read();
+    listeners.pulse(80_000, timing);
+    expect((await next).done).toBe(false);
+    expect(listeners.size).toBe(1);
+  });
+
+  it("hands every reader the same encoded frames, at most 64 KB a pull (or one larger event)", async () => {
+    const log = fakeLog(40, 4_000);
+    const listeners = new Listeners(log, () => {});
+    const [a, b] = [listeners.add(0, [], grant, 0).getReader(), listeners.add(0, [], grant, 0).getReader()];
+    const [fromA, fromB] = [(await a.read()).value!, (await b.read()).value!];
+    expect(fromA).toBe(log.frames[0]);
+    expect(fromB).toBe(fromA);
+    expect(log.asked.every((bytes) => bytes === LISTENER_PULL_BYTES)).toBe(true);
+    const big = fakeLog(2, 100_000);
+    const reader = new Listeners(big, () => {}).add(0, [], grant, 0).getReader();
+    expect((await reader.read()).value).toBe(big.frames[0]);
+  });
+
+  it("caps a pull from the log at 64 KB, or one event if it is larger", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const pulls = await runInDurableObject(room(c.id), (r: ChatRoom) => {
+      const log = (r as unknown as { log: EventLog }).log;
+      const from = log.newestId();
+      for (let i = 0; i < 40; i++) log.append("message", JSON.stringify("y".repeat(4_000)), Date.now());
+      log.append("message", JSON.stringify("z".repeat(200_000)), Date.now());
+      const bytes = (frames: Uint8Array[]) => frames.reduce((n, f) => n + f.byteLength, 0);
+      const first = log.framesAfter(from, LISTENER_PULL_BYTES);
+      const last = log.framesAfter(from + 40, LISTENER_PULL_BYTES);
+      return { first: bytes(first.frames), firstCount: first.frames.length, last: bytes(last.frames), lastCount: last.frames.length };
+    });
+    expect(pulls.first).toBeLessThanOrEqual(LISTENER_PULL_BYTES);
+    expect(pulls.firstCount).toBeGreaterThan(1);
+    expect(pulls.lastCount).toBe(1);
+    expect(pulls.last).toBeGreaterThan(LISTENER_PULL_BYTES);
+  });
+
+  it("answers a resume point whose replay would pass 8 MB with a fresh snapshot, and replays one within it", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const path = `${chatsPath(w)}/${c.id}/events`;
+    const ids = await runInDurableObject(room(c.id), (r: ChatRoom) => {
+      const log = (r as unknown as { log: EventLog }).log;
+      const start = log.newestId();
+      const big = JSON.stringify({ id: crypto.randomUUID(), text: "b".repeat(1_000_000) });
+      for (let i = 0; i < 9; i++) log.append("message.delta", big, Date.now());
+      return { start, seventh: start + 7 };
+    });
+    expect(9_000_000).toBeGreaterThan(REPLAY_MAX_BYTES);
+    const tooFar = await openEvents(`${path}?after=${ids.start}`, w.token);
+    expect((await tooFar.next()).type).toBe("snapshot");
+    await tooFar.close();
+    const near = await openEvents(`${path}?after=${ids.seventh}`, w.token);
+    const first = await near.next();
+    expect(first).toMatchObject({ type: "message.delta", id: ids.seventh + 1 });
+    await near.close();
+  }, 30_000);
+});
