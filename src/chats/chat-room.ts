@@ -605,9 +605,14 @@ export class ChatRoom extends DurableObject<Env> {
     }
   }
 
+  /**
+   * Sets the alarm for `at` unless an earlier one is set. Alarms keep whole milliseconds: one asked for
+   * 12.5 is set for 13, since 12, the moment an alarm may just have run at, would count as already run.
+   */
   private async scheduleAt(at: number): Promise<void> {
+    const whole = Math.ceil(at);
     const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    if (current === null || current > whole) await this.ctx.storage.setAlarm(whole);
   }
 
   private inputOf(task: TaskRow): AgentTask {
