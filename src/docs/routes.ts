@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import packageJson from "../../package.json";
 import { config } from "../config";
 import type { AppEnv } from "../env";
@@ -34,11 +35,12 @@ const INFO: Record<Audience, { title: string; description: string }> = {
 export function mountDocs(app: OpenAPIHono<AppEnv>) {
   // One document per audience: the server address is PUBLIC_URL or "/", never the request's Host, so no caller can
   // put its own host into the document or make the isolate keep a document per Host value.
-  const documents = new Map<Audience, unknown>();
-  const serveDocument = (audience: Audience) => (c: { env: AppEnv["Bindings"]; json: (body: unknown) => Response }) => {
-    let document = documents.get(audience);
-    if (!document) documents.set(audience, (document = describeApi(app, audience, { ...INFO[audience], version: API_VERSION }, config(c.env).publicOrigin)));
-    return c.json(document);
+  // Kept as JSON text: serving it is a copy, not a serialisation of some 200 KB per request.
+  const documents = new Map<Audience, string>();
+  const serveDocument = (audience: Audience) => (c: Context<AppEnv>) => {
+    let text = documents.get(audience);
+    if (!text) documents.set(audience, (text = JSON.stringify(describeApi(app, audience, { ...INFO[audience], version: API_VERSION }, config(c.env).publicOrigin))));
+    return c.body(text, 200, { "content-type": "application/json" });
   };
   app.use(OPENAPI_PATH, publicCors);
   app.get(OPENAPI_PATH, serveDocument("public"));
