@@ -6,6 +6,9 @@ const EVENTS_KEPT_MS = 24 * 3600_000;
 const PRUNE_EVERY_MS = 3600_000;
 // A resume point whose replay would pass this gets a fresh snapshot instead (then the history has the messages).
 export const REPLAY_MAX_BYTES = 8 * 1024 * 1024;
+// So no event further back than REPLAY_MAX_BYTES can be replayed, and the log drops such events in batches of this
+// much: a chat keeps about 10 MB of events however much it is sent, not a day's worth (clients see no difference).
+const PRUNE_SLACK_BYTES = 2 * 1024 * 1024;
 // The newest events stay encoded in memory, so a burst fans out to many listeners without re-reading storage.
 const RECENT_KEPT = 256;
 const RECENT_MAX_BYTES = 2 * 1024 * 1024;
@@ -50,6 +53,8 @@ export class EventLog {
   private prunedAt = 0;
   private lastId: number;
   private endOffset: number;
+  // Where the kept events begin in the stream of frames (undefined: not read yet).
+  private keptFrom: number | undefined;
 
   constructor(private readonly sql: SqlStorage) {
     // AUTOINCREMENT never gives an id out twice: the next one is the sequence's last plus one.
@@ -71,6 +76,7 @@ export class EventLog {
     this.recentBytes += frame.byteLength;
     while (this.recent.length > RECENT_KEPT || (this.recentBytes > RECENT_MAX_BYTES && this.recent.length > 1)) this.recentBytes -= this.recent.shift()!.frame.byteLength;
     if (now - this.prunedAt >= PRUNE_EVERY_MS) this.prune(now);
+    if (this.endOffset - (this.keptFrom ??= this.metaValue("events_pruned_offset")) > REPLAY_MAX_BYTES + PRUNE_SLACK_BYTES) this.pruneBeyondReplay();
     return id;
   }
 
@@ -97,8 +103,11 @@ export class EventLog {
     return after !== undefined && this.endOffset - after <= maxBytes;
   }
 
-  /** Encoded events after `cursor`, oldest first, up to about maxBytes (at least one); the frames are shared, not copied. */
-  framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number } {
+  /**
+   * Encoded events after `cursor`, oldest first, up to about maxBytes (at least one); the frames are
+   * shared, not copied. `lost` when events after the cursor were dropped: a listener there cannot go on without a gap.
+   */
+  framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number; lost?: true } {
     const frames: Uint8Array[] = [];
     let last = cursor;
     let bytes = 0;
@@ -113,6 +122,7 @@ export class EventLog {
       }
       return { frames, last };
     }
+    if (cursor < this.metaValue("events_pruned_through")) return { frames, last, lost: true };
     for (const row of this.sql.exec<EventRow>("SELECT id, type, data, parts FROM events WHERE id > ? ORDER BY id LIMIT 256", cursor)) {
       const frame = sseFrame(row.id, row.type, this.wholeData(row));
       if (bytes > 0 && bytes + frame.byteLength > maxBytes) break;
@@ -137,16 +147,36 @@ export class EventLog {
     return this.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0]?.value ?? 0;
   }
 
-  /** Drops events older than the retention; remembers the newest dropped id (and where it ended) so older resume points get a snapshot. */
+  /** Drops events older than the retention. */
   private prune(now: number): void {
     this.prunedAt = now;
     const newestOld = this.sql.exec<{ id: number | null }>("SELECT MAX(id) AS id FROM events WHERE at < ?", now - EVENTS_KEPT_MS).one().id;
-    if (newestOld === null) return;
-    const offset = this.offsetOf(newestOld);
-    this.sql.exec("DELETE FROM events WHERE id <= ?", newestOld);
-    this.sql.exec("DELETE FROM event_parts WHERE event_id <= ?", newestOld);
+    if (newestOld !== null) this.dropThrough(newestOld);
+  }
+
+  /** Drops the events no replay can reach: those that end more than REPLAY_MAX_BYTES before the newest. */
+  private pruneBeyondReplay(): void {
+    const cut = this.endOffset - REPLAY_MAX_BYTES;
+    // Offsets grow with ids: the newest event ending at or before the cut, by halving the kept range.
+    let low = Math.max(this.metaValue("events_pruned_through"), this.metaValue("events_offset_base"));
+    let high = this.lastId;
+    while (low < high) {
+      const mid = Math.ceil((low + high) / 2);
+      const offset = this.offsetOf(mid);
+      if (offset !== undefined && offset <= cut) low = mid;
+      else high = mid - 1;
+    }
+    this.dropThrough(low);
+  }
+
+  /** Drops events up to an id; remembers it (and where it ended) so resume points at or before it get a snapshot. */
+  private dropThrough(id: number): void {
+    const offset = this.offsetOf(id);
+    this.sql.exec("DELETE FROM events WHERE id <= ?", id);
+    this.sql.exec("DELETE FROM event_parts WHERE event_id <= ?", id);
     const keep = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = MAX(value, excluded.value)";
-    this.sql.exec(keep, "events_pruned_through", newestOld);
+    this.sql.exec(keep, "events_pruned_through", id);
     if (offset !== undefined) this.sql.exec(keep, "events_pruned_offset", offset);
+    this.keptFrom = undefined;
   }
 }

@@ -6,7 +6,7 @@ export type StreamGrant = { tokenHash: string; leaseId: string; accountId: strin
 export type ListenerTiming = { maxAgeMs: number; stallMs: number };
 // Streams opened together should not all end, and reconnect, in the same second.
 export const MAX_AGE_JITTER_MS = 30_000;
-type Source = { framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number } };
+type Source = { framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number; lost?: true } };
 
 // What one pull hands the runtime at most (a single larger event still goes whole).
 export const LISTENER_PULL_BYTES = 64 * 1024;
@@ -55,7 +55,9 @@ class Listener {
   private async pull(): Promise<void> {
     this.asked = true;
     while (!this.ended) {
-      const { frames, last } = this.source.framesAfter(this.cursor, LISTENER_PULL_BYTES);
+      const { frames, last, lost } = this.source.framesAfter(this.cursor, LISTENER_PULL_BYTES);
+      // So far behind that the log dropped what comes next: it resumes from its last id, with a snapshot.
+      if (lost) return this.end();
       if (frames.length) {
         this.cursor = last;
         this.asked = false;

@@ -9,7 +9,7 @@ export const STREAM_MAX_AGE_MS = 5 * 60_000;
 const STREAM_STALL_MS = 30_000;
 export const RETRY_HINT = new TextEncoder().encode("retry: 2000\n\n");
 
-type Log = { framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number } };
+type Log = { framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number; lost?: true } };
 
 /**
  * A chat object's open event streams, and what keeps them honest: the pulse that sends keep-alives,

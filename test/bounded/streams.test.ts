@@ -115,4 +115,39 @@ describe("an event stream's cost", () => {
     expect(first).toMatchObject({ type: "message.delta", id: ids.seventh + 1 });
     await near.close();
   }, 30_000);
+
+  it("keeps about 10 MB of events however much is appended: nothing beyond what a replay could reach", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const stored = await runInDurableObject(room(c.id), (r: ChatRoom, state) => {
+      const log = (r as unknown as { log: EventLog }).log;
+      const big = JSON.stringify("m".repeat(500_000));
+      for (let i = 0; i < 60; i++) log.append("message.delta", big, Date.now());
+      const sum = (table: string) => state.storage.sql.exec<{ n: number | null }>(`SELECT SUM(length(CAST(data AS BLOB))) AS n FROM ${table}`).one().n ?? 0;
+      return sum("events") + sum("event_parts");
+    });
+    expect(stored).toBeGreaterThanOrEqual(REPLAY_MAX_BYTES);
+    expect(stored).toBeLessThanOrEqual(REPLAY_MAX_BYTES + 2.5 * 1024 * 1024);
+  });
+
+  it("ends a stream whose reader fell behind what the log keeps, so it resumes from a snapshot, never across a gap", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const path = `${chatsPath(w)}/${c.id}/events`;
+    const s = await openEvents(path, w.token);
+    const snapshot = await s.next();
+    // Appended faster than the reader takes them: the listener's cursor stays at the snapshot while the log drops what follows it.
+    await runInDurableObject(room(c.id), (r: ChatRoom) => {
+      const { log, streams } = r as unknown as { log: EventLog; streams: { wake(): void } };
+      const big = JSON.stringify("n".repeat(500_000));
+      for (let i = 0; i < 40; i++) log.append("message.delta", big, Date.now());
+      streams.wake(); // as publish() does after each change
+    });
+    await s.closed(10_000);
+    expect(s.events.filter((e) => e.id > snapshot.id)).toEqual([]);
+    expect(s.comments.at(-1)).toMatch(/reconnect with Last-Event-ID/);
+    const resumed = await openEvents(path, w.token, { "last-event-id": String(snapshot.id) });
+    expect((await resumed.next()).type).toBe("snapshot");
+    await resumed.close();
+  }, 30_000);
 });
