@@ -54,6 +54,8 @@ class Listener {
   /** The runtime wants more: hands it what the log has after the cursor, or waits for it. */
   private async pull(): Promise<void> {
     this.asked = true;
+    // It took everything it was given: a slow reader that keeps taking is not stalled.
+    this.waitingSince = undefined;
     while (!this.ended) {
       const { frames, last, lost } = this.source.framesAfter(this.cursor, LISTENER_PULL_BYTES);
       // So far behind that the log dropped what comes next: it resumes from its last id, with a snapshot.

@@ -50,6 +50,20 @@ describe("an event stream's cost", () => {
     expect(chunks).toEqual(["id: 0\nevent: snapshot\ndata: {}\n\n"]);
   });
 
+  it("keeps a slow reader that takes something between pulses, even when more is always waiting", async () => {
+    const log = fakeLog(200, 30_000);
+    const listeners = new Listeners(log, () => {});
+    const reader = listeners.add(0, [], grant, 0).getReader();
+    // Every 20 s it reads one pull's worth; the log always has more waiting, so no pulse finds it idle.
+    for (let now = 20_000; now <= 200_000; now += 20_000) {
+      await reader.read();
+      await reader.read();
+      listeners.pulse(now, timing);
+      expect(listeners.size, `still open at ${now / 1000} s`).toBe(1);
+    }
+    await reader.cancel();
+  });
+
   it("keeps a stream whose reader takes what it is given, with a keep-alive at each pulse", async () => {
     const listeners = new Listeners(fakeLog(0, 0), () => {});
     const reader = listeners.add(0, [], grant, 0).getReader();
