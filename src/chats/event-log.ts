@@ -92,14 +92,14 @@ export class EventLog {
 
   /**
    * Whether a stream may resume after `id`: every event after it is kept, it is one this log gave
-   * out, it is not older than the offsets (events from before them are another shape), and the
-   * replay stays within maxBytes.
+   * out, it comes after the events of the old shape (a follower there may hold queue entries that left
+   * unannounced, so it needs a snapshot), and the replay stays within maxBytes.
    */
   canResumeFrom(id: number, maxBytes: number): boolean {
     const pruned = this.metaValue("events_pruned_through");
     const base = this.metaValue("events_offset_base");
-    if (id < pruned || id < base || id > this.lastId) return false;
-    const after = id === base ? 0 : id === pruned ? this.metaValue("events_pruned_offset") : this.offsetOf(id);
+    if (id < pruned || (base > 0 && id <= base) || id > this.lastId) return false;
+    const after = id === pruned ? this.metaValue("events_pruned_offset") : this.offsetOf(id);
     return after !== undefined && this.endOffset - after <= maxBytes;
   }
 

@@ -1,6 +1,6 @@
 import { hasTable, migrateSchema } from "../db/object-schema";
 import { PREVIEW_MAX, type Chat, type Message } from "./schemas";
-import { SubmissionStorage, type SubmissionRow } from "./submission-storage";
+import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES, FAILED_KEPT_MS, SubmissionStorage, type SubmissionRow } from "./submission-storage";
 
 export type { SubmissionKind, SubmissionRow } from "./submission-storage";
 
@@ -28,6 +28,14 @@ type MessageRow = {
 };
 
 // Append-only: each entry upgrades the schema by one version, once, when the object wakes.
+const SQL_NOW = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+// The failed entries of the last day beyond the newest FAILED_KEPT_ENTRIES holding FAILED_KEPT_BYTES (as keepFailedWithinBound keeps them).
+const FAILED_BEYOND_BOUND = `SELECT seq FROM (
+    SELECT seq, ROW_NUMBER() OVER newest AS entries, SUM(content_bytes) OVER newest AS bytes FROM submissions
+    WHERE status = 'failed' AND left_queue_at IS NULL AND failed_at > ${SQL_NOW} - ${FAILED_KEPT_MS}
+    WINDOW newest AS (ORDER BY failed_at DESC, seq DESC))
+  WHERE entries > ${FAILED_KEPT_ENTRIES} OR bytes > ${FAILED_KEPT_BYTES}`;
+
 export const MIGRATIONS: string[][] = [
   [
     `CREATE TABLE chat (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, title TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
@@ -81,13 +89,19 @@ export const MIGRATIONS: string[][] = [
     "ALTER TABLE submissions ADD COLUMN left_queue_at INTEGER",
     "CREATE INDEX submissions_failed_in_queue ON submissions (failed_at) WHERE status = 'failed' AND left_queue_at IS NULL",
     // Failed entries older than a day had left the queue before anything recorded it; those of the last day are weighed by their bytes.
-    "INSERT OR REPLACE INTO meta (key, value) VALUES ('failed_floor', CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))",
+    `INSERT OR REPLACE INTO meta (key, value) VALUES ('failed_floor', ${SQL_NOW})`,
     `UPDATE submissions SET content_bytes = length(CAST(content AS BLOB))
        WHERE status = 'failed' AND left_queue_at IS NULL AND failed_at > (SELECT value FROM meta WHERE key = 'failed_floor') - 86400000`,
     // Each event's place in bytes, so whether a replay would pass 8 MB is one lookup; the events before it cannot be resumed from.
     "ALTER TABLE events ADD COLUMN end_offset INTEGER",
     `INSERT OR REPLACE INTO meta (key, value) VALUES ('events_offset_base',
        MAX((SELECT COALESCE(MAX(id), 0) FROM events), (SELECT COALESCE(MAX(value), 0) FROM meta WHERE key = 'events_pruned_through')))`,
+  ],
+  [
+    // A chat upgraded to entry events with more failed entries of the last day than the queue keeps: the oldest leave now,
+    // unannounced, so the resume points from before this get a snapshot.
+    `INSERT OR REPLACE INTO meta (key, value) SELECT 'events_offset_base', COALESCE(MAX(id), 0) FROM events WHERE EXISTS (${FAILED_BEYOND_BOUND})`,
+    `UPDATE submissions SET left_queue_at = ${SQL_NOW} WHERE seq IN (${FAILED_BEYOND_BOUND})`,
   ],
 ];
 

@@ -2,6 +2,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { MIGRATIONS, type RoomStorage } from "../../src/chats/room-storage";
+import { FAILED_KEPT_ENTRIES } from "../../src/chats/submission-storage";
 import { migrateSchema } from "../../src/db/object-schema";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { chatsPath, historyOf, queueOf, room, send, world } from "../helpers";
@@ -108,9 +109,46 @@ describe("a chat object stored before queue changes became entry events", () => 
     expect(removed.data).toEqual({ id: recent });
     expect(across.events.filter((e) => e.type === "queue.removed")).toHaveLength(1);
     await across.close();
-    // From the last event of the old shape on, a resume replays: what came after is all of the new shape.
-    const from = await openEvents(`${path}?after=3`, w.token);
-    expect((await from.next()).type).not.toBe("snapshot");
+    // The last event of the old shape is no resume point either: a follower there may hold entries that left unannounced.
+    const atLastOld = await openEvents(`${path}?after=3`, w.token);
+    expect((await atLastOld.next()).type).toBe("snapshot");
+    await atLastOld.close();
+    // From the first event of the new shape on, a resume goes on with what follows.
+    const from = await openEvents(`${path}?after=${removed.id}`, w.token);
+    expect((await send(w, chatId, "after the upgrade")).status).toBe(202);
+    const next = await from.next();
+    expect(next.type).not.toBe("snapshot");
+    expect(next.id).toBe(removed.id + 1);
     await from.close();
+  });
+});
+
+describe("a chat object upgraded to entry events holding more failed entries than the queue keeps", () => {
+  it("keeps the newest within the bound, and a resume point from before gets a snapshot", async () => {
+    const w = await world();
+    const chatId = crypto.randomUUID();
+    const extra = 5;
+    const ids: string[] = [];
+    await runInDurableObject(room(chatId), (_: ChatRoom, state) => {
+      const sql = state.storage.sql;
+      migrateSchema(sql, MIGRATIONS.slice(0, 5));
+      const at = new Date().toISOString();
+      sql.exec("INSERT INTO chat (id, project_id, title, created_at, updated_at, version) VALUES (?, ?, 'old chat', ?, ?, 1)", chatId, w.projectId, at, at);
+      const failed =
+        "INSERT INTO submissions (id, idempotency_key, content, content_bytes, disposition, status, created_at, failed_at) VALUES (?, ?, 'f', 1, 'queued', 'failed', ?, ?)";
+      for (let i = 0; i < FAILED_KEPT_ENTRIES + extra; i++) {
+        ids.push(crypto.randomUUID());
+        sql.exec(failed, ids[i], crypto.randomUUID(), at, Date.now() - 7_200_000 + i * 1000);
+      }
+      for (let i = 1; i <= 2; i++) sql.exec("INSERT INTO events (id, type, data, at, end_offset) VALUES (?, 'chat', '{}', ?, ?)", i, Date.now(), i * 30);
+    });
+    await evictDurableObject(room(chatId));
+
+    expect((await queueOf(w, chatId)).items.map((e) => e.id)).toEqual(ids.slice(extra));
+    const s = await openEvents(`${chatsPath(w)}/${chatId}/events?after=1`, w.token);
+    const snapshot = await s.next();
+    expect(snapshot.type).toBe("snapshot");
+    expect(snapshot.data.queue.items).toHaveLength(FAILED_KEPT_ENTRIES);
+    await s.close();
   });
 });
