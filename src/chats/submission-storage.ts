@@ -31,6 +31,10 @@ export type QueueChange = { entry: QueueEntry } | { removed: string };
 // A failed entry stays in the queue this long, unless newer failures push it out: the queue keeps at most the newest
 // FAILED_KEPT_ENTRIES failed entries holding FAILED_KEPT_BYTES, so its snapshot stays bounded like its pending part.
 export const FAILED_KEPT_MS = 24 * 3600_000;
+// Failed entries still in the queue, through their own partial index: without statistics the planner would take the
+// status index and walk every failed submission the chat ever had.
+const BY_FAILED_IN_QUEUE = "submissions INDEXED BY submissions_failed_in_queue";
+const FAILED_IN_QUEUE = "status = 'failed' AND left_queue_at IS NULL";
 export const FAILED_KEPT_ENTRIES = 100;
 export const FAILED_KEPT_BYTES = 1_000_000;
 
@@ -198,7 +202,7 @@ export class SubmissionStorage {
       .exec<EntryFields & { status: SubmissionStatus }>(
         `SELECT seq, id, content, status, created_at FROM submissions WHERE status IN ('queued', 'steering', 'dispatching')
          UNION ALL
-         SELECT seq, id, content, status, created_at FROM submissions WHERE status = 'failed' AND left_queue_at IS NULL AND failed_at > ?
+         SELECT seq, id, content, status, created_at FROM ${BY_FAILED_IN_QUEUE} WHERE ${FAILED_IN_QUEUE} AND failed_at > ?
          ORDER BY seq`,
         now - FAILED_KEPT_MS,
       )
@@ -217,7 +221,7 @@ export class SubmissionStorage {
   expireFailed(now: number): number | undefined {
     const after = this.trackedAfter();
     this.failedExpiry ??=
-      (this.sql.exec<{ at: number | null }>("SELECT MIN(failed_at) AS at FROM submissions WHERE status = 'failed' AND left_queue_at IS NULL AND failed_at > ?", after).one().at ??
+      (this.sql.exec<{ at: number | null }>(`SELECT MIN(failed_at) AS at FROM ${BY_FAILED_IN_QUEUE} WHERE ${FAILED_IN_QUEUE} AND failed_at > ?`, after).one().at ??
         Number.POSITIVE_INFINITY) + FAILED_KEPT_MS;
     if (now < this.failedExpiry) return Number.isFinite(this.failedExpiry) ? this.failedExpiry : undefined;
     this.leaveQueue("failed_at > ? AND failed_at <= ?", now, after, now - FAILED_KEPT_MS);
@@ -231,7 +235,7 @@ export class SubmissionStorage {
     let bytes = 0;
     const pushedOut: number[] = [];
     for (const row of this.sql.exec<{ seq: number; content_bytes: number }>(
-      "SELECT seq, content_bytes FROM submissions WHERE status = 'failed' AND left_queue_at IS NULL AND failed_at > ? ORDER BY failed_at DESC, seq DESC",
+      `SELECT seq, content_bytes FROM ${BY_FAILED_IN_QUEUE} WHERE ${FAILED_IN_QUEUE} AND failed_at > ? ORDER BY failed_at DESC, seq DESC`,
       now - FAILED_KEPT_MS,
     )) {
       entries++;
@@ -244,11 +248,7 @@ export class SubmissionStorage {
 
   /** Failed entries (among those still in the queue) that match `where` leave it now. */
   private leaveQueue(where: string, now: number, ...bindings: unknown[]): void {
-    for (const { id } of this.sql.exec<{ id: string }>(
-      `UPDATE submissions SET left_queue_at = ? WHERE status = 'failed' AND left_queue_at IS NULL AND ${where} RETURNING id`,
-      now,
-      ...bindings,
-    )) {
+    for (const { id } of this.sql.exec<{ id: string }>(`UPDATE ${BY_FAILED_IN_QUEUE} SET left_queue_at = ? WHERE ${FAILED_IN_QUEUE} AND ${where} RETURNING id`, now, ...bindings)) {
       this.changes.push({ removed: id });
     }
   }

@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
+import type { RoomStorage } from "../../src/chats/room-storage";
 import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES } from "../../src/chats/submission-storage";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, chatsPath, newChat, queueOf, room, send, world } from "../helpers";
@@ -129,5 +130,29 @@ describe("failed entries in the queue", () => {
       await settle(room(c.id), clock);
     }
     expect((await queueOf(w, c.id)).items.map((e) => e.content[0])).toEqual(["1", "2", "3"]);
+  });
+
+  it("are read through their own index: the failures that left the queue long ago are not read again", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const read = await runInDurableObject(room(c.id), (r: ChatRoom, state) => {
+      const sql = state.storage.sql;
+      const past = Date.now() - 3 * 86_400_000;
+      const left =
+        "INSERT INTO submissions (id, idempotency_key, content, disposition, status, created_at, failed_at, left_queue_at) VALUES (?, ?, 'x', 'queued', 'failed', ?, ?, ?)";
+      for (let i = 0; i < 2_000; i++) sql.exec(left, crypto.randomUUID(), crypto.randomUUID(), new Date(past).toISOString(), past, past + 86_400_000);
+      const submissions = (r as unknown as { store: RoomStorage }).store.submissions;
+      const exec = sql.exec.bind(sql);
+      const cursors: { rowsRead: number }[] = [];
+      vi.spyOn(sql, "exec").mockImplementation((query: string, ...bindings: unknown[]) => {
+        const cursor = exec(query, ...bindings);
+        cursors.push(cursor);
+        return cursor;
+      });
+      submissions.queue(Date.now());
+      submissions.expireFailed(Date.now());
+      return cursors.reduce((n, cursor) => n + cursor.rowsRead, 0);
+    });
+    expect(read).toBeLessThan(100);
   });
 });
