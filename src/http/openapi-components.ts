@@ -60,7 +60,7 @@ const problem = (description: string, ...extra: HeaderName[]): ResponseObject =>
 /** One named response per problem status; `problems()` refers to them. */
 const RESPONSES = {
   BadRequest: problem(
-    "Invalid input (`invalid_request`): a body that is not JSON or breaks the schema, an unknown field or query parameter; `errors[]` lists the invalid fields, the first 20 found (each path and message at most 200 characters; the detail gives the count when there are more).",
+    "Invalid input (`invalid_request`): a body that is not JSON or breaks the schema, an unknown field or query parameter; `errors[]` lists the invalid fields, the first 20 found (each path and message cut to at most 300 bytes of JSON; the detail gives the count when there are more).",
   ),
   Unauthorized: problem("Missing, malformed, expired or revoked credentials (`unauthorized`).", "WWW-Authenticate"),
   Forbidden: problem("The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`).", "WWW-Authenticate"),

@@ -94,12 +94,20 @@ const ROOTS: Record<string, string> = { json: "(body)", query: "(query)", header
 
 // A problem answer stays small whatever the body: the first errors found, each cut short (CONTRACT: "Bounded cost of one caller").
 export const FIELD_PROBLEMS_MAX = 20;
-const FIELD_TEXT_MAX = 200;
+// Counted as sent, escapes included: a key of control characters takes six bytes per character in JSON.
+export const FIELD_TEXT_MAX_BYTES = 300;
+const utf8 = new TextEncoder();
 
-/** At most max code points of text (a pair of surrogates is never cut in two). */
-function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const end = max - (/[\ud800-\udbff]/.test(text[max - 1]!) ? 1 : 0);
+/** The longest start of text whose JSON string content stays within maxBytes (a pair of surrogates is never cut in two). */
+function cut(text: string, maxBytes: number): string {
+  if (text.length * 6 <= maxBytes) return text;
+  let bytes = 0;
+  let end = 0;
+  for (const char of text) {
+    bytes += utf8.encode(JSON.stringify(char)).byteLength - 2;
+    if (bytes > maxBytes) break;
+    end += char.length;
+  }
   return text.slice(0, end);
 }
 
@@ -113,7 +121,7 @@ function fieldProblems(error: ZodError, target: Target = "json"): { errors: Fiel
   let total = 0;
   const add = (path: PropertyKey[], message: string) => {
     total++;
-    if (errors.length < FIELD_PROBLEMS_MAX) errors.push({ path: cut(at(path), FIELD_TEXT_MAX), message: cut(message, FIELD_TEXT_MAX) });
+    if (errors.length < FIELD_PROBLEMS_MAX) errors.push({ path: cut(at(path), FIELD_TEXT_MAX_BYTES), message: cut(message, FIELD_TEXT_MAX_BYTES) });
   };
   for (const issue of error.issues) {
     if (issue.code !== "unrecognized_keys") add(issue.path, issue.message);
