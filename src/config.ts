@@ -10,10 +10,32 @@ export type Config = {
   /** The Worker's public origin (PUBLIC_URL), where an http agent calls back; never taken from a request. */
   publicOrigin: string | undefined;
   rateLimitPerMinute: number;
-  agent: { mode: "local"; delayMs: number } | { mode: "http"; url: string | undefined; secret: string | undefined; timeoutMs: number };
+  /** timeoutMs: how long any task may run (AGENT_TIMEOUT_SECONDS); a task still working then fails, credits returned. */
+  agent: AgentConfig & { timeoutMs: number };
   taskCreditCost: number;
   catalogCacheSeconds: number;
 };
+
+export type ModelAgentConfig = {
+  mode: "openai" | "workers-ai";
+  baseUrl: string | undefined;
+  apiKey: string | undefined;
+  model: string | undefined;
+  systemPrompt: string;
+  tools: boolean;
+  historyChars: number;
+};
+export type AgentConfig =
+  | { mode: "local"; delayMs: number }
+  | { mode: "http"; url: string | undefined; secret: string | undefined }
+  | ModelAgentConfig
+  // An AGENT_MODE this service does not know: every task fails, saying so.
+  | { mode: "unknown"; named: string };
+
+export const DEFAULT_SYSTEM_PROMPT =
+  "You are the assistant of a project chat. Answer the user's latest message helpfully and concisely. When you cannot go on without the user's choice or information, call ask_user with one clear question.";
+// How much of the chat's history a model sees, in characters, newest messages first (README "Agents").
+const DEFAULT_HISTORY_CHARS = 24_000;
 
 const DEFAULT_APP_ORIGIN = "http://localhost:5173";
 const parsed = new WeakMap<Env, Config>();
@@ -37,13 +59,28 @@ function parse(env: Env): Config {
       : [appOrigin],
     publicOrigin: originOf(env.PUBLIC_URL),
     rateLimitPerMinute: Math.max(1, Math.floor(count(env.RATE_LIMIT_PER_MINUTE, 60))),
-    agent:
-      env.AGENT_MODE === "http"
-        ? { mode: "http", url: env.AGENT_URL || undefined, secret: env.AGENT_SECRET || undefined, timeoutMs: count(env.AGENT_TIMEOUT_SECONDS, 600) * 1000 }
-        : { mode: "local", delayMs: count(env.LOCAL_AGENT_DELAY_MS, 1500) },
+    agent: { ...agentConfig(env), timeoutMs: count(env.AGENT_TIMEOUT_SECONDS, 600) * 1000 },
     taskCreditCost: Math.floor(count(env.TASK_CREDIT_COST, 1)),
     catalogCacheSeconds: count(env.CATALOG_CACHE_SECONDS, 30),
   };
+}
+
+function agentConfig(env: Env): AgentConfig {
+  const mode = (env.AGENT_MODE ?? "").trim() || "local";
+  if (mode === "local") return { mode, delayMs: count(env.LOCAL_AGENT_DELAY_MS, 1500) };
+  if (mode === "http") return { mode, url: env.AGENT_URL || undefined, secret: env.AGENT_SECRET || undefined };
+  if (mode === "openai" || mode === "workers-ai") {
+    return {
+      mode,
+      baseUrl: env.AGENT_BASE_URL?.trim() || undefined,
+      apiKey: env.AGENT_API_KEY || undefined,
+      model: env.AGENT_MODEL?.trim() || undefined,
+      systemPrompt: env.AGENT_SYSTEM_PROMPT?.trim() || DEFAULT_SYSTEM_PROMPT,
+      tools: (env.AGENT_TOOLS ?? "on").trim().toLowerCase() !== "off",
+      historyChars: Math.floor(count(env.AGENT_HISTORY_CHARS, DEFAULT_HISTORY_CHARS)),
+    };
+  }
+  return { mode: "unknown", named: mode.slice(0, 40) };
 }
 
 /** A non-negative number, or the default when unset or not a number. */

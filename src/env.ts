@@ -12,6 +12,11 @@ declare global {
       AGENT_URL?: string;
       AGENT_SECRET?: string;
       AGENT_TIMEOUT_SECONDS?: string;
+      AGENT_BASE_URL?: string;
+      AGENT_API_KEY?: string;
+      AGENT_SYSTEM_PROMPT?: string;
+      AGENT_TOOLS?: string;
+      AGENT_HISTORY_CHARS?: string;
     }
   }
 }

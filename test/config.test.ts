@@ -12,7 +12,7 @@ describe("configuration", () => {
       appOrigins: ["http://localhost:5173"],
       publicOrigin: undefined,
       rateLimitPerMinute: 60,
-      agent: { mode: "local", delayMs: 1500 },
+      agent: { mode: "local", delayMs: 1500, timeoutMs: 600_000 },
       taskCreditCost: 1,
       catalogCacheSeconds: 30,
     });
