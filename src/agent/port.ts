@@ -1,4 +1,6 @@
-/** What the chat sends to an agent, and what comes back. Adapters: local (built in) and http. */
+import type { Turn } from "./conversation";
+
+/** What the chat sends to an agent, and what comes back. Adapters: local (built in), http, and model (openai, workers-ai). */
 export type AgentTask = {
   taskId: string;
   chatId: string;
@@ -32,10 +34,32 @@ export type TaskStep = {
   takeSteering(): string[];
 };
 
+/**
+ * What the chat lets an agent that runs inside its object (a model) do while the task runs. Every
+ * call is a no-op once the task has ended (stopped, timed out): append then answers false.
+ */
+export type LiveTask = {
+  /** The chat's earlier user messages and replies, newest first, read only as far as the caller iterates. */
+  earlierTurns(): Iterable<Turn>;
+  /** The message the task answers, its reply target quoted. */
+  prompt(): string;
+  /** The reply so far. */
+  reply(): string;
+  /** Appends to the reply; false when the task no longer runs or the reply is full (stop writing). */
+  append(text: string): boolean;
+  /** Takes the steering texts waiting for the task (within the chat's cap); returns the ones taken now. */
+  takeSteering(): string[];
+  finish(result: AgentResult): Promise<void>;
+};
+
 export interface AgentPort {
-  start(task: AgentTask, now: number): Promise<AgentStart>;
+  /** Whether tasks run in the object's memory, so a task found running after a restart has lost its work. */
+  readonly live?: boolean;
+  start(task: AgentTask, now: number, live?: LiveTask): Promise<AgentStart>;
   /** Called when a pending task's checkAt has come. */
   check(task: AgentTask, step: TaskStep): AgentResult | AgentProgress;
   /** The user stopped the task; the chat has recorded its end already, so this only tells the agent (best effort, never throws). */
   stop(task: AgentTask): Promise<void>;
+  /** The task's deadline passed and the chat failed it: drop whatever still works on it. */
+  abandon?(task: AgentTask): void;
 }

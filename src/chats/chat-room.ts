@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { taskCallbackUrl } from "../agent/callback-url";
 import { agentFor } from "../agent/select";
-import type { AgentPort, AgentResult, AgentTask, TaskStep } from "../agent/port";
+import { withQuote } from "../agent/conversation";
+import type { AgentPort, AgentResult, AgentTask, LiveTask, TaskStep } from "../agent/port";
 import { describeForLog } from "../db/errors";
 import { config } from "../config";
 import type { ChargeOutcome } from "../credits/account-ledger";
@@ -55,6 +56,13 @@ const RETRY_MS = 5_000;
 export const ALARM_STEPS = 50;
 const REPLY_MAX = 100_000;
 const iso = (ms: number) => new Date(ms).toISOString();
+/** As much of text as fits in room UTF-16 units, never half of a surrogate pair. */
+function fitting(text: string, room: number): string {
+  if (text.length <= room) return text;
+  if (room <= 0) return "";
+  const code = text.charCodeAt(room - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? room - 1 : room);
+}
 
 /**
  * One object per chat, the single source of truth for its title, archive state, messages, queue,
@@ -77,8 +85,14 @@ export class ChatRoom extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new RoomStorage(ctx.storage.sql);
-    this.agent = agentFor(config(env));
+    this.agent = agentFor(config(env), { ai: env.AI, keepAlive: (work) => ctx.waitUntil(work) });
     if (this.store.isInitialised()) this.store.migrate();
+    // A model task runs in the memory of the object that started it: one found running here lost its call, and fails now.
+    const orphan = this.agent.live && this.store.isInitialised() ? this.store.runningTask() : undefined;
+    if (orphan) {
+      this.store.setTaskCheckAt(orphan.id, Date.now());
+      ctx.waitUntil(ctx.storage.setAlarm(Date.now()));
+    }
     this.streams = new ChatStreams(ctx, env, { framesAfter: (cursor, max) => this.log.framesAfter(cursor, max) });
   }
 
@@ -371,8 +385,13 @@ export class ChatRoom extends DurableObject<Env> {
           },
         };
         const result = this.agent.check(this.inputOf(task), taskStep);
-        if ("checkAt" in result) {
-          this.store.setTaskCheckAt(task.id, result.checkAt);
+        if ("checkAt" in result && now >= this.deadlineOf(task)) {
+          // AGENT_TIMEOUT_SECONDS, for every agent: whatever still works on the task is dropped.
+          this.agent.abandon?.(this.inputOf(task));
+          const seconds = Math.round(config(this.env).agent.timeoutMs / 1000);
+          await this.finishTask(task, { status: "failed", content: "", error: `The agent did not finish within ${seconds} s.` });
+        } else if ("checkAt" in result) {
+          this.store.setTaskCheckAt(task.id, Math.min(result.checkAt, this.deadlineOf(task)));
           if (result.append) this.appendToReply(task, result.append, now);
         } else {
           await this.finishTask(task, result);
@@ -452,9 +471,9 @@ export class ChatRoom extends DurableObject<Env> {
     this.publish(now);
     // The chat list hears of the start with the task's parts, from the alarm (syncListSoon).
     try {
-      const start = await this.agent.start(this.agentTask(submission, taskId), now);
+      const start = await this.agent.start(this.agentTask(submission, taskId), now, this.liveTask(task));
       if (start.kind === "finished") await this.finishTask(task, start.result);
-      else this.store.setTaskCheckAt(taskId, start.checkAt);
+      else if (this.store.runningTask()?.id === taskId) this.store.setTaskCheckAt(taskId, Math.min(start.checkAt, this.deadlineOf(task)));
     } catch (error) {
       await this.finishTask(task, { status: "failed", content: "", error: `The agent could not take the task: ${String((error as Error)?.message ?? error).slice(0, 300)}` });
     }
@@ -618,6 +637,45 @@ export class ChatRoom extends DurableObject<Env> {
   private inputOf(task: TaskRow): AgentTask {
     if (this.runningInput?.taskId !== task.id) this.runningInput = this.agentTask(this.store.submissions.byId(task.submission_id)!, task.id);
     return this.runningInput;
+  }
+
+  /** When a task still working fails (AGENT_TIMEOUT_SECONDS after it started). */
+  private deadlineOf(task: TaskRow): number {
+    return task.started_at + config(this.env).agent.timeoutMs;
+  }
+
+  /** What an agent that runs in this object (a model) may do while its task runs; nothing once the task has ended. */
+  private liveTask(task: TaskRow): LiveTask {
+    const running = () => this.runningTaskNamed(task.id);
+    const submission = () => this.store.submissions.byId(task.submission_id)!;
+    return {
+      earlierTurns: () => this.store.turnsBefore(submission().user_message_id ?? task.owner_message_id),
+      prompt: () => {
+        const { content, reply_to } = submission();
+        return withQuote(content, reply_to ? this.store.message(reply_to)?.content : undefined);
+      },
+      reply: () => this.store.message(task.owner_message_id)?.content ?? "",
+      append: (text) => {
+        const current = running();
+        if (!current) return false;
+        const fits = fitting(text, REPLY_MAX - this.store.replyLength(task.owner_message_id));
+        if (fits) this.appendToReply(current, fits, Date.now());
+        return fits.length === text.length;
+      },
+      takeSteering: () => {
+        const current = running();
+        if (!current) return [];
+        const offer = this.steeringOffer(current);
+        this.takeSteering(current, offer, Date.now());
+        return offer.map((row) => row.content);
+      },
+      finish: async (result) => {
+        const current = running();
+        if (!current) return;
+        await this.finishTask(current, result);
+        await this.scheduleAt(Date.now());
+      },
+    };
   }
 
   private agentTask(submission: SubmissionRow, taskId: string): AgentTask {

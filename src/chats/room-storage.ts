@@ -1,3 +1,4 @@
+import type { Turn } from "../agent/conversation";
 import { hasTable, migrateSchema } from "../db/object-schema";
 import { PREVIEW_MAX, type Chat, type Message } from "./schemas";
 import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES, FAILED_KEPT_MS, SubmissionStorage, type SubmissionRow } from "./submission-storage";
@@ -313,6 +314,18 @@ export class RoomStorage {
       lastSeq: page.at(-1)?.seq ?? null,
       more: rows.length > limit,
     };
+  }
+
+  /**
+   * The user messages and replies written before a message, newest first, as a model sees them; a
+   * lazy cursor, so a long chat is read only as far back as the caller goes.
+   */
+  *turnsBefore(messageId: string): Generator<Turn> {
+    const rows = this.sql.exec<{ role: string; content: string }>(
+      "SELECT role, content FROM messages WHERE seq < (SELECT seq FROM messages WHERE id = ?) AND role IN ('user', 'owner') ORDER BY seq DESC",
+      messageId,
+    );
+    for (const row of rows) yield { role: row.role === "user" ? "user" : "assistant", content: row.content };
   }
 
   // ---- the running task (at most one) ----

@@ -1,0 +1,30 @@
+/** One earlier message of the chat as the model sees it: what a user wrote, or what the agent answered. */
+export type Turn = { role: "user" | "assistant"; content: string };
+
+// A quoted reply target is cut to this many characters: it points at the message, the history has the rest.
+const QUOTE_MAX = 2_000;
+
+/**
+ * What the model is given: the chat's earlier turns, oldest first, as many of the newest as fit
+ * `budget` characters (the message it answers always goes, last, whatever its length).
+ * `earlier` yields the turns newest first, so a long chat is read only as far back as the budget reaches.
+ */
+export function conversation(earlier: Iterable<Turn>, current: string, budget: number): Turn[] {
+  const kept: Turn[] = [];
+  let used = current.length;
+  for (const turn of earlier) {
+    if (!turn.content) continue;
+    used += turn.content.length;
+    if (used > budget) break;
+    kept.push(turn);
+  }
+  return [...kept.reverse(), { role: "user", content: current }];
+}
+
+/** The message the model answers, with the earlier message it replies to quoted above it. */
+export function withQuote(content: string, quoted: string | undefined): string {
+  if (quoted === undefined) return content;
+  const cut = quoted.length > QUOTE_MAX ? `${quoted.slice(0, QUOTE_MAX)}…` : quoted;
+  const lines = cut.split("\n").map((line) => `> ${line}`);
+  return `In reply to this earlier message:\n${lines.join("\n")}\n\n${content}`;
+}

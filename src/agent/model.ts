@@ -1,0 +1,157 @@
+import { type LanguageModel, type ModelMessage, streamText, tool } from "ai";
+import { z } from "zod";
+import { conversation, type Turn } from "./conversation";
+import type { AgentPort, AgentResult, AgentTask, LiveTask } from "./port";
+import { ReplyBatcher } from "./reply-batcher";
+
+export type ModelAgentOptions = {
+  model: LanguageModel;
+  systemPrompt: string;
+  /** Offer ask_user (off for servers that refuse `tools`). */
+  tools: boolean;
+  historyChars: number;
+  /** Keeps the object running while a model call is in flight (the object's waitUntil). */
+  keepAlive: (work: Promise<unknown>) => void;
+  /** AGENT_MODE, for the logs. */
+  mode: string;
+};
+
+// Provider 429 and 5xx (and dropped connections) are retried this often, with the AI SDK's backoff, within the task's deadline.
+const MODEL_RETRIES = 2;
+// Between the parts of a reply that steering texts extended.
+const STEERED_SEPARATOR = "\n\n";
+
+const askUser = tool({
+  description: "Ask the user a question when you cannot go on without their choice or information. The question ends your turn; the user's answer comes as their next message.",
+  inputSchema: z.object({ question: z.string().min(1).describe("One clear question for the user") }),
+});
+
+/** Why a model task failed, in the service's own words: a provider's text can echo the key it was given. */
+function failureOf(error: unknown): { message: string; status: number | undefined } {
+  const last = (error as { lastError?: unknown })?.lastError ?? error;
+  const status = (last as { statusCode?: unknown })?.statusCode;
+  const code = typeof status === "number" ? status : undefined;
+  if (code === 401 || code === 403) return { message: "The model provider refused the service's credentials.", status: code };
+  if (code === 404) return { message: "The model provider does not know the configured model.", status: code };
+  if (code === 429) return { message: "The model provider is limiting requests; try again later.", status: code };
+  if (code !== undefined && code >= 500) return { message: "The model provider failed to answer.", status: code };
+  if (code !== undefined) return { message: "The model provider refused the request.", status: code };
+  return { message: "The model could not be reached.", status: undefined };
+}
+
+/** Failed, with the reason; the chat returns the credits. */
+const failed = (error: string): AgentResult => ({ status: "failed", content: "", error });
+
+/**
+ * An agent that is a language model (AGENT_MODE openai or workers-ai, through the AI SDK). A task
+ * runs in the chat's object, in memory: the reply streams into the chat in batches, steering texts
+ * the chat hands over become user messages before the next call, `ask_user` ends the task with its
+ * question, and a stop aborts the request. A task whose object restarted has lost its call: the
+ * chat finds no run for it and fails it at once.
+ */
+export function modelAgent(options: ModelAgentOptions): AgentPort {
+  const runs = new Map<string, AbortController>();
+
+  async function run(task: AgentTask, live: LiveTask, stopped: AbortSignal): Promise<void> {
+    // The reply is full (or the task ended): the call is cut short and what was written stands.
+    const cut = new AbortController();
+    const signal = AbortSignal.any([stopped, cut.signal]);
+    const batcher = new ReplyBatcher((text) => {
+      if (!live.append(text)) cut.abort();
+    });
+    const messages: ModelMessage[] = conversation(live.earlierTurns(), live.prompt(), options.historyChars).map(toModel);
+    let written = 0;
+    try {
+      for (;;) {
+        // A call that answers steering continues the reply after a blank line.
+        let separator = written > 0 ? STEERED_SEPARATOR : "";
+        const call = await callModel(messages, signal, (text) => {
+          batcher.add(separator + text);
+          separator = "";
+        });
+        batcher.flush();
+        if (stopped.aborted) return;
+        if (cut.signal.aborted) break;
+        if (call.question !== undefined) {
+          const reply = live.reply();
+          const content = reply ? `${reply}${STEERED_SEPARATOR}${call.question}` : call.question;
+          return await live.finish({ status: "success", content, awaitingUser: true });
+        }
+        written += call.text.length;
+        // Steering the chat received while the model wrote: the model answers it in a call of its own.
+        const steering = live.takeSteering();
+        if (steering.length === 0) break;
+        messages.push({ role: "assistant", content: call.text }, ...steering.map((content): ModelMessage => ({ role: "user", content })));
+      }
+      if (!live.reply()) return await live.finish(failed("The model sent no reply."));
+      await live.finish({ status: "success", content: live.reply() });
+    } catch (error) {
+      batcher.discard();
+      if (stopped.aborted) return;
+      if (cut.signal.aborted) return await live.finish({ status: "success", content: live.reply() });
+      const { message, status } = failureOf(error);
+      // The status and the error's name only: the provider's text may carry the key.
+      console.warn(JSON.stringify({ level: "warn", event: "model_call_failed", mode: options.mode, taskId: task.taskId, status, error: (error as Error)?.name }));
+      await live.finish(failed(message));
+    }
+  }
+
+  /** One streamed completion: its text goes to onText as it comes; a call of ask_user gives the question. */
+  async function callModel(messages: ModelMessage[], signal: AbortSignal, onText: (text: string) => void): Promise<{ text: string; question?: string }> {
+    const result = streamText({
+      model: options.model,
+      instructions: options.systemPrompt,
+      messages,
+      tools: options.tools ? { ask_user: askUser } : undefined,
+      maxRetries: MODEL_RETRIES,
+      abortSignal: signal,
+      // Errors come out of the stream below; the default handler would log the provider's text.
+      onError: () => {},
+    });
+    let text = "";
+    let question: string | undefined;
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta") {
+        text += part.text;
+        onText(part.text);
+      } else if (part.type === "tool-call" && part.toolName === "ask_user") {
+        question = (part.input as { question: string }).question;
+      } else if (part.type === "error") {
+        throw part.error;
+      } else if (part.type === "abort") {
+        break;
+      }
+    }
+    return { text, question };
+  }
+
+  function stopRun(taskId: string): void {
+    runs.get(taskId)?.abort();
+    runs.delete(taskId);
+  }
+
+  return {
+    live: true,
+    async start(task, _now, live) {
+      if (!live) throw new Error("a model task needs the chat to run it");
+      const abort = new AbortController();
+      runs.set(task.taskId, abort);
+      options.keepAlive(run(task, live, abort.signal).finally(() => runs.get(task.taskId) === abort && runs.delete(task.taskId)));
+      // Nothing to look at before the deadline while the call runs: it reports through `live` itself.
+      return { kind: "pending", checkAt: Number.POSITIVE_INFINITY };
+    },
+    check(task) {
+      // The call lives in this object's memory: none here means the object restarted while it ran.
+      if (runs.has(task.taskId)) return { checkAt: Number.POSITIVE_INFINITY };
+      return failed("The model's reply was cut off when the service restarted.");
+    },
+    async stop(task) {
+      stopRun(task.taskId);
+    },
+    abandon(task) {
+      stopRun(task.taskId);
+    },
+  };
+}
+
+const toModel = (turn: Turn): ModelMessage => (turn.role === "user" ? { role: "user", content: turn.content } : { role: "assistant", content: turn.content });
