@@ -1,7 +1,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-// Three workerd projects: the default (built-in local agent), property tests, and chats on the http agent adapter.
+// Four workerd projects: the default (built-in local agent), property tests, and chats on the http agent and on a model.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   const project = (name: string, include: string[], vars: Record<string, string>, exclude: string[] = []) => ({
@@ -18,7 +18,7 @@ export default defineConfig(async () => {
       // Every file starts its own isolated worker (about a second of setup); one per core overlaps them (the default leaves a core idle).
       maxWorkers: "100%",
       projects: [
-        project("workers", ["test/**/*.test.ts"], {}, ["test/http-agent/**", "test/fuzz/**"]),
+        project("workers", ["test/**/*.test.ts"], {}, ["test/http-agent/**", "test/fuzz/**", "test/model-agent/**"]),
         // Property tests send hundreds of requests per token: the limit is lifted so each reaches validation.
         project("fuzz", ["test/fuzz/**/*.test.ts"], { RATE_LIMIT_PER_MINUTE: "1000000" }),
         project("http-agent", ["test/http-agent/**/*.test.ts"], {
@@ -27,6 +27,15 @@ export default defineConfig(async () => {
           AGENT_SECRET: "agent-test-secret",
           AGENT_TIMEOUT_SECONDS: "60",
           PUBLIC_URL: "https://api.example.test",
+        }),
+        // Chats on a model: an OpenAI-compatible server that the tests play (test/model-agent/fake-model.ts).
+        project("model-agent", ["test/model-agent/**/*.test.ts"], {
+          AGENT_MODE: "openai",
+          AGENT_BASE_URL: "https://model.test/v1",
+          AGENT_API_KEY: "sk-test-model-key",
+          AGENT_MODEL: "test-model",
+          AGENT_SYSTEM_PROMPT: "You are the test agent.",
+          AGENT_TIMEOUT_SECONDS: "60",
         }),
       ],
     },

@@ -1,0 +1,149 @@
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { config, DEFAULT_SYSTEM_PROMPT } from "../../src/config";
+import { conversation, withQuote, type Turn } from "../../src/agent/conversation";
+import { modelAgent } from "../../src/agent/model";
+import type { AgentResult, AgentTask, LiveTask } from "../../src/agent/port";
+import { REPLY_FLUSH_MS, ReplyBatcher } from "../../src/agent/reply-batcher";
+import { agentFor } from "../../src/agent/select";
+import type { Env } from "../../src/env";
+
+afterEach(() => vi.useRealTimers());
+
+const task: AgentTask = { taskId: "t1", chatId: "c", projectId: "p", content: "hi", replyToMessageId: null, callbackUrl: null, steeringUrl: null };
+const turn = (role: Turn["role"], content: string): Turn => ({ role, content });
+
+describe("what the model is given", () => {
+  it("the newest earlier turns that fit the budget, oldest first, and the message it answers last, whatever its length", () => {
+    const newestFirst = [turn("assistant", "a3"), turn("user", "u3"), turn("assistant", ""), turn("user", "u2"), turn("user", "u1")];
+    expect(conversation(newestFirst, "now", 100)).toEqual([turn("user", "u1"), turn("user", "u2"), turn("user", "u3"), turn("assistant", "a3"), turn("user", "now")]);
+    expect(conversation(newestFirst, "now", 6)).toEqual([turn("assistant", "a3"), turn("user", "now")]);
+    expect(conversation(newestFirst, "x".repeat(500), 100)).toEqual([turn("user", "x".repeat(500))]);
+  });
+
+  it("reads the earlier turns only as far back as the budget reaches", () => {
+    let read = 0;
+    function* turns() {
+      for (let i = 0; i < 10_000; i++) {
+        read++;
+        yield turn("user", "0123456789");
+      }
+    }
+    expect(conversation(turns(), "q", 100)).toHaveLength(10);
+    expect(read).toBe(10);
+  });
+
+  it("quotes the message a reply answers, cut short", () => {
+    expect(withQuote("yes", "line one\nline two")).toBe("In reply to this earlier message:\n> line one\n> line two\n\nyes");
+    expect(withQuote("yes", undefined)).toBe("yes");
+    expect(withQuote("yes", "q".repeat(5_000)).length).toBeLessThan(2_100);
+  });
+});
+
+describe("a streamed reply's batches", () => {
+  it("hands on the first piece at once and then at most one batch every 250 ms", () => {
+    vi.useFakeTimers();
+    let now = 0;
+    const written: string[] = [];
+    const batcher = new ReplyBatcher(
+      (text) => written.push(text),
+      () => now,
+    );
+    batcher.add("a");
+    expect(written).toEqual(["a"]);
+    for (let i = 0; i < 1_000; i++) batcher.add("b");
+    expect(written).toHaveLength(1);
+    now = REPLY_FLUSH_MS;
+    vi.advanceTimersByTime(REPLY_FLUSH_MS);
+    expect(written).toEqual(["a", "b".repeat(1_000)]);
+    batcher.add("c");
+    batcher.flush();
+    expect(written.at(-1)).toBe("c");
+    batcher.add("d");
+    batcher.discard();
+    vi.advanceTimersByTime(REPLY_FLUSH_MS);
+    expect(written.join("")).not.toContain("d");
+  });
+});
+
+/** A chat as the model agent sees it, in memory. */
+function liveChat(steering: string[][] = []) {
+  let reply = "";
+  const finished = Promise.withResolvers<AgentResult>();
+  const live: LiveTask = {
+    earlierTurns: () => [],
+    prompt: () => "hi",
+    reply: () => reply,
+    append: (text) => {
+      reply += text;
+      return true;
+    },
+    takeSteering: () => steering.shift() ?? [],
+    finish: async (result) => finished.resolve(result),
+  };
+  return { live, finished: finished.promise, reply: () => reply };
+}
+
+/** An OpenAI-compatible server answering every request with these text pieces; the requests it got. */
+function server(pieces: string[]) {
+  const requests: any[] = [];
+  const fetch = async (_input: RequestInfo | URL, init?: RequestInit) => {
+    requests.push(JSON.parse(String(init?.body)));
+    const lines = pieces.map(
+      (content) =>
+        `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`,
+    );
+    lines.push(
+      `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`,
+    );
+    return new Response(lines.join(""), { headers: { "content-type": "text/event-stream" } });
+  };
+  return { requests, model: createOpenAICompatible({ name: "test", baseURL: "https://model.test/v1", fetch }).chatModel("m") };
+}
+
+const agentOn = (model: ReturnType<typeof server>["model"], tools = true) =>
+  modelAgent({ model, systemPrompt: "sys", tools, historyChars: 1_000, keepAlive: () => {}, mode: "openai" });
+
+describe("the model agent", () => {
+  it("offers no tools when AGENT_TOOLS is off (servers that refuse them)", async () => {
+    const { requests, model } = server(["fine"]);
+    const chat = liveChat();
+    await agentOn(model, false).start(task, 0, chat.live);
+    expect(await chat.finished).toEqual({ status: "success", content: "fine" });
+    expect(requests[0].tools).toBeUndefined();
+    expect(config({ AGENT_MODE: "openai", AGENT_TOOLS: "off" } as Env).agent).toMatchObject({ tools: false });
+    expect(config({ AGENT_MODE: "openai" } as Env).agent).toMatchObject({ tools: true, systemPrompt: DEFAULT_SYSTEM_PROMPT, historyChars: 24_000 });
+  });
+
+  it("takes at most one more call per batch of steering texts, and stops when the chat hands over none", async () => {
+    const { requests, model } = server(["part"]);
+    const chat = liveChat([["one", "two"], ["three"]]);
+    await agentOn(model).start(task, 0, chat.live);
+    expect(await chat.finished).toMatchObject({ status: "success" });
+    expect(requests).toHaveLength(3);
+    expect(requests[1].messages.slice(-3).map((m: { content: string }) => m.content)).toEqual(["part", "one", "two"]);
+    expect(chat.reply()).toBe("part\n\npart\n\npart");
+  });
+
+  it("finds no call for a task after a restart, and fails it", () => {
+    const { model } = server([]);
+    expect(agentOn(model).check(task, { startedAt: 0, now: 1, written: 0, takeSteering: () => [] })).toEqual({
+      status: "failed",
+      content: "",
+      error: "The model's reply was cut off when the service restarted.",
+    });
+  });
+});
+
+describe("agent configuration, the model modes", () => {
+  const host = { ai: undefined, keepAlive: () => {} };
+  const start = (vars: Partial<Env>) => agentFor(config(vars as Env), host).start(task, 0);
+
+  it("fails every task, saying what is missing or wrong, rather than running another agent", async () => {
+    await expect(start({ AGENT_MODE: "openai", AGENT_MODEL: "m" })).rejects.toThrow("AGENT_MODE is openai but AGENT_BASE_URL is not set");
+    await expect(start({ AGENT_MODE: "openai", AGENT_BASE_URL: "https://x.test/v1" })).rejects.toThrow("AGENT_MODE is openai but AGENT_MODEL is not set");
+    await expect(start({ AGENT_MODE: "workers-ai", AGENT_MODEL: "@cf/m" })).rejects.toThrow("AGENT_MODE is workers-ai but the AI binding is not set");
+    await expect(start({ AGENT_MODE: "openAI" })).rejects.toThrow('AGENT_MODE "openAI" is not one of local, http, openai, workers-ai');
+    expect(agentFor(config({ AGENT_MODE: "" } as Env), host).live).toBeUndefined();
+  });
+});

@@ -1,0 +1,181 @@
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { AgentPort } from "../../src/agent/port";
+import type { ChatRoom } from "../../src/chats/chat-room";
+import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
+import { chatOf, creditsOf, historyOf, newChat, peek, room, send, world } from "../helpers";
+import { steer, stop, stopped } from "../control/control-helpers";
+import { fakeModel, replying } from "./fake-model";
+
+afterEach(() => vi.restoreAllMocks());
+
+const slow = { parts: Array.from({ length: 40 }, (_, i) => `part${i} `), gapMs: 100 };
+const userTexts = (body: any) => body.messages.filter((m: { role: string }) => m.role === "user").map((m: { content: string }) => m.content);
+
+/** Waits until the chat's reply has some text from the model. */
+async function writing(w: Awaited<ReturnType<typeof world>>, chatId: string) {
+  return vi.waitFor(async () => {
+    const reply = (await peek(w, chatId))[0]!;
+    expect(reply).toMatchObject({ role: "owner", status: "working" });
+    expect(reply.content.length).toBeGreaterThan(0);
+    return reply;
+  });
+}
+
+describe("controlling a model's task", () => {
+  it("a stop aborts the model's request, and nothing is appended after it", async () => {
+    const clock = frozenClock();
+    const model = fakeModel(replying(slow));
+    const w = await world();
+    const c = await newChat(w);
+    await send(w, c.id, "tell me a long story");
+    await runNextAlarm(room(c.id), clock);
+    const reply = await writing(w, c.id);
+    const r = await stop(w, c.id, reply.id);
+    expect(r.status).toBe(200);
+    const ended = stopped(r);
+    expect(ended.status).toBe("interrupted_by_user");
+    const call = await model.made(1);
+    await vi.waitFor(() => expect(call.aborted).toBe(true));
+    // Another pull's worth of time: the stream no longer feeds the reply.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await peek(w, c.id)).find((m) => m.id === reply.id)!.content).toBe(ended.content);
+    expect(call.finished).toBe(false);
+  });
+
+  it("gives steering texts to the model as user messages after what it wrote, and the reply goes on with its answer", async () => {
+    const clock = frozenClock();
+    const model = fakeModel((_, index) => (index === 0 ? { parts: ["Drafting ", "a plan."], gapMs: 400 } : { parts: ["Blue it is."] }));
+    const w = await world();
+    const c = await newChat(w);
+    await send(w, c.id, "make a plan");
+    await runNextAlarm(room(c.id), clock);
+    await writing(w, c.id);
+    expect((await steer(w, c.id, "make it blue")).status).toBe(202);
+    const second = await model.made(2);
+    expect(second.body.messages.slice(-3).map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+      ["user", "make a plan"],
+      ["assistant", "Drafting a plan."],
+      ["user", "make it blue"],
+    ]);
+    await vi.waitFor(async () => expect((await peek(w, c.id)).find((m) => m.role === "owner")).toMatchObject({ status: "success", content: "Drafting a plan.\n\nBlue it is." }));
+    // The steering text is a user message of the task, in the history where it was taken.
+    const history = (await historyOf(w, c.id)).items.map((m) => [m.role, m.content]);
+    expect(history).toContainEqual(["user", "make it blue"]);
+    expect(model.calls).toHaveLength(2);
+  });
+
+  it("a steering text sent after the model's last call has started waits for it; one sent once the task ended runs as a message", async () => {
+    const clock = frozenClock();
+    const model = fakeModel(replying({ parts: ["ok"] }));
+    const w = await world();
+    const c = await newChat(w);
+    await send(w, c.id, "quick one");
+    await runNextAlarm(room(c.id), clock);
+    await vi.waitFor(async () => expect((await peek(w, c.id))[0]!.status).toBe("success"));
+    expect((await steer(w, c.id, "and another thing")).status).toBe(202);
+    await runNextAlarm(room(c.id), clock);
+    const next = await model.made(2);
+    expect(userTexts(next.body).at(-1)).toBe("and another thing");
+  });
+});
+
+describe("a model task that fails", () => {
+  it("says so in the service's own words, never the provider's (which can echo the key), and returns its credits", async () => {
+    const clock = frozenClock();
+    fakeModel(() => Response.json({ error: { message: "invalid key sk-test-model-key" } }, { status: 401 }));
+    const w = await world({ credits: 5 });
+    const c = await newChat(w);
+    await send(w, c.id, "hello");
+    await runNextAlarm(room(c.id), clock);
+    await vi.waitFor(async () => expect((await peek(w, c.id)).some((m) => m.role === "error")).toBe(true));
+    await settle(room(c.id), clock);
+    const [error, reply] = await peek(w, c.id);
+    expect(reply).toMatchObject({ role: "owner", status: "failed" });
+    expect(error!.content).toBe("The model provider refused the service's credentials. Its credits were returned.");
+    expect(await creditsOf(w.account.id)).toBe(5);
+  });
+
+  it("retries a provider's 429 and 5xx, honouring Retry-After, and succeeds when the provider recovers", async () => {
+    const clock = frozenClock();
+    const busy = (status: number) => Response.json({ error: { message: "busy" } }, { status, headers: { "retry-after-ms": "5" } });
+    const model = fakeModel((_, index) => (index === 0 ? busy(429) : index === 1 ? busy(503) : { parts: ["made it"] }));
+    const w = await world();
+    const c = await newChat(w);
+    await send(w, c.id, "hello");
+    await runNextAlarm(room(c.id), clock);
+    await vi.waitFor(async () => expect((await peek(w, c.id))[0]).toMatchObject({ status: "success", content: "made it" }));
+    expect(model.calls).toHaveLength(3);
+  });
+
+  it("fails after a few retries of a provider that keeps failing", async () => {
+    const clock = frozenClock();
+    const model = fakeModel(() => Response.json({ error: { message: "down" } }, { status: 500, headers: { "retry-after-ms": "5" } }));
+    const w = await world();
+    const c = await newChat(w);
+    await send(w, c.id, "hello");
+    await runNextAlarm(room(c.id), clock);
+    await vi.waitFor(async () => expect((await peek(w, c.id))[0]).toMatchObject({ role: "error", content: "The model provider failed to answer. Its credits were returned." }));
+    expect(model.calls).toHaveLength(3);
+  });
+
+  it("fails a reply the model left empty", async () => {
+    const clock = frozenClock();
+    fakeModel(replying({ parts: [] }));
+    const w = await world();
+    const c = await newChat(w);
+    await send(w, c.id, "hello");
+    await runNextAlarm(room(c.id), clock);
+    await vi.waitFor(async () => expect((await peek(w, c.id))[0]).toMatchObject({ role: "error", content: "The model sent no reply. Its credits were returned." }));
+  });
+
+  it("fails a task still writing at AGENT_TIMEOUT_SECONDS and aborts its request", async () => {
+    const clock = frozenClock();
+    const model = fakeModel(replying({ parts: Array.from({ length: 1_000 }, () => "."), gapMs: 50 }));
+    const w = await world({ credits: 3 });
+    const c = await newChat(w);
+    await send(w, c.id, "never stop");
+    await runNextAlarm(room(c.id), clock);
+    await writing(w, c.id);
+    // The test project's AGENT_TIMEOUT_SECONDS is 60: the task's check is due then.
+    expect(await runNextAlarm(room(c.id), clock)).toBe(true);
+    const [error, reply] = await peek(w, c.id);
+    expect(reply).toMatchObject({ role: "owner", status: "failed" });
+    expect(error!.content).toBe("The agent did not finish within 60 s. Its credits were returned.");
+    await vi.waitFor(() => expect(model.calls[0]!.aborted).toBe(true));
+    await settle(room(c.id), clock);
+    expect(await creditsOf(w.account.id)).toBe(3);
+  });
+
+  it("fails at once a task whose object restarted while the model wrote (its call was lost with the object's memory)", async () => {
+    const clock = frozenClock();
+    fakeModel(replying({ parts: ["never asked"] }));
+    const w = await world({ credits: 3 });
+    const c = await newChat(w);
+    await send(w, c.id, "long one");
+    // The task starts as a model's does, but its call is one this object never made: what a restart leaves behind
+    // (the test cannot evict an object while a call of its own is in flight; in production a deploy does).
+    await runInDurableObject(room(c.id), (r: ChatRoom) => {
+      const lost: AgentPort = {
+        live: true,
+        start: async () => ({ kind: "pending", checkAt: Number.POSITIVE_INFINITY }),
+        check: () => ({ checkAt: Number.POSITIVE_INFINITY }),
+        stop: async () => {},
+      };
+      (r as unknown as { agent: AgentPort }).agent = lost;
+    });
+    await runNextAlarm(room(c.id), clock);
+    expect((await peek(w, c.id))[0]).toMatchObject({ role: "owner", status: "working" });
+    expect(await creditsOf(w.account.id)).toBe(2);
+    await evictDurableObject(room(c.id));
+    // The object's next start finds the task and sets its alarm for now.
+    expect((await chatOf(w, c.id)).isWorking).toBe(true);
+    expect(await alarmOf(room(c.id))).toBe(clock.now());
+    expect(await runNextAlarm(room(c.id), clock)).toBe(true);
+    const [error, reply] = await peek(w, c.id);
+    expect(reply).toMatchObject({ role: "owner", status: "failed" });
+    expect(error!.content).toBe("The model's reply was cut off when the service restarted. Its credits were returned.");
+    await settle(room(c.id), clock);
+    expect(await creditsOf(w.account.id)).toBe(3);
+  });
+});
