@@ -8,15 +8,15 @@
 // `--project DIR` measures another checkout (a git worktree of an earlier commit) with this same script.
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
-import { projectDir as here, startWranglerDev, stopWranglerDev, waitUntilUp } from "../lib.mjs";
+import { projectDir as here, stopWranglerDev, waitUntilUp } from "../lib.mjs";
+import { startFreshWorker } from "./fresh-worker.mjs";
 
 const { values } = parseArgs({ options: { project: { type: "string", default: here } } });
 const projectDir = resolve(values.project);
@@ -28,23 +28,7 @@ const vars = { ADMIN_TOKEN: ADMIN, RATE_LIMIT_PER_MINUTE: "100000000", LOCAL_AGE
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const MiB = 1024 * 1024;
 
-// As npm run bench: without wrangler's local observability collector, a dev-only cost per request and per span.
-process.env.X_LOCAL_OBSERVABILITY = "false";
-const state = mkdtempSync(join(process.env.BENCH_STATE_DIR ?? "/dev/shm", "bounded-state-"));
-const migrated = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
-  cwd: projectDir,
-  stdio: "ignore",
-  env: { ...process.env, CI: "true" },
-});
-if (migrated.status !== 0) throw new Error("migrations failed");
-const child = startWranglerDev({
-  quiet: true,
-  cwd: projectDir,
-  logFile: join(tmpdir(), "bench-bounded-service.log"),
-  port,
-  inspectorPort: port + 1,
-  extraArgs: ["--log-level", "warn", "--persist-to", state, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
-});
+const { child, state } = startFreshWorker({ name: "bounded", projectDir, port, vars });
 
 // Interrupted or timed out: the server goes too, rather than hold the port for the next run.
 for (const signal of ["SIGINT", "SIGTERM"])
