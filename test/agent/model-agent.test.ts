@@ -147,3 +147,47 @@ describe("agent configuration, the model modes", () => {
     expect(agentFor(config({ AGENT_MODE: "" } as Env), host).live).toBeUndefined();
   });
 });
+
+describe("the workers-ai mode, on a fake AI binding (the real one needs Cloudflare)", () => {
+  /** Answers run() as Workers AI streams: server-sent events of { response } pieces, then [DONE]. */
+  function fakeAi(pieces: string[], options: { hold?: boolean } = {}) {
+    const runs: { model: string; inputs: any; signal?: AbortSignal }[] = [];
+    const ai = {
+      run: async (model: string, inputs: unknown, runOptions?: { signal?: AbortSignal }) => {
+        runs.push({ model, inputs, signal: runOptions?.signal });
+        const frames = pieces.map((response) => `data: ${JSON.stringify({ response })}\n\n`);
+        if (!options.hold) frames.push("data: [DONE]\n\n");
+        const encoder = new TextEncoder();
+        return new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (const frame of frames) controller.enqueue(encoder.encode(frame));
+            if (!options.hold) controller.close();
+          },
+        });
+      },
+    } as unknown as Ai;
+    return { ai, runs };
+  }
+  const workersAi = (ai: Ai) => agentFor(config({ AGENT_MODE: "workers-ai", AGENT_MODEL: "@cf/test/model", AGENT_SYSTEM_PROMPT: "sys" } as Env), { ai, keepAlive: () => {} });
+
+  it("streams the model's reply into the chat, with the system prompt first and the message last", async () => {
+    const { ai, runs } = fakeAi(["Hello ", "from Workers AI."]);
+    const chat = liveChat();
+    await workersAi(ai).start(task, 0, chat.live);
+    expect(await chat.finished).toEqual({ status: "success", content: "Hello from Workers AI." });
+    expect(runs[0]!.model).toBe("@cf/test/model");
+    expect(runs[0]!.inputs.messages[0]).toMatchObject({ role: "system", content: "sys" });
+    expect(runs[0]!.inputs.messages.at(-1)).toMatchObject({ role: "user", content: "hi" });
+    expect(JSON.stringify(runs[0]!.inputs.tools)).toContain("ask_user");
+  });
+
+  it("aborts the binding's run when the task is stopped, and writes nothing more", async () => {
+    const { ai, runs } = fakeAi(["Once "], { hold: true });
+    const chat = liveChat();
+    const agent = workersAi(ai);
+    await agent.start(task, 0, chat.live);
+    await vi.waitFor(() => expect(chat.reply()).toBe("Once "));
+    await agent.stop(task);
+    expect(runs[0]!.signal?.aborted).toBe(true);
+  });
+});
