@@ -29,9 +29,10 @@ export function devVarsSets(name) {
   return existsSync(devVarsPath) && new RegExp(`^${name}\\s*=`, "m").test(readFileSync(devVarsPath, "utf8"));
 }
 
-/** Vars local dev needs a value for: PUBLIC_URL, where an http agent calls back, is local dev's own address. */
+/** Vars local dev needs a value for: PUBLIC_URL, where an http agent calls back, is local dev's own address; webhooks may go to localhost. */
 export function devVarArgs(url = LOCAL_URL) {
-  return devVarsSets("PUBLIC_URL") ? [] : ["--var", `PUBLIC_URL:${url}`];
+  const args = devVarsSets("PUBLIC_URL") ? [] : ["--var", `PUBLIC_URL:${url}`];
+  return devVarsSets("WEBHOOK_ALLOW_LOOPBACK") ? args : [...args, "--var", "WEBHOOK_ALLOW_LOOPBACK:true"];
 }
 
 export function applyLocalMigrations(extraArgs = [], { quiet = false } = {}) {

@@ -10,6 +10,7 @@ import { notFoundOrMethodNotAllowed } from "./http/not-found";
 import { registerComponents } from "./http/openapi-components";
 import { ApiError, problemResponse, toApiError } from "./http/problem";
 import { createRouter } from "./http/router";
+import { registerWebhookEvents } from "./webhooks/openapi-webhooks";
 
 /** Assembles the Worker: each router owns its guards (CORS, credentials, body limits); this only mounts them. */
 export function createApp() {
@@ -22,6 +23,7 @@ export function createApp() {
   app.route("/agent", agentCallbackRoutes);
   app.route("/admin", adminRoutes);
   registerComponents(app.openAPIRegistry);
+  registerWebhookEvents(app);
   mountDocs(app);
 
   app.notFound(notFoundOrMethodNotAllowed(app));

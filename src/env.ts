@@ -17,6 +17,10 @@ declare global {
       AGENT_SYSTEM_PROMPT?: string;
       AGENT_TOOLS?: string;
       AGENT_HISTORY_CHARS?: string;
+      // Seals webhook endpoints' signing secrets (AES-GCM); a Worker secret.
+      WEBHOOK_KEY?: string;
+      // "true" lets webhooks point at http://localhost (npm run dev sets it; production never).
+      WEBHOOK_ALLOW_LOOPBACK?: string;
     }
   }
 }

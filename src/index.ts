@@ -1,5 +1,6 @@
 import { createApp } from "./app";
 import type { Env } from "./env";
+import { consumeWebhookBatch, type WebhookTask } from "./webhooks/delivery";
 
 const app = createApp();
 
@@ -8,5 +9,9 @@ export { TokenGate } from "./auth/token-gate";
 export { ChatRoom } from "./chats/chat-room";
 export { ProjectChats } from "./chats/project-chats";
 export { AccountLedger } from "./credits/account-ledger";
+export { ProjectWebhooks } from "./webhooks/project-webhooks";
 
-export default { fetch: app.fetch } satisfies ExportedHandler<Env>;
+export default {
+  fetch: app.fetch,
+  queue: (batch, env) => consumeWebhookBatch(batch as MessageBatch<WebhookTask>, env),
+} satisfies ExportedHandler<Env>;

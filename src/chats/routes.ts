@@ -7,6 +7,7 @@ import { eventRoutes } from "./event-routes";
 import { chatLifecycleRoutes } from "./lifecycle-routes";
 import { messageRoutes } from "./message-routes";
 import { MESSAGE_BODY_LIMIT_BYTES } from "./schemas";
+import { webhookRoutes } from "../webhooks/routes";
 
 /** The project-chat API, mounted at /v1/projects: personal API tokens only, counted per token. */
 export const chatRoutes = createRouter<GatedEnv>();
@@ -16,3 +17,4 @@ chatRoutes.route("/", chatLifecycleRoutes);
 chatRoutes.route("/", messageRoutes);
 chatRoutes.route("/", controlRoutes);
 chatRoutes.route("/", eventRoutes);
+chatRoutes.route("/", webhookRoutes);

@@ -17,7 +17,10 @@ const isOperatorPath = (path: string) => path === "/admin" || path.startsWith("/
  * requests: public clients never see operator operations, operators get only theirs.
  */
 export function describeApi(app: OpenAPIHono<AppEnv>, audience: Audience, info: Info, publicOrigin: string | undefined): Document {
-  const definitions = app.openAPIRegistry.definitions.filter((d) => d.type !== "route" || isOperatorPath(d.route.path) === (audience === "operator"));
+  // Operators get only their operations; the webhooks a project's owner receives are the public API's.
+  const definitions = app.openAPIRegistry.definitions.filter((d) =>
+    d.type === "route" ? isOperatorPath(d.route.path) === (audience === "operator") : d.type !== "webhook" || audience === "public",
+  );
   // Without PUBLIC_URL the paths are relative to wherever the document was read from.
   const server = publicOrigin
     ? { url: publicOrigin, description: "This deployment (PUBLIC_URL)" }
@@ -70,7 +73,7 @@ const withHeaders = (response: Response, ...names: ("RateLimit" | "RateLimit-Pol
 function pruneUnusedComponents(doc: Document) {
   const components = (doc.components ?? {}) as Record<string, Record<string, unknown>>;
   const used = new Set<string>();
-  let reachable: unknown = doc.paths;
+  let reachable: unknown = [doc.paths, (doc as { webhooks?: unknown }).webhooks];
   for (;;) {
     const found = [...JSON.stringify(reachable).matchAll(/"#\/components\/([A-Za-z]+)\/([^"]+)"/g)].map((m) => `${m[1]}/${m[2]}`).filter((r) => !used.has(r));
     if (found.length === 0) break;

@@ -69,7 +69,7 @@ const RESPONSES = {
   ),
   MethodNotAllowed: problem("The path exists but not with this method (`method_not_allowed`).", "Allow"),
   Conflict: problem(
-    "The request conflicts with the current state (`conflict`, `chat_archived`, `idempotency_key_reused`, `submission_cancelled`, `submission_started`, `queue_full`, `token_limit_reached`).",
+    "The request conflicts with the current state (`conflict`, `chat_archived`, `idempotency_key_reused`, `submission_cancelled`, `submission_started`, `queue_full`, `token_limit_reached`, `webhook_limit_reached`).",
   ),
   ContentTooLarge: problem("The body is larger than the limit of this path (`payload_too_large`)."),
   TooManyRequests: problem("Too many requests (`rate_limited`); wait Retry-After seconds.", "Retry-After"),

@@ -23,6 +23,7 @@ export const PROBLEM_CODES = [
   "submission_cancelled",
   "submission_started",
   "queue_full",
+  "webhook_limit_reached",
   "payload_too_large",
   "service_unavailable",
   "internal_error",

@@ -1,0 +1,35 @@
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../env";
+import { ChatAwaitingUserEvent, MessageCompletedEvent, SubmissionFailedEvent } from "./schemas";
+
+const SignatureHeaders = z.object({
+  "webhook-id": z.string().openapi({ description: "The same on every attempt of one event for one endpoint: receivers deduplicate on it" }),
+  "webhook-timestamp": z.string().openapi({ description: "Unix seconds of this attempt" }),
+  "webhook-signature": z
+    .string()
+    .openapi({ description: 'v1,<base64 HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}", keyed with the base64-decoded part of the secret after whsec_>' }),
+});
+
+/** The events a webhook endpoint receives, in the document's `webhooks` section (OpenAPI 3.1), so generators and the reference show the payloads. */
+export function registerWebhookEvents(app: OpenAPIHono<AppEnv>): void {
+  const events = [
+    ["message.completed", MessageCompletedEvent, "An agent reply reached success, failed or interrupted_by_user: the final Message, content whole"],
+    ["chat.awaiting_user", ChatAwaitingUserEvent, "The chat's isAwaitingUser became true: the Chat at that moment"],
+    ["submission.failed", SubmissionFailedEvent, "A queue entry became failed: the entry"],
+  ] as const;
+  for (const [type, schema, summary] of events) {
+    app.openAPIRegistry.registerWebhook({
+      method: "post",
+      path: type,
+      operationId: `webhook_${type.replace(".", "_")}`,
+      tags: ["Webhooks"],
+      summary,
+      // Sent by the service, not called on it: the receiver checks webhook-signature instead of a credential.
+      security: [],
+      description:
+        "Signed as Standard Webhooks. A 2xx within 15 s delivers it; anything else (redirects are not followed) is tried again after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h.",
+      request: { headers: SignatureHeaders, body: { required: true, content: { "application/json": { schema } } } },
+      responses: { 200: { description: "Any 2xx acknowledges the delivery" } },
+    });
+  }
+}

@@ -1,0 +1,71 @@
+import { z } from "@hono/zod-openapi";
+import { Chat, Message, QueueEntry } from "../chats/schemas";
+import { WEBHOOK_URL_MAX } from "./url-rules";
+
+export const WEBHOOK_EVENT_TYPES = ["message.completed", "chat.awaiting_user", "submission.failed"] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
+const DESCRIPTION_MAX = 200;
+
+export const CreateWebhookBody = z
+  .strictObject({
+    url: z.string().max(WEBHOOK_URL_MAX).openapi({
+      description:
+        "https (http only for localhost, 127.0.0.1 or [::1] while WEBHOOK_ALLOW_LOOPBACK is true); no user info, no fragment; no private, loopback, link-local or reserved IP literal",
+      example: "https://example.com/hooks/project-chat",
+    }),
+    events: z.array(WebhookEventType).min(1).optional().openapi({ description: "The event types to receive; every type when left out" }),
+    description: z
+      .string()
+      .refine((s) => [...s].length <= DESCRIPTION_MAX, `description must be at most ${DESCRIPTION_MAX} characters`)
+      .optional()
+      .openapi({ maxLength: DESCRIPTION_MAX }),
+  })
+  .openapi("CreateWebhook");
+
+export const WebhookEndpoint = z
+  .object({
+    id: z.uuid(),
+    url: z.string(),
+    events: z.array(WebhookEventType),
+    description: z.string(),
+    createdAt: z.iso.datetime(),
+    disabledAt: z.iso.datetime().nullable().openapi({ description: "Set after 50 consecutive failed deliveries; a disabled endpoint receives nothing more" }),
+  })
+  .openapi("WebhookEndpoint");
+export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
+
+export const CreatedWebhook = z
+  .object({
+    endpoint: WebhookEndpoint,
+    secret: z.string().openapi({ description: "whsec_ and the base64 of 32 random bytes: the signing secret, shown only in this response", example: "whsec_…" }),
+  })
+  .openapi("CreatedWebhook");
+
+export const WebhookList = z.object({ items: z.array(WebhookEndpoint) }).openapi("WebhookList");
+
+export const WebhookDelivery = z
+  .object({
+    id: z.uuid(),
+    endpointId: z.uuid(),
+    eventType: WebhookEventType,
+    webhookId: z.string().openapi({ description: "The webhook-id header's value, the same on every attempt" }),
+    status: z.enum(["pending", "delivered", "failed"]),
+    attempts: z.number().int().min(0),
+    lastStatusCode: z.number().int().nullable(),
+    lastError: z.string().nullable(),
+    nextAttemptAt: z.iso.datetime().nullable(),
+    createdAt: z.iso.datetime(),
+    deliveredAt: z.iso.datetime().nullable(),
+  })
+  .openapi("WebhookDelivery");
+export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
+export const WebhookDeliveryList = z.object({ items: z.array(WebhookDelivery) }).openapi("WebhookDeliveryList");
+
+export const WebhookParams = z.object({ projectId: z.string().openapi({ format: "uuid" }), endpointId: z.string().openapi({ format: "uuid" }) });
+
+// What a receiver gets: { type, timestamp, data }, data carrying the state at the event.
+const envelope = <T extends z.ZodType>(type: WebhookEventType, data: T, name: string) => z.object({ type: z.literal(type), timestamp: z.iso.datetime(), data }).openapi(name);
+export const MessageCompletedEvent = envelope("message.completed", z.object({ projectId: z.uuid(), chatId: z.uuid(), message: Message }), "MessageCompletedWebhook");
+export const ChatAwaitingUserEvent = envelope("chat.awaiting_user", z.object({ projectId: z.uuid(), chatId: z.uuid(), chat: Chat }), "ChatAwaitingUserWebhook");
+export const SubmissionFailedEvent = envelope("submission.failed", z.object({ projectId: z.uuid(), chatId: z.uuid(), entry: QueueEntry }), "SubmissionFailedWebhook");
