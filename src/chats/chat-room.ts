@@ -16,6 +16,9 @@ import type { StreamGrant } from "./listeners";
 import { offerMaintenanceFlag } from "./maintenance";
 import { ChatStreams, RETRY_HINT } from "./streams";
 import { RoomStorage, type ChatRow, type SubmissionKind, type SubmissionRow, type TaskRow } from "./room-storage";
+import { entryOf } from "./submission-storage";
+import { WebhookOutbox } from "./webhook-outbox";
+import type { WebhookTask } from "../webhooks/delivery";
 import type { Chat, Message, QueueEntry, Submission, SubmissionState } from "./schemas";
 
 /** What the Worker knew when it took the request: the object keeps it, so a task can run even where D1 cannot be read. */
@@ -81,10 +84,14 @@ export class ChatRoom extends DurableObject<Env> {
   // What the running task was asked, kept while it runs (its submission never changes).
   private runningInput: AgentTask | undefined;
   private readonly streams: ChatStreams;
+  private readonly outbox: WebhookOutbox;
+  // The hand-off of webhook events under way, so two never run at once.
+  private handingOff: Promise<void> | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new RoomStorage(ctx.storage.sql);
+    this.outbox = new WebhookOutbox(ctx.storage.sql);
     this.agent = agentFor(config(env), { ai: env.AI, keepAlive: (work) => ctx.waitUntil(work) });
     if (this.store.isInitialised()) this.store.migrate();
     // A model task runs in the memory of the object that started it: one found running here lost its call, and fails now.
@@ -355,6 +362,7 @@ export class ChatRoom extends DurableObject<Env> {
     if (!this.store.isInitialised() || !this.store.chat()) return;
     try {
       await this.runDueWork();
+      if (this.outbox.hasWaiting()) await this.handOffWebhooks();
       // A failed entry leaves the queue when its 24 hours end: followers hear it then, not at the next change.
       this.publish();
       const expiry = this.store.submissions.expireFailed(Date.now());
@@ -443,6 +451,7 @@ export class ChatRoom extends DurableObject<Env> {
     const now = Date.now();
     if (charged === "insufficient") {
       this.store.submissions.move(submission, "failed", { failed_at: now });
+      this.outbox.record("submission.failed", submission.id, now);
       this.store.submissions.requeueSteering();
       this.addMessage(
         {
@@ -511,7 +520,10 @@ export class ChatRoom extends DurableObject<Env> {
     this.store.deleteTask(task.id);
     this.store.submissions.requeueSteering();
     this.store.touch(now);
+    const wasAwaiting = this.store.chat()!.awaiting_user === 1;
     this.store.setAwaitingUser(now, end.status === "success" && end.awaitingUser === true);
+    this.outbox.record("message.completed", task.owner_message_id, now);
+    if (!wasAwaiting && this.store.chat()!.awaiting_user === 1) this.outbox.record("chat.awaiting_user", JSON.stringify(this.store.view()), now);
     this.publish(now);
   }
 
@@ -569,6 +581,7 @@ export class ChatRoom extends DurableObject<Env> {
    * so the log never lags storage; what it appends is the size of what changed, never the whole queue.
    */
   private publish(now = Date.now()): void {
+    if (this.outbox.hasWaiting()) this.ctx.waitUntil(this.handOffWebhooks());
     this.store.submissions.expireFailed(now);
     const chat = JSON.stringify(this.store.view());
     if (chat !== (this.publishedChat ??= this.log.lastData("chat"))) {
@@ -637,6 +650,60 @@ export class ChatRoom extends DurableObject<Env> {
   private inputOf(task: TaskRow): AgentTask {
     if (this.runningInput?.taskId !== task.id) this.runningInput = this.agentTask(this.store.submissions.byId(task.submission_id)!, task.id);
     return this.runningInput;
+  }
+
+  /** A webhook event's body as receivers get it, `{ type, timestamp, data }`; null when the chat no longer keeps it. */
+  async webhookPayload(eventId: string): Promise<string | null> {
+    const chat = this.store.isInitialised() ? this.store.chat() : undefined;
+    const event = chat ? this.outbox.event(eventId) : undefined;
+    if (!chat || !event) return null;
+    const about = { projectId: chat.project_id, chatId: chat.id };
+    let data: object | undefined;
+    if (event.type === "message.completed") {
+      const message = this.store.message(event.ref);
+      data = message && { ...about, message };
+    } else if (event.type === "submission.failed") {
+      const submission = this.store.submissions.byId(event.ref);
+      data = submission && { ...about, entry: entryOf(submission, "failed") };
+    } else {
+      data = { ...about, chat: JSON.parse(event.ref) };
+    }
+    return data ? JSON.stringify({ type: event.type, timestamp: iso(event.at), data }) : null;
+  }
+
+  /**
+   * Hands the outbox's events to the delivery queue, one message per subscribed endpoint, and marks
+   * them; if the queue or the project's webhooks cannot be reached, the alarm tries again shortly.
+   * A crash between the send and the mark sends them again: the same webhook-id, deduplicated by receivers.
+   */
+  private handOffWebhooks(): Promise<void> {
+    // finally() runs after the assignment even when nothing waits, so the field never keeps a settled hand-off.
+    this.handingOff ??= this.handOffWaiting().finally(() => {
+      this.handingOff = undefined;
+    });
+    return this.handingOff;
+  }
+
+  private async handOffWaiting(): Promise<void> {
+    try {
+      const projectId = this.store.chat()!.project_id;
+      const project = this.env.PROJECT_WEBHOOKS.getByName(projectId);
+      for (let events = this.outbox.waitingEvents(20); events.length > 0; events = this.outbox.waitingEvents(20)) {
+        const subscribers = new Map<string, string[]>();
+        for (const type of new Set(events.map((e) => e.type))) subscribers.set(type, await project.subscribers(type));
+        const tasks: WebhookTask[] = events.flatMap((e) =>
+          subscribers.get(e.type)!.map((endpointId) => ({ projectId, chatId: this.store.chat()!.id, eventId: e.id, endpointId, type: e.type })),
+        );
+        for (let i = 0; i < tasks.length; i += 100) await this.env.WEBHOOK_DELIVERIES.sendBatch(tasks.slice(i, i + 100).map((body) => ({ body })));
+        this.outbox.handedOff(
+          events.map((e) => e.id),
+          Date.now(),
+        );
+      }
+    } catch (error) {
+      console.warn(JSON.stringify({ level: "warn", event: "webhook_handoff_failed", chatId: this.store.chat()?.id, error: describeForLog(error) }));
+      await this.scheduleAt(Date.now() + RETRY_MS);
+    }
   }
 
   /** When a task still working fails (AGENT_TIMEOUT_SECONDS after it started). */

@@ -104,6 +104,12 @@ export const MIGRATIONS: string[][] = [
     `INSERT OR REPLACE INTO meta (key, value) SELECT 'events_offset_base', COALESCE(MAX(id), 0) FROM events WHERE EXISTS (${FAILED_BEYOND_BOUND})`,
     `UPDATE submissions SET left_queue_at = ${SQL_NOW} WHERE seq IN (${FAILED_BEYOND_BOUND})`,
   ],
+  [
+    // Webhook events, written with the change that causes them and handed to the delivery queue from here.
+    `CREATE TABLE webhook_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL, ref TEXT NOT NULL,
+       at INTEGER NOT NULL, handed_off INTEGER NOT NULL DEFAULT 0)`,
+    "CREATE INDEX webhook_outbox_waiting ON webhook_outbox (handed_off, seq)",
+  ],
 ];
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -43,7 +43,7 @@ const isCounted = (status: SubmissionStatus): status is keyof Counts => status =
 /** The statuses the queue bound counts: entries that wait or are being dispatched (a running one has left the queue). */
 const isWaiting = (status: SubmissionStatus) => status === "queued" || status === "steering" || status === "dispatching";
 type EntryFields = Pick<SubmissionRow, "id" | "content" | "created_at">;
-const entryOf = (row: EntryFields, status: SubmissionStatus): QueueEntry => ({
+export const entryOf = (row: EntryFields, status: SubmissionStatus): QueueEntry => ({
   id: row.id,
   content: row.content,
   status: status as QueueEntry["status"],
