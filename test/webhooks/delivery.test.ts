@@ -1,0 +1,146 @@
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ChatRoom } from "../../src/chats/chat-room";
+import { deliver, RETRY_DELAYS_S, type WebhookTask } from "../../src/webhooks/delivery";
+import { FAILURES_TO_DISABLE } from "../../src/webhooks/project-webhooks";
+import { signWebhook } from "../../src/webhooks/signature";
+import { frozenClock, runNextAlarm, settle } from "../clock";
+import { call, env, historyOf, newChat, peek, room, send, world, type World } from "../helpers";
+import { fakeReceiver, hooksPath, register } from "./webhook-helpers";
+
+afterEach(() => vi.restoreAllMocks());
+
+const deliveriesOf = async (w: World, endpointId: string) => (await call("GET", `${hooksPath(w)}/${endpointId}/deliveries`, { token: w.token })).json.items;
+/** The chat's outbox rows, oldest first. */
+const outboxOf = (chatId: string) =>
+  runInDurableObject(room(chatId), (_: ChatRoom, state) =>
+    state.storage.sql.exec<{ id: string; type: string; handed_off: number }>("SELECT id, type, handed_off FROM webhook_outbox ORDER BY seq").toArray(),
+  );
+
+describe("webhook delivery", () => {
+  it("delivers a finished reply as message.completed through the queue, signed with the endpoint's secret", async () => {
+    const received = fakeReceiver();
+    const clock = frozenClock();
+    const w = await world();
+    const hook = await register(w, "https://receiver.test/done");
+    const c = await newChat(w);
+    await send(w, c.id, "tell me when done");
+    await settle(room(c.id), clock);
+    await vi.waitFor(() => expect(received).toHaveLength(1), { timeout: 5_000 });
+    const got = received[0]!;
+    const body = JSON.parse(got.body);
+    expect(body).toMatchObject({ type: "message.completed", data: { projectId: w.projectId, chatId: c.id } });
+    const reply = (await historyOf(w, c.id)).items.find((m) => m.role === "owner")!;
+    expect(body.data.message).toEqual(reply);
+    expect(got.headers["content-type"]).toBe("application/json");
+    const expected = await signWebhook(hook.json.secret, got.headers["webhook-id"]!, Number(got.headers["webhook-timestamp"]), got.body);
+    expect(got.headers["webhook-signature"]).toBe(expected);
+    await vi.waitFor(async () => expect((await deliveriesOf(w, hook.json.endpoint.id))[0]).toMatchObject({ status: "delivered", attempts: 1, lastStatusCode: 200 }));
+  });
+
+  it("tries a failing receiver again on the schedule, with the same webhook-id, then records the delivery failed", async () => {
+    const received = fakeReceiver(() => new Response("no", { status: 500 }));
+    const clock = frozenClock();
+    const w = await world();
+    // Subscribed to nothing the chat will send, so only this test's attempts reach it.
+    const hook = await register(w, "https://receiver.test/flaky", { events: ["chat.awaiting_user"] });
+    const c = await newChat(w);
+    await send(w, c.id, "hello");
+    await settle(room(c.id), clock);
+    const [event] = await outboxOf(c.id);
+    const task: WebhookTask = { projectId: w.projectId, chatId: c.id, eventId: event!.id, endpointId: hook.json.endpoint.id, type: "message.completed" };
+    const delays: (number | undefined)[] = [];
+    for (let attempt = 0; attempt <= RETRY_DELAYS_S.length; attempt++) {
+      const delay = await deliver(task, env, clock.now());
+      delays.push(delay);
+      const [delivery] = await deliveriesOf(w, hook.json.endpoint.id);
+      expect(delivery.attempts).toBe(attempt + 1);
+      expect(delivery.lastStatusCode).toBe(500);
+      expect(delivery.nextAttemptAt).toBe(delay === undefined ? null : new Date(clock.now() + delay * 1000).toISOString());
+      if (delay !== undefined) clock.advance(delay * 1000);
+    }
+    expect(delays).toEqual([5, 300, 1_800, 7_200, 18_000, 36_000, undefined]);
+    expect(RETRY_DELAYS_S.reduce((a, b) => a + b, 0)).toBeLessThan(86_400);
+    expect((await deliveriesOf(w, hook.json.endpoint.id))[0]).toMatchObject({ status: "failed", attempts: 7 });
+    expect(new Set(received.map((r) => r.headers["webhook-id"])).size).toBe(1);
+    // Ended: another copy of the message (a retried hand-off) makes no attempt.
+    expect(await deliver(task, env, clock.now())).toBeUndefined();
+    expect(received).toHaveLength(7);
+  });
+
+  it("follows no redirect: a 3xx is a failed attempt", async () => {
+    fakeReceiver(() => new Response(null, { status: 302, headers: { location: "https://receiver.test/elsewhere" } }));
+    const clock = frozenClock();
+    const w = await world();
+    const hook = await register(w, "https://receiver.test/moved", { events: ["chat.awaiting_user"] });
+    const c = await newChat(w);
+    await send(w, c.id, "hello");
+    await settle(room(c.id), clock);
+    const [event] = await outboxOf(c.id);
+    const task: WebhookTask = { projectId: w.projectId, chatId: c.id, eventId: event!.id, endpointId: hook.json.endpoint.id, type: "message.completed" };
+    expect(await deliver(task, env, clock.now())).toBe(5);
+    expect((await deliveriesOf(w, hook.json.endpoint.id))[0]).toMatchObject({ status: "pending", lastStatusCode: 302, lastError: "the receiver answered HTTP 302" });
+  });
+
+  it(`disables an endpoint after ${FAILURES_TO_DISABLE} failed deliveries in a row; a delivered one resets the count`, async () => {
+    const w = await world();
+    const hook = await register(w, "https://receiver.test/down");
+    const endpointId = hook.json.endpoint.id;
+    const project = env.PROJECT_WEBHOOKS.getByName(w.projectId);
+    const failDelivery = async (i: number) => {
+      await project.beginAttempt(endpointId, `msg_${i}`, "message.completed");
+      await project.recordAttempt(endpointId, `msg_${i}`, { ok: false, statusCode: 500, error: "HTTP 500", nextAttemptAt: null });
+    };
+    for (let i = 0; i < FAILURES_TO_DISABLE - 1; i++) await failDelivery(i);
+    await project.beginAttempt(endpointId, "msg_ok", "message.completed");
+    await project.recordAttempt(endpointId, "msg_ok", { ok: true, statusCode: 200, error: null, nextAttemptAt: null });
+    for (let i = 100; i < 100 + FAILURES_TO_DISABLE - 1; i++) await failDelivery(i);
+    expect((await call("GET", hooksPath(w), { token: w.token })).json.items[0].disabledAt).toBeNull();
+    await failDelivery(999);
+    expect((await call("GET", hooksPath(w), { token: w.token })).json.items[0].disabledAt).toEqual(expect.any(String));
+    expect(await project.subscribers("message.completed")).toEqual([]);
+    expect(await project.beginAttempt(endpointId, "msg_after", "message.completed")).toEqual({ kind: "skip" });
+    expect(await deliveriesOf(w, endpointId)).toHaveLength(100);
+  });
+
+  it("keeps an event in the chat's outbox until the queue has it, also across a restart", async () => {
+    const received = fakeReceiver();
+    const clock = frozenClock();
+    const w = await world();
+    await register(w, "https://receiver.test/later");
+    const c = await newChat(w);
+    // The queue refuses the hand-off.
+    await runInDurableObject(room(c.id), (r: ChatRoom) => {
+      const self = r as unknown as { env: Env };
+      self.env = { ...self.env, WEBHOOK_DELIVERIES: { sendBatch: async () => Promise.reject(new Error("queue unavailable")) } as unknown as Queue };
+    });
+    await send(w, c.id, "hello");
+    // The task runs; the hand-off after it keeps failing and is tried again every 5 s.
+    for (let i = 0; i < 10 && (await peek(w, c.id))[0]?.status !== "success"; i++) await runNextAlarm(room(c.id), clock);
+    expect((await peek(w, c.id))[0]).toMatchObject({ role: "owner", status: "success" });
+    await vi.waitFor(async () => expect(await outboxOf(c.id)).toMatchObject([{ type: "message.completed", handed_off: 0 }]));
+    expect(received).toHaveLength(0);
+    await evictDurableObject(room(c.id));
+    // The restarted object's alarm hands it off.
+    await settle(room(c.id), clock);
+    await vi.waitFor(async () => expect(await outboxOf(c.id)).toMatchObject([{ handed_off: 1 }]));
+    await vi.waitFor(() => expect(received).toHaveLength(1), { timeout: 5_000 });
+  });
+
+  it("never holds up the chat: a receiver that takes its time changes nothing for the next message", async () => {
+    const received = fakeReceiver(() => new Promise((resolve) => setTimeout(() => resolve(new Response("late")), 2_000)));
+    const clock = frozenClock();
+    const w = await world();
+    const hook = await register(w, "https://receiver.test/slow");
+    const c = await newChat(w);
+    await send(w, c.id, "first");
+    await settle(room(c.id), clock);
+    await vi.waitFor(() => expect(received).toHaveLength(1), { timeout: 5_000 });
+    // The receiver is still answering the first delivery; the chat goes on at once.
+    await send(w, c.id, "second");
+    await settle(room(c.id), clock);
+    const replies = (await peek(w, c.id)).filter((m) => m.role === "owner");
+    expect(replies.map((m) => m.status)).toEqual(["success", "success"]);
+    expect((await deliveriesOf(w, hook.json.endpoint.id)).some((d: { status: string }) => d.status === "pending")).toBe(true);
+  });
+});
