@@ -1,5 +1,6 @@
 import { type LanguageModel, type ModelMessage, streamText, tool } from "ai";
 import { z } from "zod";
+import { describeForLog } from "../db/errors";
 import { conversation, type Turn } from "./conversation";
 import type { AgentPort, AgentResult, AgentTask, LiveTask } from "./port";
 import { ReplyBatcher } from "./reply-batcher";
@@ -16,8 +17,10 @@ export type ModelAgentOptions = {
   mode: string;
 };
 
-// Provider 429 and 5xx (and dropped connections) are retried this often, with the AI SDK's backoff, within the task's deadline.
+// Provider 429 and 5xx (and connections that fail before the answer begins) are retried this often, with the AI SDK's backoff, within the task's deadline.
 const MODEL_RETRIES = 2;
+// An ask_user question is cut to this many characters: a question, not a reply.
+const QUESTION_MAX = 2_000;
 // Between the parts of a reply that steering texts extended.
 const STEERED_SEPARATOR = "\n\n";
 
@@ -35,7 +38,8 @@ function failureOf(error: unknown): { message: string; status: number | undefine
   if (code === 404) return { message: "The model provider does not know the configured model.", status: code };
   if (code === 429) return { message: "The model provider is limiting requests; try again later.", status: code };
   if (code !== undefined && code >= 500) return { message: "The model provider failed to answer.", status: code };
-  if (code !== undefined) return { message: "The model provider refused the request.", status: code };
+  if (code !== undefined && code >= 400) return { message: "The model provider refused the request.", status: code };
+  if (code !== undefined) return { message: "The model stopped answering.", status: code };
   return { message: "The model could not be reached.", status: undefined };
 }
 
@@ -51,6 +55,8 @@ const failed = (error: string): AgentResult => ({ status: "failed", content: "",
  */
 export function modelAgent(options: ModelAgentOptions): AgentPort {
   const runs = new Map<string, AbortController>();
+  // Tasks whose run ended but whose end could not be recorded: their check fails them, saying so.
+  const unrecorded = new Set<string>();
 
   async function run(task: AgentTask, live: LiveTask, stopped: AbortSignal): Promise<void> {
     // The reply is full (or the task ended): the call is cut short and what was written stands.
@@ -60,40 +66,52 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
       if (!live.append(text)) cut.abort();
     });
     const messages: ModelMessage[] = conversation(live.earlierTurns(), live.prompt(), options.historyChars).map(toModel);
-    let written = 0;
+    // Steering sent while the task was being dispatched goes with the first call.
+    messages.push(...userTurns(live.takeSteering()));
+    let result: AgentResult;
     try {
-      for (;;) {
-        // A call that answers steering continues the reply after a blank line.
-        let separator = written > 0 ? STEERED_SEPARATOR : "";
-        const call = await callModel(messages, signal, (text) => {
-          batcher.add(separator + text);
-          separator = "";
-        });
-        batcher.flush();
-        if (stopped.aborted) return;
-        if (cut.signal.aborted) break;
-        if (call.question !== undefined) {
-          const reply = live.reply();
-          const content = reply ? `${reply}${STEERED_SEPARATOR}${call.question}` : call.question;
-          return await live.finish({ status: "success", content, awaitingUser: true });
-        }
-        written += call.text.length;
-        // Steering the chat received while the model wrote: the model answers it in a call of its own.
-        const steering = live.takeSteering();
-        if (steering.length === 0) break;
-        messages.push({ role: "assistant", content: call.text }, ...steering.map((content): ModelMessage => ({ role: "user", content })));
-      }
-      if (!live.reply()) return await live.finish(failed("The model sent no reply."));
-      await live.finish({ status: "success", content: live.reply() });
+      result = await writeReply(messages, live, batcher, signal);
     } catch (error) {
       batcher.discard();
       if (stopped.aborted) return;
-      if (cut.signal.aborted) return await live.finish({ status: "success", content: live.reply() });
-      const { message, status } = failureOf(error);
-      // The status and the error's name only: the provider's text may carry the key.
-      console.warn(JSON.stringify({ level: "warn", event: "model_call_failed", mode: options.mode, taskId: task.taskId, status, error: (error as Error)?.name }));
-      await live.finish(failed(message));
+      if (cut.signal.aborted) {
+        result = { status: "success", content: live.reply() };
+      } else {
+        const { message, status } = failureOf(error);
+        const name = String((error as Error)?.name);
+        // A provider's error: its status and name only, as its text may carry the key. Anything else is ours, logged whole.
+        const detail = name.startsWith("AI_") ? { status, error: name } : { error: describeForLog(error) };
+        console.warn(JSON.stringify({ level: "warn", event: "model_call_failed", mode: options.mode, taskId: task.taskId, ...detail }));
+        // What was written stays in the reply; the task failed (credits returned).
+        result = { ...failed(message), content: live.reply() };
+      }
     }
+    if (!stopped.aborted) await live.finish(result);
+  }
+
+  /** The model's calls for one task: the first, then one more for each batch of steering texts taken after a call. */
+  async function writeReply(messages: ModelMessage[], live: LiveTask, batcher: ReplyBatcher, signal: AbortSignal): Promise<AgentResult> {
+    for (let written = 0; ; ) {
+      // A call that answers steering continues the reply after a blank line.
+      let separator = written > 0 ? STEERED_SEPARATOR : "";
+      const call = await callModel(messages, signal, (text) => {
+        batcher.add(separator + text);
+        separator = "";
+      });
+      batcher.flush();
+      if (signal.aborted) return { status: "success", content: live.reply() };
+      if (call.question !== undefined) {
+        const reply = live.reply();
+        return { status: "success", content: reply ? `${reply}${STEERED_SEPARATOR}${call.question}` : call.question, awaitingUser: true };
+      }
+      written += call.text.length;
+      // Steering the chat received while the model wrote: the model answers it in a call of its own.
+      const steering = live.takeSteering();
+      if (steering.length === 0) break;
+      if (call.text) messages.push({ role: "assistant", content: call.text });
+      messages.push(...userTurns(steering));
+    }
+    return live.reply() ? { status: "success", content: live.reply() } : failed("The model sent no reply.");
   }
 
   /** One streamed completion: its text goes to onText as it comes; a call of ask_user gives the question. */
@@ -114,8 +132,10 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
       if (part.type === "text-delta") {
         text += part.text;
         onText(part.text);
-      } else if (part.type === "tool-call" && part.toolName === "ask_user") {
-        question = (part.input as { question: string }).question;
+      } else if (part.type === "tool-call" && part.toolName === "ask_user" && !part.invalid) {
+        // A question that is not one (empty, not text) is no question: the reply is what was written.
+        const asked = (part.input as { question?: unknown }).question;
+        if (typeof asked === "string" && asked.trim()) question = [...asked].slice(0, QUESTION_MAX).join("");
       } else if (part.type === "error") {
         throw part.error;
       } else if (part.type === "abort") {
@@ -136,13 +156,19 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
       if (!live) throw new Error("a model task needs the chat to run it");
       const abort = new AbortController();
       runs.set(task.taskId, abort);
-      options.keepAlive(run(task, live, abort.signal).finally(() => runs.get(task.taskId) === abort && runs.delete(task.taskId)));
+      const running = run(task, live, abort.signal).catch((error) => {
+        // Recording the end failed (storage): the chat fails the task at its deadline.
+        console.error(JSON.stringify({ level: "error", event: "model_task_unrecorded", taskId: task.taskId, error: describeForLog(error) }));
+        unrecorded.add(task.taskId);
+      });
+      options.keepAlive(running.finally(() => runs.get(task.taskId) === abort && runs.delete(task.taskId)));
       // Nothing to look at before the deadline while the call runs: it reports through `live` itself.
       return { kind: "pending", checkAt: Number.POSITIVE_INFINITY };
     },
     check(task) {
       // The call lives in this object's memory: none here means the object restarted while it ran.
       if (runs.has(task.taskId)) return { checkAt: Number.POSITIVE_INFINITY };
+      if (unrecorded.delete(task.taskId)) return failed("The agent's reply could not be recorded.");
       return failed("The model's reply was cut off when the service restarted.");
     },
     async stop(task) {
@@ -154,4 +180,5 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
   };
 }
 
+const userTurns = (texts: string[]): ModelMessage[] => texts.map((content) => ({ role: "user", content }));
 const toModel = (turn: Turn): ModelMessage => (turn.role === "user" ? { role: "user", content: turn.content } : { role: "assistant", content: turn.content });

@@ -739,7 +739,7 @@ export class ChatRoom extends DurableObject<Env> {
       finish: async (result) => {
         const current = running();
         if (!current) return;
-        await this.finishTask(current, result);
+        await this.finishTask(current, { ...result, content: fitting(result.content, REPLY_MAX) });
         await this.scheduleAt(Date.now());
       },
     };

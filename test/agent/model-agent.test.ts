@@ -115,14 +115,57 @@ describe("the model agent", () => {
     expect(config({ AGENT_MODE: "openai" } as Env).agent).toMatchObject({ tools: true, systemPrompt: DEFAULT_SYSTEM_PROMPT, historyChars: 24_000 });
   });
 
-  it("takes at most one more call per batch of steering texts, and stops when the chat hands over none", async () => {
+  it("gives steering texts waiting at the start with the first call, then one more call per batch taken after a call", async () => {
     const { requests, model } = server(["part"]);
-    const chat = liveChat([["one", "two"], ["three"]]);
+    const chat = liveChat([["early"], ["one", "two"], []]);
     await agentOn(model).start(task, 0, chat.live);
     expect(await chat.finished).toMatchObject({ status: "success" });
-    expect(requests).toHaveLength(3);
+    expect(requests).toHaveLength(2);
+    expect(requests[0].messages.slice(-2).map((m: { content: string }) => m.content)).toEqual(["hi", "early"]);
     expect(requests[1].messages.slice(-3).map((m: { content: string }) => m.content)).toEqual(["part", "one", "two"]);
-    expect(chat.reply()).toBe("part\n\npart\n\npart");
+    expect(chat.reply()).toBe("part\n\npart");
+  });
+
+  it("keeps what was written when a later call fails, and fails the task in its own words", async () => {
+    let calls = 0;
+    const fetch = async () =>
+      calls++ === 0
+        ? new Response(
+            `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "first part" }, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`,
+            {
+              headers: { "content-type": "text/event-stream" },
+            },
+          )
+        : Response.json({ error: { message: "bad request, key sk-secret" } }, { status: 400 });
+    const model = createOpenAICompatible({ name: "test", baseURL: "https://model.test/v1", fetch }).chatModel("m");
+    const chat = liveChat([[], ["more please"]]);
+    await agentOn(model).start(task, 0, chat.live);
+    expect(await chat.finished).toEqual({ status: "failed", content: "first part", error: "The model provider refused the request." });
+  });
+
+  it("takes an ask_user question only when it is one, cut to 2,000 characters", async () => {
+    const asking = (args: string) => {
+      const chunk = (delta: unknown, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      const body = [
+        chunk({ tool_calls: [{ index: 0, id: "c1", type: "function", function: { name: "ask_user", arguments: args } }] }),
+        chunk({}, "tool_calls"),
+        "data: [DONE]\n\n",
+      ].join("");
+      return createOpenAICompatible({
+        name: "test",
+        baseURL: "https://model.test/v1",
+        fetch: async () => new Response(body, { headers: { "content-type": "text/event-stream" } }),
+      }).chatModel("m");
+    };
+    for (const args of [JSON.stringify({ question: "" }), JSON.stringify({ question: 5 }), "not json"]) {
+      const chat = liveChat();
+      await agentOn(asking(args)).start(task, 0, chat.live);
+      expect(await chat.finished, args).toEqual({ status: "failed", content: "", error: "The model sent no reply." });
+    }
+    const chat = liveChat();
+    await agentOn(asking(JSON.stringify({ question: "q".repeat(5_000) }))).start(task, 0, chat.live);
+    expect(await chat.finished).toEqual({ status: "success", content: "q".repeat(2_000), awaitingUser: true });
   });
 
   it("finds no call for a task after a restart, and fails it", () => {

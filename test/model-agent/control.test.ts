@@ -63,6 +63,16 @@ describe("controlling a model's task", () => {
     const history = (await historyOf(w, c.id)).items.map((m) => [m.role, m.content]);
     expect(history).toContainEqual(["user", "make it blue"]);
     expect(model.calls).toHaveLength(2);
+    // The next task's model sees it before the reply that answered it.
+    await send(w, c.id, "next");
+    await runNextAlarm(room(c.id), clock);
+    const next = await model.made(3);
+    expect(next.body.messages.slice(1).map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+      ["user", "make a plan"],
+      ["user", "make it blue"],
+      ["assistant", "Drafting a plan.\n\nBlue it is."],
+      ["user", "next"],
+    ]);
   });
 
   it("a steering text sent after the model's last call has started waits for it; one sent once the task ended runs as a message", async () => {
