@@ -87,6 +87,8 @@ export class ChatRoom extends DurableObject<Env> {
   private readonly outbox: WebhookOutbox;
   // The hand-off of webhook events under way, so two never run at once.
   private handingOff: Promise<void> | undefined;
+  // After a failed hand-off, changes do not start another before this time (the alarm does).
+  private handOffPausedUntil = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -362,7 +364,8 @@ export class ChatRoom extends DurableObject<Env> {
     if (!this.store.isInitialised() || !this.store.chat()) return;
     try {
       await this.runDueWork();
-      if (this.outbox.hasWaiting()) await this.handOffWebhooks();
+      // In the background: the queue or the project's webhooks being slow never holds up the chat's next step.
+      if (this.outbox.hasWaiting()) this.ctx.waitUntil(this.handOffWebhooks());
       // A failed entry leaves the queue when its 24 hours end: followers hear it then, not at the next change.
       this.publish();
       const expiry = this.store.submissions.expireFailed(Date.now());
@@ -581,7 +584,7 @@ export class ChatRoom extends DurableObject<Env> {
    * so the log never lags storage; what it appends is the size of what changed, never the whole queue.
    */
   private publish(now = Date.now()): void {
-    if (this.outbox.hasWaiting()) this.ctx.waitUntil(this.handOffWebhooks());
+    if (now >= this.handOffPausedUntil && this.outbox.hasWaiting()) this.ctx.waitUntil(this.handOffWebhooks());
     this.store.submissions.expireFailed(now);
     const chat = JSON.stringify(this.store.view());
     if (chat !== (this.publishedChat ??= this.log.lastData("chat"))) {
@@ -689,10 +692,11 @@ export class ChatRoom extends DurableObject<Env> {
       const projectId = this.store.chat()!.project_id;
       const project = this.env.PROJECT_WEBHOOKS.getByName(projectId);
       for (let events = this.outbox.waitingEvents(20); events.length > 0; events = this.outbox.waitingEvents(20)) {
-        const subscribers = new Map<string, string[]>();
-        for (const type of new Set(events.map((e) => e.type))) subscribers.set(type, await project.subscribers(type));
+        const subscriptions = await project.subscriptions();
         const tasks: WebhookTask[] = events.flatMap((e) =>
-          subscribers.get(e.type)!.map((endpointId) => ({ projectId, chatId: this.store.chat()!.id, eventId: e.id, endpointId, type: e.type })),
+          subscriptions
+            .filter((endpoint) => endpoint.events.includes(e.type))
+            .map((endpoint) => ({ projectId, chatId: this.store.chat()!.id, eventId: e.id, endpointId: endpoint.id, type: e.type })),
         );
         for (let i = 0; i < tasks.length; i += 100) await this.env.WEBHOOK_DELIVERIES.sendBatch(tasks.slice(i, i + 100).map((body) => ({ body })));
         this.outbox.handedOff(
@@ -702,7 +706,9 @@ export class ChatRoom extends DurableObject<Env> {
       }
     } catch (error) {
       console.warn(JSON.stringify({ level: "warn", event: "webhook_handoff_failed", chatId: this.store.chat()?.id, error: describeForLog(error) }));
-      await this.scheduleAt(Date.now() + RETRY_MS);
+      // Changes meanwhile (a streaming reply's every batch) do not try again at once: the alarm does, in 5 s.
+      this.handOffPausedUntil = Date.now() + RETRY_MS;
+      await this.scheduleAt(this.handOffPausedUntil);
     }
   }
 

@@ -107,8 +107,8 @@ export const MIGRATIONS: string[][] = [
   [
     // Webhook events, written with the change that causes them and handed to the delivery queue from here.
     `CREATE TABLE webhook_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL, ref TEXT NOT NULL,
-       at INTEGER NOT NULL, handed_off INTEGER NOT NULL DEFAULT 0)`,
-    "CREATE INDEX webhook_outbox_waiting ON webhook_outbox (handed_off, seq)",
+       at INTEGER NOT NULL, handed_off_at INTEGER)`,
+    "CREATE INDEX webhook_outbox_by_hand_off ON webhook_outbox (handed_off_at, seq)",
   ],
 ];
 

@@ -1,6 +1,6 @@
 import type { WebhookEventType } from "../webhooks/schemas";
 
-// Kept past the last retry of the schedule (about 17.5 hours after the event) so every attempt can read its payload.
+// Kept past the last retry of the schedule (about 17.5 hours after the hand-off) so every attempt can read its payload.
 const KEPT_MS = 2 * 86_400_000;
 
 export type OutboxRow = { id: string; type: WebhookEventType; ref: string; at: number };
@@ -23,20 +23,21 @@ export class WebhookOutbox {
   }
 
   hasWaiting(): boolean {
-    this.waiting ??= this.sql.exec("SELECT 1 FROM webhook_outbox WHERE handed_off = 0 LIMIT 1").toArray().length > 0;
+    this.waiting ??= this.sql.exec("SELECT 1 FROM webhook_outbox WHERE handed_off_at IS NULL LIMIT 1").toArray().length > 0;
     return this.waiting;
   }
 
   /** The oldest events not handed off yet. */
   waitingEvents(limit: number): OutboxRow[] {
-    const rows = this.sql.exec<OutboxRow>("SELECT id, type, ref, at FROM webhook_outbox WHERE handed_off = 0 ORDER BY seq LIMIT ?", limit).toArray();
+    const rows = this.sql.exec<OutboxRow>("SELECT id, type, ref, at FROM webhook_outbox WHERE handed_off_at IS NULL ORDER BY seq LIMIT ?", limit).toArray();
     if (rows.length === 0) this.waiting = false;
     return rows;
   }
 
   handedOff(ids: string[], now: number): void {
-    for (const id of ids) this.sql.exec("UPDATE webhook_outbox SET handed_off = 1 WHERE id = ?", id);
-    this.sql.exec("DELETE FROM webhook_outbox WHERE handed_off = 1 AND at < ?", now - KEPT_MS);
+    for (const id of ids) this.sql.exec("UPDATE webhook_outbox SET handed_off_at = ? WHERE id = ?", now, id);
+    // Counted from the hand-off, not the event: an event handed off late still gets its whole schedule.
+    this.sql.exec("DELETE FROM webhook_outbox WHERE handed_off_at < ?", now - KEPT_MS);
     this.waiting = undefined;
   }
 

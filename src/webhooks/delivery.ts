@@ -18,24 +18,31 @@ export function webhookKey(env: Env): string | undefined {
   return env.WEBHOOK_ALLOW_LOOPBACK === "true" ? DEVELOPMENT_KEY : undefined;
 }
 
-/** One attempt at one delivery; the delay before the next attempt, or undefined when the delivery has ended. */
+/**
+ * One attempt at one delivery; the delay before the next attempt, or undefined when the delivery has
+ * ended (or this copy of the message has nothing to do). The payload is read and the secret opened
+ * first; the attempt is claimed and counted last, right before the request, so a delete that has
+ * returned stops it and a failure on the way costs no attempt.
+ */
 export async function deliver(task: WebhookTask, env: Env, now = Date.now()): Promise<number | undefined> {
   const webhookId = await webhookIdOf(task.eventId, task.endpointId);
   const project = env.PROJECT_WEBHOOKS.getByName(task.projectId);
-  const plan = await project.beginAttempt(task.endpointId, webhookId, task.type);
-  if (plan.kind === "skip") return undefined;
+  const target = await project.target(task.endpointId);
+  if (!target) return undefined;
   const key = webhookKey(env);
   const body = key ? await env.CHAT_ROOM.getByName(task.chatId).webhookPayload(task.eventId) : null;
-  if (!key || body === null) {
-    await project.recordAttempt(task.endpointId, webhookId, {
-      ok: false,
-      statusCode: null,
-      error: key ? "the event is no longer kept" : "WEBHOOK_KEY is not set",
-      nextAttemptAt: null,
-    });
+  const secret = key && (await decryptSecret(target.sealedSecret, key).catch(() => undefined));
+  if (!key || body === null || !secret) {
+    const why = !key
+      ? "WEBHOOK_KEY is not set"
+      : body === null
+        ? "the event is no longer kept"
+        : "the endpoint's secret cannot be read (WEBHOOK_KEY changed): re-create the endpoint";
+    await project.giveUp(task.endpointId, webhookId, task.type, why);
     return undefined;
   }
-  const secret = await decryptSecret(plan.sealedSecret, key);
+  const plan = await project.beginAttempt(task.endpointId, webhookId, task.type, now);
+  if (plan.kind === "skip") return undefined;
   const timestamp = Math.floor(now / 1000);
   let statusCode: number | null = null;
   let error: string | null = null;

@@ -6,8 +6,12 @@ import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from "./schem
 export const WEBHOOKS_PER_PROJECT = 10;
 // After this many deliveries in a row end failed, the endpoint is disabled.
 export const FAILURES_TO_DISABLE = 50;
-// The deliveries listed (and kept) per endpoint.
+// The deliveries listed (and, once ended, kept) per endpoint.
 const DELIVERIES_KEPT = 100;
+// An attempt holds its delivery this long (a 15 s request and the calls around it), so another copy of its message waits.
+const IN_FLIGHT_MS = 60_000;
+// A retry's message may come this much before its time (queue delays are not exact).
+const SCHEDULE_SLACK_MS = 2_000;
 
 const MIGRATIONS = [
   [
@@ -15,7 +19,7 @@ const MIGRATIONS = [
        description TEXT NOT NULL, sealed_secret TEXT NOT NULL, created_at TEXT NOT NULL, disabled_at TEXT, failures_in_a_row INTEGER NOT NULL DEFAULT 0)`,
     `CREATE TABLE deliveries (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, webhook_id TEXT NOT NULL UNIQUE, endpoint_id TEXT NOT NULL,
        event_type TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, last_status_code INTEGER, last_error TEXT,
-       next_attempt_at TEXT, created_at TEXT NOT NULL, delivered_at TEXT)`,
+       next_attempt_at TEXT, created_at TEXT NOT NULL, delivered_at TEXT, next_attempt_ms INTEGER, in_flight_until INTEGER)`,
     "CREATE INDEX deliveries_by_endpoint ON deliveries (endpoint_id, seq)",
   ],
 ];
@@ -31,6 +35,8 @@ type EndpointRow = {
   failures_in_a_row: number;
 };
 type DeliveryRow = {
+  next_attempt_ms: number | null;
+  in_flight_until: number | null;
   id: string;
   webhook_id: string;
   endpoint_id: string;
@@ -119,42 +125,65 @@ export class ProjectWebhooks extends DurableObject<Env> {
     return this.sql.exec<DeliveryRow>("SELECT * FROM deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?", endpointId, DELIVERIES_KEPT).toArray().map(toDelivery);
   }
 
-  /** The enabled endpoints that receive this event type. */
-  async subscribers(type: WebhookEventType): Promise<string[]> {
+  /** The enabled endpoints, each with the event types it receives: one call serves a whole hand-off. */
+  async subscriptions(): Promise<{ id: string; events: WebhookEventType[] }[]> {
     return this.sql
       .exec<EndpointRow>("SELECT * FROM endpoints WHERE disabled_at IS NULL ORDER BY seq")
       .toArray()
-      .filter((r) => (JSON.parse(r.events) as string[]).includes(type))
-      .map((r) => r.id);
+      .map((r) => ({ id: r.id, events: JSON.parse(r.events) }));
   }
 
-  /** Before an attempt: whether it may start, and where to and with what secret; counts the attempt. */
-  async beginAttempt(endpointId: string, webhookId: string, eventType: WebhookEventType): Promise<AttemptPlan> {
+  /** Where an endpoint's deliveries go and the secret to sign them, while it exists and is enabled. */
+  async target(endpointId: string): Promise<{ url: string; sealedSecret: string } | null> {
+    const endpoint = this.endpoint(endpointId);
+    return endpoint && !endpoint.disabled_at ? { url: endpoint.url, sealedSecret: endpoint.sealed_secret } : null;
+  }
+
+  /**
+   * Right before an attempt: whether it may start (the endpoint still exists and is enabled, the
+   * delivery has not ended, no other copy of its message is attempting it or ahead of its schedule);
+   * counts it and claims it until the outcome is recorded.
+   */
+  async beginAttempt(endpointId: string, webhookId: string, eventType: WebhookEventType, now = Date.now()): Promise<AttemptPlan> {
     const endpoint = this.endpoint(endpointId);
     if (!endpoint || endpoint.disabled_at) return { kind: "skip" };
-    let delivery = this.sql.exec<DeliveryRow>("SELECT * FROM deliveries WHERE webhook_id = ?", webhookId).toArray()[0];
-    if (!delivery) {
-      delivery = this.sql
-        .exec<DeliveryRow>(
-          "INSERT INTO deliveries (id, webhook_id, endpoint_id, event_type, status, created_at) VALUES (?, ?, ?, ?, 'pending', ?) RETURNING *",
-          crypto.randomUUID(),
-          webhookId,
-          endpointId,
-          eventType,
-          iso(Date.now()),
-        )
-        .one();
-      // The log keeps the newest deliveries of each endpoint.
-      this.sql.exec(
-        "DELETE FROM deliveries WHERE endpoint_id = ? AND seq <= (SELECT seq FROM deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
-        endpointId,
-        endpointId,
-        DELIVERIES_KEPT,
-      );
-    }
+    const delivery = this.delivery(endpointId, webhookId, eventType);
     if (delivery.status !== "pending") return { kind: "skip" };
-    this.sql.exec("UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = NULL WHERE webhook_id = ?", webhookId);
+    // A second copy of a queue message (a retried hand-off, the queue's at-least-once) neither doubles an attempt nor runs ahead of the schedule.
+    if ((delivery.in_flight_until ?? 0) > now || (delivery.next_attempt_ms ?? 0) > now + SCHEDULE_SLACK_MS) return { kind: "skip" };
+    this.sql.exec("UPDATE deliveries SET attempts = attempts + 1, in_flight_until = ? WHERE webhook_id = ?", now + IN_FLIGHT_MS, webhookId);
     return { kind: "attempt", url: endpoint.url, sealedSecret: endpoint.sealed_secret, attempt: delivery.attempts + 1 };
+  }
+
+  /** A delivery that cannot be made at all (its event is no longer kept, its secret cannot be read): failed now. */
+  async giveUp(endpointId: string, webhookId: string, eventType: WebhookEventType, error: string): Promise<void> {
+    if (!this.endpoint(endpointId)) return;
+    this.delivery(endpointId, webhookId, eventType);
+    await this.recordAttempt(endpointId, webhookId, { ok: false, statusCode: null, error, nextAttemptAt: null });
+  }
+
+  /** The delivery's row, created pending when it is new; the log keeps the newest ended deliveries and every pending one. */
+  private delivery(endpointId: string, webhookId: string, eventType: WebhookEventType): DeliveryRow {
+    const found = this.sql.exec<DeliveryRow>("SELECT * FROM deliveries WHERE webhook_id = ?", webhookId).toArray()[0];
+    if (found) return found;
+    const created = this.sql
+      .exec<DeliveryRow>(
+        "INSERT INTO deliveries (id, webhook_id, endpoint_id, event_type, status, created_at) VALUES (?, ?, ?, ?, 'pending', ?) RETURNING *",
+        crypto.randomUUID(),
+        webhookId,
+        endpointId,
+        eventType,
+        iso(Date.now()),
+      )
+      .one();
+    this.sql.exec(
+      `DELETE FROM deliveries WHERE endpoint_id = ? AND status != 'pending'
+         AND seq <= (SELECT seq FROM deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
+      endpointId,
+      endpointId,
+      DELIVERIES_KEPT,
+    );
+    return created;
   }
 
   /** After an attempt: the delivery's state, and the endpoint's failures in a row (disabled at FAILURES_TO_DISABLE). */
@@ -162,11 +191,13 @@ export class ProjectWebhooks extends DurableObject<Env> {
     const now = Date.now();
     const status = outcome.ok ? "delivered" : outcome.nextAttemptAt === null ? "failed" : "pending";
     this.sql.exec(
-      "UPDATE deliveries SET status = ?, last_status_code = ?, last_error = ?, next_attempt_at = ?, delivered_at = ? WHERE webhook_id = ? AND status = 'pending'",
+      `UPDATE deliveries SET status = ?, last_status_code = ?, last_error = ?, next_attempt_at = ?, next_attempt_ms = ?, delivered_at = ?, in_flight_until = NULL
+         WHERE webhook_id = ? AND status = 'pending'`,
       status,
       outcome.statusCode,
       outcome.error,
       outcome.nextAttemptAt === null ? null : iso(outcome.nextAttemptAt),
+      outcome.nextAttemptAt,
       outcome.ok ? iso(now) : null,
       webhookId,
     );
@@ -176,6 +207,12 @@ export class ProjectWebhooks extends DurableObject<Env> {
         "UPDATE endpoints SET failures_in_a_row = failures_in_a_row + 1, disabled_at = CASE WHEN failures_in_a_row + 1 >= ? THEN ? ELSE disabled_at END WHERE id = ?",
         FAILURES_TO_DISABLE,
         iso(now),
+        endpointId,
+      );
+      // A disabled endpoint receives nothing more: what still waits for it has failed.
+      this.sql.exec(
+        "UPDATE deliveries SET status = 'failed', last_error = 'the endpoint was disabled', next_attempt_at = NULL, next_attempt_ms = NULL WHERE endpoint_id = ? AND status = 'pending' AND EXISTS (SELECT 1 FROM endpoints WHERE id = ? AND disabled_at IS NOT NULL)",
+        endpointId,
         endpointId,
       );
     }

@@ -49,6 +49,7 @@ function reservedV4([a, b, c]: number[]): boolean {
     (a === 169 && b === 254) ||
     (a === 172 && b! >= 16 && b! <= 31) ||
     (a === 192 && b === 0 && (c === 0 || c === 2)) ||
+    (a === 192 && b === 88 && c === 99) ||
     (a === 192 && b === 168) ||
     (a === 198 && (b === 18 || b === 19)) ||
     (a === 198 && b === 51 && c === 100) ||
@@ -57,21 +58,33 @@ function reservedV4([a, b, c]: number[]): boolean {
   );
 }
 
+/** The eight 16-bit groups of an IPv6 address as the URL parser writes it (no zone; "::" expanded). */
+function groupsOf(address: string): number[] | undefined {
+  const [head, tail, extra] = address.toLowerCase().split("::");
+  if (extra !== undefined) return undefined;
+  const parse = (part: string | undefined) => (part ? part.split(":").map((g) => parseInt(g, 16)) : []);
+  const [before, after] = [parse(head), parse(tail)];
+  const groups = tail === undefined ? before : [...before, ...new Array(8 - before.length - after.length).fill(0), ...after];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
+}
+
+const v4Of = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255];
+
 function reservedV6(address: string): boolean {
-  const lower = address.toLowerCase();
-  // The URL parser writes an IPv4-mapped address as ::ffff:xxxx:xxxx.
-  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (mapped) {
-    const [hi, lo] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
-    return reservedV4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
-  }
-  if (lower === "::" || lower === "::1") return true;
-  const first = parseInt(lower.split(":")[0] || "0", 16);
+  const g = groupsOf(address);
+  if (!g) return true;
+  const [a, b] = [g[0]!, g[1]!];
+  const zeroUpTo = (n: number) => g.slice(0, n).every((x) => x === 0);
+  // IPv4 inside IPv6: compatible (::a.b.c.d), mapped (::ffff:a.b.c.d), translated (::ffff:0:a.b.c.d), 6to4 (2002:ab:cd::), NAT64 (64:ff9b::).
+  if (zeroUpTo(6)) return g[6] === 0 && g[7]! <= 1 ? true : reservedV4(v4Of(g[6]!, g[7]!));
+  if (zeroUpTo(5) && g[5] === 0xffff) return reservedV4(v4Of(g[6]!, g[7]!));
+  if (zeroUpTo(4) && g[4] === 0xffff && g[5] === 0) return reservedV4(v4Of(g[6]!, g[7]!));
+  if (a === 0x2002) return reservedV4(v4Of(b, g[2]!));
+  if (a === 0x64 && b === 0xff9b) return true;
   return (
-    (first & 0xfe00) === 0xfc00 || // unique local fc00::/7
-    (first & 0xffc0) === 0xfe80 || // link-local fe80::/10
-    (first & 0xff00) === 0xff00 || // multicast
-    lower.startsWith("2001:db8:") || // documentation
-    lower.startsWith("64:ff9b:") // NAT64 embeds an IPv4 address
+    (a & 0xe000) !== 0x2000 || // outside global unicast 2000::/3: unique local, link-local, site-local, multicast, discard, reserved
+    (a === 0x2001 && b < 0x200) || // 2001::/23: Teredo, benchmarking, ORCHID and other special purposes
+    (a === 0x2001 && b === 0xdb8) || // documentation
+    (a === 0x3fff && b < 0x1000) // documentation 3fff::/20
   );
 }

@@ -1,7 +1,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
-import { deliver, RETRY_DELAYS_S, type WebhookTask } from "../../src/webhooks/delivery";
+import { consumeWebhookBatch, deliver, RETRY_DELAYS_S, type WebhookTask } from "../../src/webhooks/delivery";
 import { FAILURES_TO_DISABLE } from "../../src/webhooks/project-webhooks";
 import { signWebhook } from "../../src/webhooks/signature";
 import { frozenClock, runNextAlarm, settle } from "../clock";
@@ -14,7 +14,7 @@ const deliveriesOf = async (w: World, endpointId: string) => (await call("GET", 
 /** The chat's outbox rows, oldest first. */
 const outboxOf = (chatId: string) =>
   runInDurableObject(room(chatId), (_: ChatRoom, state) =>
-    state.storage.sql.exec<{ id: string; type: string; handed_off: number }>("SELECT id, type, handed_off FROM webhook_outbox ORDER BY seq").toArray(),
+    state.storage.sql.exec<{ id: string; type: string; handed_off: number }>("SELECT id, type, handed_off_at IS NOT NULL AS handed_off FROM webhook_outbox ORDER BY seq").toArray(),
   );
 
 describe("webhook delivery", () => {
@@ -33,6 +33,9 @@ describe("webhook delivery", () => {
     const reply = (await historyOf(w, c.id)).items.find((m) => m.role === "owner")!;
     expect(body.data.message).toEqual(reply);
     expect(got.headers["content-type"]).toBe("application/json");
+    // No redirect is followed, and the attempt has its deadline.
+    expect(got.redirect).toBe("manual");
+    expect(got.timed).toBe(true);
     const expected = await signWebhook(hook.json.secret, got.headers["webhook-id"]!, Number(got.headers["webhook-timestamp"]), got.body);
     expect(got.headers["webhook-signature"]).toBe(expected);
     await vi.waitFor(async () => expect((await deliveriesOf(w, hook.json.endpoint.id))[0]).toMatchObject({ status: "delivered", attempts: 1, lastStatusCode: 200 }));
@@ -98,7 +101,7 @@ describe("webhook delivery", () => {
     expect((await call("GET", hooksPath(w), { token: w.token })).json.items[0].disabledAt).toBeNull();
     await failDelivery(999);
     expect((await call("GET", hooksPath(w), { token: w.token })).json.items[0].disabledAt).toEqual(expect.any(String));
-    expect(await project.subscribers("message.completed")).toEqual([]);
+    expect(await project.subscriptions()).toEqual([]);
     expect(await project.beginAttempt(endpointId, "msg_after", "message.completed")).toEqual({ kind: "skip" });
     expect(await deliveriesOf(w, endpointId)).toHaveLength(100);
   });
@@ -143,4 +146,84 @@ describe("webhook delivery", () => {
     expect(replies.map((m) => m.status)).toEqual(["success", "success"]);
     expect((await deliveriesOf(w, hook.json.endpoint.id)).some((d: { status: string }) => d.status === "pending")).toBe(true);
   });
+
+  it("makes one attempt when two copies of a message arrive, and none ahead of the schedule", async () => {
+    const received = fakeReceiver(() => new Response("no", { status: 503 }));
+    const clock = frozenClock();
+    const { w, task } = await eventFor("https://receiver.test/twice", clock);
+    const [one, two] = await Promise.all([deliver(task, env, clock.now()), deliver(task, env, clock.now())]);
+    expect([one, two].sort()).toEqual([5, undefined]);
+    expect(received).toHaveLength(1);
+    // A copy that comes a minute before the retry's time does nothing; the retry itself goes.
+    clock.advance(1_000);
+    expect(await deliver(task, env, clock.now())).toBeUndefined();
+    clock.advance(4_000);
+    expect(await deliver(task, env, clock.now())).toBe(300);
+    expect(received).toHaveLength(2);
+    expect((await deliveriesOf(w, task.endpointId))[0]).toMatchObject({ attempts: 2, status: "pending" });
+  });
+
+  it("starts no attempt after the endpoint was deleted, also one already scheduled", async () => {
+    const received = fakeReceiver(() => new Response("no", { status: 500 }));
+    const clock = frozenClock();
+    const { w, task } = await eventFor("https://receiver.test/gone", clock);
+    expect(await deliver(task, env, clock.now())).toBe(5);
+    expect((await call("DELETE", `${hooksPath(w)}/${task.endpointId}`, { token: w.token })).status).toBe(204);
+    clock.advance(5_000);
+    expect(await deliver(task, env, clock.now())).toBeUndefined();
+    expect(received).toHaveLength(1);
+  });
+
+  it("fails a delivery whose secret can no longer be opened (WEBHOOK_KEY changed), without an attempt", async () => {
+    const received = fakeReceiver();
+    const clock = frozenClock();
+    const { w, task } = await eventFor("https://receiver.test/rekeyed", clock);
+    expect(await deliver(task, { ...env, WEBHOOK_KEY: "another key" }, clock.now())).toBeUndefined();
+    expect(received).toHaveLength(0);
+    expect((await deliveriesOf(w, task.endpointId))[0]).toMatchObject({ status: "failed", attempts: 0, lastError: expect.stringContaining("WEBHOOK_KEY changed") });
+  });
+
+  it("acks a delivered message and retries a failed one after its delay (the consumer)", async () => {
+    fakeReceiver((_, index) => (index === 0 ? new Response("no", { status: 500 }) : new Response("ok")));
+    const clock = frozenClock();
+    const { task } = await eventFor("https://receiver.test/consumer", clock);
+    const message = () => ({ body: task, ack: vi.fn(), retry: vi.fn() });
+    const first = message();
+    await consumeWebhookBatch({ messages: [first] } as unknown as MessageBatch<WebhookTask>, env);
+    expect(first.retry).toHaveBeenCalledWith({ delaySeconds: 5 });
+    expect(first.ack).not.toHaveBeenCalled();
+    clock.advance(5_000);
+    const second = message();
+    await consumeWebhookBatch({ messages: [second] } as unknown as MessageBatch<WebhookTask>, env);
+    expect(second.ack).toHaveBeenCalled();
+  });
+
+  it("sends submission.failed with the queue entry when a message cannot start", async () => {
+    const received = fakeReceiver();
+    const clock = frozenClock();
+    const w = await world({ credits: 0 });
+    await register(w, "https://receiver.test/failed", { events: ["submission.failed"] });
+    const c = await newChat(w);
+    const sent = await send(w, c.id, "no credits for this");
+    await settle(room(c.id), clock);
+    // Only this endpoint's: the queue may still carry earlier tests' deliveries to their receivers.
+    const mine = () => received.filter((r) => r.url === "https://receiver.test/failed");
+    await vi.waitFor(() => expect(mine()).toHaveLength(1), { timeout: 10_000 });
+    expect(JSON.parse(mine()[0]!.body)).toMatchObject({
+      type: "submission.failed",
+      data: { projectId: w.projectId, chatId: c.id, entry: { id: sent.json.submissionId, content: "no credits for this", status: "failed" } },
+    });
+  }, 15_000);
 });
+
+/** A chat with one finished reply and an endpoint that subscribes to nothing it sends, so only the test's attempts reach it. */
+async function eventFor(url: string, clock: ReturnType<typeof frozenClock>) {
+  const w = await world();
+  const hook = await register(w, url, { events: ["chat.awaiting_user"] });
+  const c = await newChat(w);
+  await send(w, c.id, "hello");
+  await settle(room(c.id), clock);
+  const [event] = await outboxOf(c.id);
+  const task: WebhookTask = { projectId: w.projectId, chatId: c.id, eventId: event!.id, endpointId: hook.json.endpoint.id, type: "message.completed" };
+  return { w, task };
+}

@@ -27,6 +27,20 @@ describe("where a webhook may point", () => {
     ["https://[fe80::1]/hook", "reserved"],
     ["https://[::ffff:10.0.0.1]/hook", "reserved"],
     ["https://localhost/hook", "reserved"],
+    ["https://[::127.0.0.1]/hook", "reserved"],
+    ["https://[::ffff:0:127.0.0.1]/hook", "reserved"],
+    ["https://[2002:7f00:1::]/hook", "reserved"],
+    ["https://[2001:0:1::1]/hook", "reserved"],
+    ["https://[2001:db8::1]/hook", "reserved"],
+    ["https://[64:ff9b::a00:1]/hook", "reserved"],
+    ["https://[100::1]/hook", "reserved"],
+    ["https://[fec0::1]/hook", "reserved"],
+    ["https://[3fff::1]/hook", "reserved"],
+    ["https://[ff02::1]/hook", "reserved"],
+    ["https://[::]/hook", "reserved"],
+    ["https://192.88.99.1/hook", "reserved"],
+    ["https://0x7f.1/hook", "reserved"],
+    ["https://2130706433/hook", "reserved"],
   ])("refuses %s", (url, why) => expect(webhookUrlProblem(url, false)).toContain(why));
 
   it("takes http to a development host only while WEBHOOK_ALLOW_LOOPBACK is true", () => {
