@@ -32,7 +32,8 @@ export type SubmitOutcome =
   | { kind: "unknown_reply_target" }
   | { kind: "queue_full" }
   | { kind: "not_found" };
-export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null } | { kind: "bad_cursor" } | { kind: "not_found" };
+/** eventId: the newest event whose effects the answer shows (read in the same synchronous stretch), for Chat-Event-Id. */
+export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null; eventId: number } | { kind: "bad_cursor" } | { kind: "not_found" };
 export type StopOutcome = { kind: "reply"; message: Message } | { kind: "message_not_found" } | { kind: "not_found" };
 export type CancelOutcome = "cancelled" | "started" | "submission_not_found" | "not_found";
 export type SubmissionOutcome = { kind: "submission"; submission: SubmissionState } | { kind: "submission_not_found" } | { kind: "not_found" };
@@ -123,8 +124,8 @@ export class ChatRoom extends DurableObject<Env> {
     return this.store.view();
   }
 
-  async get(projectId: string): Promise<Chat | null> {
-    return this.chatIn(projectId) ? this.store.view() : null;
+  async get(projectId: string): Promise<{ chat: Chat; eventId: number } | null> {
+    return this.chatIn(projectId) ? { chat: this.store.view(), eventId: this.log.newestId() } : null;
   }
 
   async rename(projectId: string, title: string): Promise<Chat | null> {
@@ -196,12 +197,13 @@ export class ChatRoom extends DurableObject<Env> {
     const before = cursor === undefined ? null : decodeCursor(chat.id, cursor);
     if (before === undefined) return { kind: "bad_cursor" };
     const page = this.store.messagesBefore(before, limit);
-    return { kind: "page", items: page.items, nextCursor: page.more && page.lastSeq !== null ? encodeCursor(chat.id, page.lastSeq) : null };
+    return { kind: "page", items: page.items, nextCursor: page.more && page.lastSeq !== null ? encodeCursor(chat.id, page.lastSeq) : null, eventId: this.log.newestId() };
   }
 
   // Not named "queue": that name is reserved for the Queues handler and is not callable over RPC.
-  async queueEntries(projectId: string): Promise<QueueEntry[] | null> {
-    return this.chatIn(projectId) ? this.store.submissions.queue(Date.now()) : null;
+  async queueEntries(projectId: string): Promise<{ items: QueueEntry[]; eventId: number } | null> {
+    if (!this.chatIn(projectId)) return null;
+    return { items: this.store.submissions.queue(Date.now()), eventId: this.log.newestId() };
   }
 
   /** What a submission became: its status and the ids of its task and messages. */

@@ -22,9 +22,10 @@ eventRoutes.openapi(
       "Starts with a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends `chat`, `queue.entry`, " +
       "`queue.removed`, `message` and `message.delta` events as they happen: the queue is the snapshot's with the entry events applied in order. " +
       "Ids increase strictly per chat; events are kept at least 24 hours; a resume point older than that, or whose replay would pass 8 MB, gets a " +
-      "fresh snapshot. A stream whose reader leaves what it is sent untaken for 30 s is closed. A `: keep-alive` comment comes at " +
-      "least every 15 s. The server ends a stream after 5 minutes, or within 60 s of the token's revocation or expiry or the loss of project access; " +
-      "reconnect with Last-Event-ID. Opening a stream counts as one request; at most 10 streams per token may be open at once (429 beyond).",
+      "fresh snapshot. A stream whose reader leaves what it is sent untaken for 30 s is closed. A `: keep-alive` comment comes " +
+      "every 5 s. The server ends a stream after 5 to 5½ minutes, or within 10 s of the token's revocation or expiry or the loss of project access; " +
+      "reconnect with Last-Event-ID. Opening a stream counts as one request; at most 10 streams per token may be open at once (429 `too_many_streams` " +
+      "beyond, with Retry-After; the per-minute limit stays `rate_limited`); a closed stream frees its place within about 15 s.",
     request: { params: ChatParams, query: EventsQuery, headers: EventsHeaders },
     responses: {
       200: { description: "The event stream", content: { "text/event-stream": { schema: ChatEvent } } },
@@ -39,7 +40,7 @@ eventRoutes.openapi(
     const leaseId = crypto.randomUUID();
     const lease = await gate.openStream(leaseId);
     if (lease.kind === "limited") {
-      throw new ApiError(429, "rate_limited", `This token already has ${MAX_STREAMS_PER_TOKEN} event streams open; close one or try again in ${lease.retryAfterSeconds} s.`, {
+      throw new ApiError(429, "too_many_streams", `This token already has ${MAX_STREAMS_PER_TOKEN} event streams open; close one or try again in ${lease.retryAfterSeconds} s.`, {
         headers: { "retry-after": String(lease.retryAfterSeconds) },
       });
     }

@@ -1,8 +1,9 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../auth/gate";
-import { createRouter, jsonBody, jsonResponse, jsonText } from "../http/router";
+import { ApiError } from "../http/problem";
+import { createRouter, jsonBody, jsonResponse, jsonText, problems } from "../http/router";
 import { authorise, chatInProject, chatProblems, found, read, security, write } from "./route-access";
-import { Chat, ChatList, ChatParams, ChatTitleBody, ListChatsQuery, ProjectParams } from "./schemas";
+import { Chat, ChatList, ChatParams, ChatTitleBody, CreateChatHeaders, ListChatsQuery, ProjectParams } from "./schemas";
 
 /** Chats themselves: list, create, read, rename, archive and restore. */
 export const chatLifecycleRoutes = createRouter<GatedEnv>();
@@ -34,16 +35,36 @@ chatLifecycleRoutes.openapi(
     operationId: "createChat",
     tags: ["Chats"],
     summary: "Create an empty chat",
+    description:
+      "With an `idempotency-key` (a UUID), a retry after a lost answer cannot make a second chat: the same key with the same title answers the " +
+      "first answer again (201, `Idempotency-Replayed: true`), also when the requests run at once; with another title, 409 `idempotency_key_reused`. " +
+      "Keys are remembered 24 hours per project.",
     security,
     middleware: write,
-    request: { params: ProjectParams, body: jsonBody(ChatTitleBody) },
-    responses: { 201: jsonResponse(Chat, "The new chat"), ...chatProblems },
+    request: { params: ProjectParams, headers: CreateChatHeaders, body: jsonBody(ChatTitleBody) },
+    responses: { 201: jsonResponse(Chat, "The new chat (or the first answer to this idempotency-key)", "Idempotency-Replayed"), ...problems(400, 401, 403, 404, 409, 429) },
   }),
   async (c) => {
     const access = await authorise(c, "write", c.req.valid("param").projectId);
-    const chatId = crypto.randomUUID();
-    const chat = await c.env.CHAT_ROOM.getByName(chatId).create(chatId, access.projectId, c.req.valid("json").title);
-    return c.json(chat, 201);
+    const { title } = c.req.valid("json");
+    const key = c.req.valid("header")["idempotency-key"]?.toLowerCase();
+    if (!key) {
+      const chatId = crypto.randomUUID();
+      return c.json(await c.env.CHAT_ROOM.getByName(chatId).create(chatId, access.projectId, title), 201);
+    }
+    const chats = c.env.PROJECT_CHATS.getByName(access.projectId);
+    const claim = await chats.claimCreateKey(key, title);
+    if (claim.kind === "conflict") {
+      throw new ApiError(409, "idempotency_key_reused", "This idempotency-key created a chat with another title; use a new key for a new chat.");
+    }
+    if (claim.kind === "replay" && claim.answer) return jsonText<Chat, 201>(c, claim.answer, 201, { "idempotency-replayed": "true" });
+    // Creating is idempotent in the chat's object, so a replay whose first request has not answered yet creates nothing twice.
+    const chat = await c.env.CHAT_ROOM.getByName(claim.chatId).create(claim.chatId, access.projectId, title);
+    if (claim.kind === "new") {
+      await chats.recordCreateAnswer(key, JSON.stringify(chat));
+      return c.json(chat, 201);
+    }
+    return c.json(chat, 201, { "idempotency-replayed": "true" });
   },
 );
 
@@ -57,11 +78,12 @@ chatLifecycleRoutes.openapi(
     security,
     middleware: read,
     request: { params: ChatParams },
-    responses: { 200: jsonResponse(Chat, "The chat"), ...chatProblems },
+    responses: { 200: jsonResponse(Chat, "The chat", "Chat-Event-Id"), ...chatProblems },
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    return c.json(found(await chat.get(access.projectId)), 200);
+    const { chat: view, eventId } = found(await chat.get(access.projectId));
+    return c.json(view, 200, { "chat-event-id": String(eventId) });
   },
 );
 

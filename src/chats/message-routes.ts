@@ -81,7 +81,7 @@ messageRoutes.openapi(
     security,
     middleware: read,
     request: { params: ChatParams, query: MessagesQuery },
-    responses: { 200: jsonResponse(MessagePage, "A page of messages; pass nextCursor as cursor for older ones"), ...chatProblems },
+    responses: { 200: jsonResponse(MessagePage, "A page of messages; pass nextCursor as cursor for older ones", "Chat-Event-Id"), ...chatProblems },
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
@@ -89,7 +89,7 @@ messageRoutes.openapi(
     const page = await chat.messages(access.projectId, cursor, limit);
     if (page.kind === "not_found") throw chatNotFound();
     if (page.kind === "bad_cursor") throw invalidRequest("The cursor is not one this chat gave out.", [{ path: "cursor", message: "unknown or malformed cursor" }]);
-    return c.json({ items: page.items, nextCursor: page.nextCursor }, 200);
+    return c.json({ items: page.items, nextCursor: page.nextCursor }, 200, { "chat-event-id": String(page.eventId) });
   },
 );
 
@@ -122,11 +122,12 @@ messageRoutes.openapi(
     security,
     middleware: read,
     request: { params: ChatParams },
-    responses: { 200: jsonResponse(Queue, "The queue"), ...chatProblems },
+    responses: { 200: jsonResponse(Queue, "The queue", "Chat-Event-Id"), ...chatProblems },
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    return c.json({ items: found(await chat.queueEntries(access.projectId)) }, 200);
+    const { items, eventId } = found(await chat.queueEntries(access.projectId));
+    return c.json({ items }, 200, { "chat-event-id": String(eventId) });
   },
 );
 

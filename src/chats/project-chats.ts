@@ -6,6 +6,9 @@ import type { JsonText } from "../http/router";
 import type { Chat, ChatList } from "./schemas";
 
 export type ListMoveOutcome = "moved" | "already_moved";
+export type CreateClaim = { kind: "new"; chatId: string } | { kind: "replay"; chatId: string; answer: string | null } | { kind: "conflict" };
+// Keys of chat creations are remembered this long per project (CONTRACT "Integrator fit").
+const CREATE_KEYS_KEPT_MS = 24 * 3600_000;
 type Listing = "active" | "archived";
 
 /**
@@ -94,8 +97,32 @@ export class ProjectChats extends DurableObject<Env> {
     return sql.exec("SELECT 1 FROM meta WHERE key = 'moved'").toArray().length > 0;
   }
 
+  /**
+   * An idempotency-key of a chat creation, per project, for 24 hours: the first claim gets a new chat
+   * id; the same key with the same title gets that id again (with the first answer once it is
+   * recorded), with another title a conflict. Serialised here, so concurrent creations make one chat.
+   */
+  async claimCreateKey(key: string, title: string, now = Date.now()): Promise<CreateClaim> {
+    this.createSchema();
+    const sql = this.ctx.storage.sql;
+    sql.exec("DELETE FROM create_keys WHERE at < ?", now - CREATE_KEYS_KEPT_MS);
+    const held = sql.exec<{ chat_id: string; title: string; answer: string | null }>("SELECT chat_id, title, answer FROM create_keys WHERE key = ?", key).toArray()[0];
+    if (held) return held.title === title ? { kind: "replay", chatId: held.chat_id, answer: held.answer } : { kind: "conflict" };
+    const chatId = crypto.randomUUID();
+    sql.exec("INSERT INTO create_keys (key, chat_id, title, at) VALUES (?, ?, ?, ?)", key, chatId, title, now);
+    return { kind: "new", chatId };
+  }
+
+  /** The first answer to a keyed creation, so a replay gets the chat as first created. */
+  async recordCreateAnswer(key: string, answer: string): Promise<void> {
+    this.createSchema();
+    this.ctx.storage.sql.exec("UPDATE create_keys SET answer = ? WHERE key = ? AND answer IS NULL", answer, key);
+  }
+
   private createSchema(): void {
     const sql = this.ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS create_keys (key TEXT PRIMARY KEY, chat_id TEXT NOT NULL, title TEXT NOT NULL, at INTEGER NOT NULL, answer TEXT)");
+    sql.exec("CREATE INDEX IF NOT EXISTS create_keys_by_age ON create_keys (at)");
     sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
     sql.exec("CREATE TABLE IF NOT EXISTS chats (id TEXT PRIMARY KEY, version INTEGER NOT NULL, archived INTEGER NOT NULL, updated_at TEXT NOT NULL, summary TEXT NOT NULL)");
     sql.exec("CREATE INDEX IF NOT EXISTS chats_by_listing ON chats (archived, updated_at DESC, id DESC)");

@@ -112,6 +112,9 @@ export const MessagesQuery = z.strictObject({
     .openapi({ description: "Opaque: pass the nextCursor of the previous page unchanged to get older messages; any other value is refused with 400" }),
   limit: pageSize("limit", { max: 100, fallback: 50 }),
 });
+export const CreateChatHeaders = z.object({
+  "idempotency-key": z.uuid({ message: "idempotency-key must be a UUID, one per intended chat" }).optional(),
+});
 export const SendMessageHeaders = z.object({
   "idempotency-key": z.uuid({ message: "idempotency-key must be a UUID, one per intended message" }),
 });

@@ -37,6 +37,12 @@ const HEADERS = {
   "Content-Language": { description: "The language the plain fields are in: en, ru or es.", required: true, schema: { type: "string", enum: ["en", "ru", "es"] } },
   "Server-Timing": { description: "`catalog;desc=memory|colo|render|d1;dur=<ms>`: which layer answered and how long it waited.", schema: text },
   Vary: { description: "Accept-Language: a cache keeps one copy per language.", schema: text },
+  "Chat-Event-Id": {
+    description: "The newest event id of the chat whose effects this answer already shows: open the event stream with `after=` it to miss nothing and repeat nothing.",
+    required: true,
+    schema: text,
+    example: "42",
+  },
   "Idempotency-Replayed": {
     description: "`true` when this is the stored first answer to an earlier request with the same idempotency-key.",
     schema: { type: "string", enum: ["true"] },
@@ -72,7 +78,7 @@ const RESPONSES = {
     "The request conflicts with the current state (`conflict`, `chat_archived`, `idempotency_key_reused`, `submission_cancelled`, `submission_started`, `queue_full`, `token_limit_reached`, `webhook_limit_reached`).",
   ),
   ContentTooLarge: problem("The body is larger than the limit of this path (`payload_too_large`)."),
-  TooManyRequests: problem("Too many requests (`rate_limited`); wait Retry-After seconds.", "Retry-After"),
+  TooManyRequests: problem("Too many requests (`rate_limited`), or, opening an event stream, too many open at once (`too_many_streams`); wait Retry-After seconds.", "Retry-After"),
   InternalError: problem("Something failed on the service's side (`internal_error`); quote the x-request-id."),
   ServiceUnavailable: problem(
     "Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After.",

@@ -18,6 +18,7 @@ export const PROBLEM_CODES = [
   "idempotency_key_reused",
   "token_limit_reached",
   "rate_limited",
+  "too_many_streams",
   "message_not_found",
   "submission_not_found",
   "submission_cancelled",

@@ -27,5 +27,5 @@ export const jsonResponse = <T extends z.ZodType>(schema: T, description: string
 export type JsonText<T> = string & { readonly __jsonOf?: T };
 
 /** Answers JSON text as the typed JSON response it is, without parsing and serialising it again. */
-export const jsonText = <T, S extends ContentfulStatusCode>(c: Context, text: JsonText<T>, status: S) =>
-  c.body(text, status, { "content-type": "application/json" }) as unknown as Response & TypedResponse<T, S, "json">;
+export const jsonText = <T, S extends ContentfulStatusCode>(c: Context, text: JsonText<T>, status: S, headers: Record<string, string> = {}) =>
+  c.body(text, status, { ...headers, "content-type": "application/json" }) as unknown as Response & TypedResponse<T, S, "json">;

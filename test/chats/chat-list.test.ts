@@ -153,7 +153,7 @@ describe("ProjectChats", () => {
     expect(await object.moveFromD1(projectId)).toBe("already_moved");
   });
 
-  it("stores nothing but its list: a new project's object never reads D1", async () => {
+  it("stores its list and the keys of chat creations, nothing else: a new project's object never reads D1", async () => {
     const w = await world();
     const read = vi.spyOn(env.DB, "prepare");
     expect(await listObject(w.projectId).list(w.projectId, false)).toBe('{"items":[]}');
@@ -164,6 +164,6 @@ describe("ProjectChats", () => {
         .toArray()
         .map((r) => r.name),
     );
-    expect(tables).toEqual(["chats", "meta"]);
+    expect(tables).toEqual(["chats", "create_keys", "meta"]);
   });
 });

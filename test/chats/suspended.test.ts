@@ -31,7 +31,7 @@ describe("a suspended project", () => {
     for (const content of ["first", "second"]) expect((await stub.submit(w.projectId, request(content, w.account.id))).kind).toBe("accepted");
     expect(await runDurableObjectAlarm(stub)).toBe(true);
 
-    expect((await stub.queueEntries(w.projectId))!.map((e) => [e.content, e.status])).toEqual([
+    expect((await stub.queueEntries(w.projectId))!.items.map((e) => [e.content, e.status])).toEqual([
       ["first", "queued"],
       ["second", "queued"],
     ]);

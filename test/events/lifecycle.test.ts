@@ -113,7 +113,7 @@ describe("the stream limit per token", () => {
     const open = await Promise.all(Array.from({ length: MAX_STREAMS_PER_TOKEN }, (_, i) => openEvents(eventsPath(w, chats[i % 2]!.id), w.token)));
     expect(open.map((s) => s.status)).toEqual(Array(MAX_STREAMS_PER_TOKEN).fill(200));
     const refused = await call("GET", eventsPath(w, chats[0]!.id), { token: w.token });
-    expectProblem(refused, 429, "rate_limited");
+    expectProblem(refused, 429, "too_many_streams");
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     expect(refused.headers.get("ratelimit")).toMatch(/r=\d+/);
 

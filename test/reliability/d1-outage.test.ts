@@ -81,7 +81,7 @@ describe("a D1 outage", () => {
       expect(await runNextAlarm(room(chatId), clock), "the alarm ran and did not throw").toBe(true);
       expect(await alarmOf(room(chatId)), "and looks again later").toBeGreaterThan(clock.now());
     }
-    expect((await room(chatId).queueEntries(w.projectId))!.map((e) => [e.content, e.status])).toEqual([["queued before the outage", "queued"]]);
+    expect((await room(chatId).queueEntries(w.projectId))!.items.map((e) => [e.content, e.status])).toEqual([["queued before the outage", "queued"]]);
     expect(await creditsOf(w.account.id)).toBe(999);
     expect(d1.calls.filter((c) => c.failed).length).toBeGreaterThan(0);
 

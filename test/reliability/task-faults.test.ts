@@ -56,7 +56,7 @@ describe("a task interrupted at each step", () => {
       expect(await charges(w.account.id, taskId)).toBe(1);
     }
     expect(await creditsOf(w.account.id)).toBe(999);
-    expect((await room(chatId).get(w.projectId))!.isWorking).toBe(false);
+    expect((await room(chatId).get(w.projectId))!.chat.isWorking).toBe(false);
   });
 
   it("finishes a running task after a restart", async () => {
