@@ -28,6 +28,8 @@ export default defineConfig(async () => {
           AGENT_TIMEOUT_SECONDS: "60",
           PUBLIC_URL: "https://api.example.test",
         }),
+        // The TypeScript client (client/), in Node against a real wrangler dev started by its global setup.
+        { test: { name: "client", include: ["client/test/**/*.test.ts"], environment: "node", globalSetup: ["client/test/global-setup.ts"], testTimeout: 30_000 } },
         // Chats on a model: an OpenAI-compatible server that the tests play (test/model-agent/fake-model.ts).
         project("model-agent", ["test/model-agent/**/*.test.ts"], {
           AGENT_MODE: "openai",

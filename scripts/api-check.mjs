@@ -2,7 +2,8 @@
 // npm run api-check [-- lint client docs] [--port 8802]: checks the API as a Worker serves it, against a fresh
 // wrangler dev with its own local state and port:
 //   lint    redocly lint (recommended rules) of /v1/openapi.json and /admin/openapi.json: no error, no warning
-//   client  openapi-typescript types from the served document, a type-checked openapi-fetch client run against it
+//   client  openapi-typescript types from the served document (equal to client/src/generated/api.ts, or --update-client
+//           writes them there), a type-checked openapi-fetch client run against it
 //   docs    /v1/docs rendered by headless Chromium with no network beyond loopback; the operations must show
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -13,7 +14,7 @@ import { parseArgs } from "node:util";
 import { adminClient, applyLocalMigrations, isUp, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
 import { DEMO, seedDemoData } from "./seed-data.mjs";
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: "string", default: "8802" } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: "string", default: "8802" }, "update-client": { type: "boolean", default: false } } });
 const steps = positionals.length ? positionals : ["lint", "client", "docs"];
 const port = Number(values.port);
 const base = `http://127.0.0.1:${port}`;
@@ -53,6 +54,11 @@ async function client() {
   const generated = join(projectDir, "scripts/client-check/generated");
   mkdirSync(generated, { recursive: true });
   run("openapi-typescript", [await download("/v1/openapi.json", join(work, "public.json")), "--output", join(generated, "api.d.ts")]);
+  // The TypeScript client's checked-in types must be the served document's: --update-client writes them.
+  const clientTypes = join(projectDir, "client/src/generated/api.ts");
+  const served = readFileSync(join(generated, "api.d.ts"), "utf8");
+  if (values["update-client"]) writeFileSync(clientTypes, served);
+  else if (readFileSync(clientTypes, "utf8") !== served) throw new Error("client/src/generated/api.ts is stale: run npm run api-check -- --update-client");
   run("tsc", ["--project", "scripts/client-check/tsconfig.json"]);
   console.log(run("node", ["scripts/client-check/client.ts", base, DEMO.email, DEMO.password, DEMO.projectId]).trim());
 }

@@ -28,7 +28,12 @@ eventRoutes.openapi(
       "beyond, with Retry-After; the per-minute limit stays `rate_limited`); a closed stream frees its place within about 15 s.",
     request: { params: ChatParams, query: EventsQuery, headers: EventsHeaders },
     responses: {
-      200: { description: "The event stream", content: { "text/event-stream": { schema: ChatEvent } } },
+      200: {
+        description:
+          "The event stream: `text/event-stream` frames of `id`, `event` and one `data:` line of JSON, and `: keep-alive` comments. OpenAPI 3.1 cannot type " +
+          "a stream's items, so the schema is that of one frame: ChatEvent, a union by `event` whose `data` are the named components (Chat, QueueEntry, Message, …).",
+        content: { "text/event-stream": { schema: ChatEvent } },
+      },
       ...chatProblems,
     },
   }),

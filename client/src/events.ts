@@ -1,0 +1,108 @@
+import type { components } from "./generated/api.ts";
+import { backoff, type Http, sleep } from "./http.ts";
+import { ProblemError } from "./problem.ts";
+
+type Schemas = components["schemas"];
+type Data<T extends string, D> = { id: number; type: T; data: D };
+/** One event of a chat's stream, typed by its name (CONTRACT "Following a chat live"). */
+export type ChatEvent =
+  | Data<"snapshot", { chat: Schemas["Chat"]; queue: { items: Schemas["QueueEntry"][] } }>
+  | Data<"chat", Schemas["Chat"]>
+  | Data<"queue.entry", Schemas["QueueEntry"]>
+  | Data<"queue.removed", { id: string }>
+  | Data<"message", Schemas["Message"]>
+  | Data<"message.delta", { id: string; text: string }>;
+
+type Frame = { id?: string; event?: string; data: string[]; comment?: string };
+
+/** Server-Sent Events frames from a byte stream: fields per line, a blank line ends a frame. */
+export async function* sseFrames(body: ReadableStream<Uint8Array>): AsyncGenerator<Frame> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let frame: Frame = { data: [] };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      let end = buffer.search(/\r\n|\r|\n/);
+      // A CR at the very end may be the first half of a CRLF that the next chunk completes.
+      while (end >= 0 && !(end === buffer.length - 1 && buffer[end] === "\r")) {
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + (buffer.startsWith("\r\n", end) ? 2 : 1));
+        if (line === "") {
+          if (frame.data.length || frame.event || frame.id !== undefined || frame.comment !== undefined) yield frame;
+          frame = { data: [] };
+        } else if (line.startsWith(":")) {
+          frame.comment = line.slice(1).trim();
+        } else {
+          const colon = line.indexOf(":");
+          const field = colon < 0 ? line : line.slice(0, colon);
+          const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+          if (field === "data") frame.data.push(value);
+          else if (field === "event") frame.event = value;
+          else if (field === "id") frame.id = value;
+        }
+        end = buffer.search(/\r\n|\r|\n/);
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+export type FollowOptions = {
+  /** Resume after this event id (as Chat-Event-Id or an earlier follow gave); without it the stream starts with a snapshot. */
+  after?: number;
+  signal?: AbortSignal;
+};
+
+/**
+ * A chat's events, each once and in id order, for as long as the caller iterates: after a dropped or
+ * ended stream it reconnects with Last-Event-ID (with backoff, honouring Retry-After), so the events
+ * go on without a gap; a resume point the server no longer keeps yields a fresh `snapshot`.
+ * Keep-alives are swallowed. A refusal that retrying cannot change (401, 403, 404) throws ProblemError.
+ */
+export async function* followChat(http: Http, path: string, options: FollowOptions = {}): AsyncGenerator<ChatEvent> {
+  let last = options.after;
+  let failures = 0;
+  const { signal } = options;
+  while (!signal?.aborted) {
+    let response: Response;
+    try {
+      response = await http.fetch(http.url(path, { after: last }), {
+        headers: http.headers({ accept: "text/event-stream", ...(last !== undefined ? { "last-event-id": String(last) } : {}) }),
+        signal,
+      });
+    } catch {
+      if (signal?.aborted) return;
+      await pause(backoff(failures++), signal);
+      continue;
+    }
+    if (!response.ok) {
+      const problem = await ProblemError.from(response);
+      if (problem.status !== 429 && problem.status < 500) throw problem;
+      await pause(problem.retryAfter !== null ? problem.retryAfter * 1000 : backoff(failures++), signal);
+      continue;
+    }
+    failures = 0;
+    try {
+      for await (const frame of sseFrames(response.body!)) {
+        if (frame.id === undefined || !frame.event || frame.data.length === 0) continue;
+        const id = Number(frame.id);
+        if (last !== undefined && id <= last) continue;
+        last = id;
+        yield { id, type: frame.event, data: JSON.parse(frame.data.join("\n")) } as ChatEvent;
+      }
+    } catch {
+      if (signal?.aborted) return;
+    }
+    // The server ended the stream (it does every few minutes) or the connection dropped: go on from the last id.
+    await pause(backoff(0), signal);
+  }
+}
+
+async function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  await sleep(ms, signal).catch(() => undefined);
+}

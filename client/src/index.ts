@@ -1,0 +1,18 @@
+export { AccountClient, type ApiTokenItem, type CreatedApiToken, type Scope } from "./account-client.ts";
+export { type ChatEvent, type FollowOptions, sseFrames } from "./events.ts";
+export type { components, paths } from "./generated/api.ts";
+export type { ClientOptions } from "./http.ts";
+export { type Problem, type ProblemCode, ProblemError } from "./problem.ts";
+export {
+  type Chat,
+  type CreatedWebhook,
+  type Message,
+  ProjectChatClient,
+  type Queue,
+  type SendInput,
+  type SendOptions,
+  type Submission,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+} from "./project-chat-client.ts";
+export { type WebhookEvent, WebhookVerificationError, verifyWebhook } from "./webhooks.ts";
