@@ -8,6 +8,9 @@ export async function sha256Hex(value: string): Promise<string> {
   return toHex(await sha256(value));
 }
 
+export const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+export const fromBase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+
 export function toHex(bytes: Uint8Array): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
