@@ -1,3 +1,5 @@
+import { firstCharacters } from "../text";
+
 /** One earlier message of the chat as the model sees it: what a user wrote, or what the agent answered. */
 export type Turn = { role: "user" | "assistant"; content: string };
 
@@ -29,7 +31,8 @@ export function conversation(earlier: Iterable<Turn>, current: string, budget: n
 /** The message the model answers, with the earlier message it replies to quoted above it. */
 export function withQuote(content: string, quoted: string | undefined): string {
   if (quoted === undefined) return content;
-  const cut = quoted.length > QUOTE_MAX ? `${quoted.slice(0, QUOTE_MAX)}…` : quoted;
+  const first = firstCharacters(quoted, QUOTE_MAX);
+  const cut = first.length < quoted.length ? `${first}…` : quoted;
   const lines = cut.split("\n").map((line) => `> ${line}`);
   return `In reply to this earlier message:\n${lines.join("\n")}\n\n${content}`;
 }

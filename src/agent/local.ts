@@ -1,3 +1,4 @@
+import { firstCharacters } from "../text";
 import type { AgentPort, AgentTask } from "./port";
 
 // The built-in agent writes its reply in this many parts, evenly over its working time.
@@ -33,7 +34,7 @@ export function localReply(task: Pick<AgentTask, "content">): string {
 }
 
 /** How the built-in agent's reply acknowledges a steering text it took. */
-export const noted = (text: string) => ` Noted: “${[...text].slice(0, NOTED_MAX).join("")}”`;
+export const noted = (text: string) => ` Noted: “${firstCharacters(text, NOTED_MAX)}”`;
 
 /** The reply cut at word boundaries into LOCAL_REPLY_PARTS pieces that join back to it. */
 export function replyParts(reply: string): string[] {

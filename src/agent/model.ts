@@ -1,6 +1,7 @@
 import { type LanguageModel, type ModelMessage, streamText, tool } from "ai";
 import { z } from "zod";
 import { describeForLog } from "../db/errors";
+import { firstCharacters } from "../text";
 import { conversation, type Turn } from "./conversation";
 import type { AgentPort, AgentResult, AgentTask, LiveTask } from "./port";
 import { ReplyBatcher } from "./reply-batcher";
@@ -135,7 +136,7 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
       } else if (part.type === "tool-call" && part.toolName === "ask_user" && !part.invalid) {
         // A question that is not one (empty, not text) is no question: the reply is what was written.
         const asked = (part.input as { question?: unknown }).question;
-        if (typeof asked === "string" && asked.trim()) question = [...asked].slice(0, QUESTION_MAX).join("");
+        if (typeof asked === "string" && asked.trim()) question = firstCharacters(asked, QUESTION_MAX);
       } else if (part.type === "error") {
         throw part.error;
       } else if (part.type === "abort") {

@@ -20,6 +20,7 @@ import { entryOf } from "./submission-storage";
 import { WebhookOutbox } from "./webhook-outbox";
 import type { WebhookTask } from "../webhooks/delivery";
 import type { Chat, Message, QueueEntry, Submission, SubmissionState } from "./schemas";
+import { withinUnits } from "../text";
 
 /** What the Worker knew when it took the request: the object keeps it, so a task can run even where D1 cannot be read. */
 export type SeenByWorker = { maintenance: Seen<boolean>; project: Seen<ProjectState> };
@@ -60,13 +61,6 @@ const RETRY_MS = 5_000;
 export const ALARM_STEPS = 50;
 const REPLY_MAX = 100_000;
 const iso = (ms: number) => new Date(ms).toISOString();
-/** As much of text as fits in room UTF-16 units, never half of a surrogate pair. */
-function fitting(text: string, room: number): string {
-  if (text.length <= room) return text;
-  if (room <= 0) return "";
-  const code = text.charCodeAt(room - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? room - 1 : room);
-}
 
 /**
  * One object per chat, the single source of truth for its title, archive state, messages, queue,
@@ -733,7 +727,7 @@ export class ChatRoom extends DurableObject<Env> {
       append: (text) => {
         const current = running();
         if (!current) return false;
-        const fits = fitting(text, REPLY_MAX - this.store.replyLength(task.owner_message_id));
+        const fits = withinUnits(text, REPLY_MAX - this.store.replyLength(task.owner_message_id));
         if (fits) this.appendToReply(current, fits, Date.now());
         return fits.length === text.length;
       },
@@ -747,7 +741,7 @@ export class ChatRoom extends DurableObject<Env> {
       finish: async (result) => {
         const current = running();
         if (!current) return;
-        await this.finishTask(current, { ...result, content: fitting(result.content, REPLY_MAX) });
+        await this.finishTask(current, { ...result, content: withinUnits(result.content, REPLY_MAX) });
         await this.scheduleAt(Date.now());
       },
     };

@@ -1,3 +1,5 @@
+import { withinUnits } from "../text";
+
 /** The chat's event log: every change the chat object records, in order, kept for resuming streams. */
 export type ChatEventType = "chat" | "queue.entry" | "queue.removed" | "message" | "message.delta";
 
@@ -31,12 +33,10 @@ export function splitText(text: string, size: number): string[] {
   const parts: string[] = [];
   let at = 0;
   do {
-    let end = Math.min(text.length, at + size);
-    const code = text.charCodeAt(end - 1);
     // Keep a pair whole: cut before it, or after it when it alone fills the part.
-    if (end < text.length && code >= 0xd800 && code <= 0xdbff) end += end - 1 > at ? -1 : 1;
-    parts.push(text.slice(at, end));
-    at = end;
+    const part = withinUnits(text.slice(at), size) || text.slice(at, at + 2);
+    parts.push(part);
+    at += part.length;
   } while (at < text.length);
   return parts;
 }

@@ -1,5 +1,6 @@
 import type { Turn } from "../agent/conversation";
 import { hasTable, migrateSchema } from "../db/object-schema";
+import { firstCharacters } from "../text";
 import { PREVIEW_MAX, type Chat, type Message } from "./schemas";
 import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES, FAILED_KEPT_MS, SubmissionStorage, type SubmissionRow } from "./submission-storage";
 
@@ -128,7 +129,7 @@ const toMessage = (r: MessageRow): Message => ({
 type OwnerFacts = { preview: string; previewIsWhole: boolean; newestOwnerLength: number };
 /** What the chat summary shows about the messages; kept in memory by the methods that write messages. */
 type MessageFacts = { lastMessageAt: string | null; newestOwnerId: string | null } & OwnerFacts;
-const previewOf = (content: string) => [...content.slice(0, PREVIEW_MAX * 2)].slice(0, PREVIEW_MAX).join("");
+const previewOf = (content: string) => firstCharacters(content, PREVIEW_MAX);
 const ownerFacts = (content: string): OwnerFacts => {
   const preview = previewOf(content);
   return { preview, previewIsWhole: preview.length === content.length, newestOwnerLength: content.length };
