@@ -262,9 +262,7 @@ export class ChatRoom extends DurableObject<Env> {
     const now = Date.now();
     // Failed entries whose 24 hours ended leave the queue as events first, so the log and a snapshot agree;
     // followers hear of the next one when it comes, also for entries that failed before this object woke.
-    this.publish(now);
-    const expiry = this.store.submissions.expireFailed(now);
-    if (expiry !== undefined) await this.scheduleAt(expiry);
+    await this.publishUntilNextExpiry(now);
     const first = [RETRY_HINT];
     let cursor: number;
     if (resumeFrom !== null && this.log.canResumeFrom(resumeFrom, REPLAY_MAX_BYTES)) {
@@ -296,7 +294,7 @@ export class ChatRoom extends DurableObject<Env> {
     return this.streams.size;
   }
 
-  /** An external agent's result for a task (the http adapter's callback). */
+  /** An agent's result for a task: the http adapter's callback, or the end of a model's run in this object. */
   async completeTask(taskId: string, result: AgentResult): Promise<"done" | EndedTask> {
     const task = this.runningTaskNamed(taskId);
     if (!task) return this.endedTask(taskId);
@@ -363,9 +361,7 @@ export class ChatRoom extends DurableObject<Env> {
       // In the background: the queue or the project's webhooks being slow never holds up the chat's next step.
       if (this.outbox.hasWaiting()) this.ctx.waitUntil(this.handOffWebhooks());
       // A failed entry leaves the queue when its 24 hours end: followers hear it then, not at the next change.
-      this.publish();
-      const expiry = this.store.submissions.expireFailed(Date.now());
-      if (expiry !== undefined) await this.scheduleAt(expiry);
+      await this.publishUntilNextExpiry(Date.now());
     } catch (error) {
       // The runtime drops an alarm that keeps throwing, which would stall the queue: log it and look again later.
       console.error(JSON.stringify({ level: "error", event: "chat_alarm_failed", chatId: this.store.chat()!.id, error: describeForLog(error) }));
@@ -594,6 +590,13 @@ export class ChatRoom extends DurableObject<Env> {
     this.streams.wake();
   }
 
+  /** Publishes, then sets the alarm for when the next failed entry's 24 hours end (its removal is published then). */
+  private async publishUntilNextExpiry(now: number): Promise<void> {
+    this.publish(now);
+    const expiry = this.store.submissions.expireFailed(now);
+    if (expiry !== undefined) await this.scheduleAt(expiry);
+  }
+
   /** Gives failed tasks' credits back through the paying account's ledger (idempotent); on failure the alarm tries again. */
   private async payRefunds(): Promise<void> {
     for (const refund of this.store.pendingRefunds()) {
@@ -685,14 +688,12 @@ export class ChatRoom extends DurableObject<Env> {
 
   private async handOffWaiting(): Promise<void> {
     try {
-      const projectId = this.store.chat()!.project_id;
+      const { id: chatId, project_id: projectId } = this.store.chat()!;
       const project = this.env.PROJECT_WEBHOOKS.getByName(projectId);
       for (let events = this.outbox.waitingEvents(20); events.length > 0; events = this.outbox.waitingEvents(20)) {
         const subscriptions = await project.subscriptions();
         const tasks: WebhookTask[] = events.flatMap((e) =>
-          subscriptions
-            .filter((endpoint) => endpoint.events.includes(e.type))
-            .map((endpoint) => ({ projectId, chatId: this.store.chat()!.id, eventId: e.id, endpointId: endpoint.id, type: e.type })),
+          subscriptions.filter((endpoint) => endpoint.events.includes(e.type)).map((endpoint) => ({ projectId, chatId, eventId: e.id, endpointId: endpoint.id, type: e.type })),
         );
         for (let i = 0; i < tasks.length; i += 100) await this.env.WEBHOOK_DELIVERIES.sendBatch(tasks.slice(i, i + 100).map((body) => ({ body })));
         this.outbox.handedOff(
@@ -738,12 +739,7 @@ export class ChatRoom extends DurableObject<Env> {
         this.takeSteering(current, offer, Date.now());
         return offer.map((row) => row.content);
       },
-      finish: async (result) => {
-        const current = running();
-        if (!current) return;
-        await this.finishTask(current, { ...result, content: withinUnits(result.content, REPLY_MAX) });
-        await this.scheduleAt(Date.now());
-      },
+      finish: async (result) => void (await this.completeTask(task.id, { ...result, content: withinUnits(result.content, REPLY_MAX) })),
     };
   }
 

@@ -5,6 +5,7 @@ import { config } from "../config";
 import type { AppEnv } from "../env";
 import { publicCors } from "../http/middleware";
 import { notFound } from "../http/problem";
+import { jsonText } from "../http/router";
 import { MESSAGE_BODY_LIMIT_BYTES } from "../chats/schemas";
 import { describeApi, type Audience } from "./openapi-document";
 
@@ -40,7 +41,7 @@ export function mountDocs(app: OpenAPIHono<AppEnv>) {
   const serveDocument = (audience: Audience) => (c: Context<AppEnv>) => {
     let text = documents.get(audience);
     if (!text) documents.set(audience, (text = JSON.stringify(describeApi(app, audience, { ...INFO[audience], version: API_VERSION }, config(c.env).publicOrigin))));
-    return c.body(text, 200, { "content-type": "application/json" });
+    return jsonText(c, text, 200);
   };
   app.use(OPENAPI_PATH, publicCors);
   app.get(OPENAPI_PATH, serveDocument("public"));
