@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import { ApiError, invalidRequest } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
-import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "./chat-room";
+import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "./limits";
 import { maintenanceFlag } from "./maintenance";
 import type { SubmissionKind } from "./room-storage";
 import { chatInProject, chatNotFound, chatProblems, found, read, security, submissionNotFound, write } from "./route-access";

@@ -38,6 +38,9 @@ const FAILED_IN_QUEUE = "status = 'failed' AND left_queue_at IS NULL";
 export const FAILED_KEPT_ENTRIES = 100;
 export const FAILED_KEPT_BYTES = 1_000_000;
 
+/** The running task as the submissions know it: its own submission and its reply. */
+type TaskLink = { id: string; submission_id: string; owner_message_id: string };
+
 type Counts = Record<"queued" | "steering" | "dispatching" | "running", number>;
 const isCounted = (status: SubmissionStatus): status is keyof Counts => status === "queued" || status === "steering" || status === "dispatching" || status === "running";
 /** The statuses the queue bound counts: entries that wait or are being dispatched (a running one has left the queue). */
@@ -63,6 +66,8 @@ export class SubmissionStorage {
   private failedExpiry: number | undefined;
   // Failed entries that failed at or before this had left the queue, unannounced, before the schema kept left_queue_at.
   private trackedAfterKept: number | undefined;
+  // The steering texts the running task has taken, in order (undefined: not read yet).
+  private steeringOfTask: { taskId: string; texts: string[] } | undefined;
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -71,6 +76,7 @@ export class SubmissionStorage {
     this.countsKept = undefined;
     this.failedExpiry = undefined;
     this.trackedAfterKept = undefined;
+    this.steeringOfTask = undefined;
     this.changes = [];
   }
 
@@ -103,6 +109,12 @@ export class SubmissionStorage {
   isWorking(): boolean {
     const counts = this.counts();
     return counts.dispatching + counts.running > 0;
+  }
+
+  /** A submission waits for the task runner: queued, or being dispatched. */
+  waitsForDispatch(): boolean {
+    const counts = this.counts();
+    return counts.queued + counts.dispatching > 0;
   }
 
   hasPendingWork(): boolean {
@@ -185,6 +197,26 @@ export class SubmissionStorage {
     return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE status = 'steering' ORDER BY seq LIMIT ?", limit).toArray();
   }
 
+  /** The running task takes a steering entry: it is done, as part of that task, and its text is the user message named. */
+  takeSteering(row: SubmissionRow, task: TaskLink, userMessageId: string): void {
+    // Read before the row joins the task, or a list read afresh (after an eviction) would hold it twice.
+    const taken = this.steeringTaken(task);
+    this.move(row, "done", { task_id: task.id, user_message_id: userMessageId, reply_message_id: task.owner_message_id });
+    taken.push(row.content);
+  }
+
+  /** The steering texts a task has taken, in order: submissions of the task other than its own. */
+  steeringTaken(task: TaskLink): string[] {
+    if (this.steeringOfTask?.taskId !== task.id) {
+      const texts = this.sql
+        .exec<{ content: string }>("SELECT content FROM submissions WHERE task_id = ? AND id != ? ORDER BY seq", task.id, task.submission_id)
+        .toArray()
+        .map((r) => r.content);
+      this.steeringOfTask = { taskId: task.id, texts };
+    }
+    return this.steeringOfTask.texts;
+  }
+
   /** The task ended, or could not start, before taking them: steering entries wait as queued, in their place in submission order. */
   requeueSteering(): void {
     const counts = this.counts();
@@ -219,14 +251,24 @@ export class SubmissionStorage {
 
   /** Failed entries whose 24 hours have ended leave the queue (their removal becomes a change); when the next one will. */
   expireFailed(now: number): number | undefined {
-    const after = this.trackedAfter();
+    if (now >= this.failedExpiryAt()) {
+      this.leaveQueue("failed_at > ? AND failed_at <= ?", now, this.trackedAfter(), now - FAILED_KEPT_MS);
+      this.failedExpiry = undefined;
+    }
+    return this.nextFailedExpiry();
+  }
+
+  /** When the oldest failed entry still in the queue reaches its 24 hours; undefined when none is in it. */
+  nextFailedExpiry(): number | undefined {
+    const at = this.failedExpiryAt();
+    return Number.isFinite(at) ? at : undefined;
+  }
+
+  private failedExpiryAt(): number {
     this.failedExpiry ??=
-      (this.sql.exec<{ at: number | null }>(`SELECT MIN(failed_at) AS at FROM ${BY_FAILED_IN_QUEUE} WHERE ${FAILED_IN_QUEUE} AND failed_at > ?`, after).one().at ??
+      (this.sql.exec<{ at: number | null }>(`SELECT MIN(failed_at) AS at FROM ${BY_FAILED_IN_QUEUE} WHERE ${FAILED_IN_QUEUE} AND failed_at > ?`, this.trackedAfter()).one().at ??
         Number.POSITIVE_INFINITY) + FAILED_KEPT_MS;
-    if (now < this.failedExpiry) return Number.isFinite(this.failedExpiry) ? this.failedExpiry : undefined;
-    this.leaveQueue("failed_at > ? AND failed_at <= ?", now, after, now - FAILED_KEPT_MS);
-    this.failedExpiry = undefined;
-    return this.expireFailed(now);
+    return this.failedExpiry;
   }
 
   /** The newest failed entries stay, within the count and bytes the queue keeps; older ones leave the queue early. */

@@ -1,8 +1,8 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
-import { MIGRATIONS, type RoomStorage } from "../../src/chats/room-storage";
-import { FAILED_KEPT_ENTRIES } from "../../src/chats/submission-storage";
+import { MIGRATIONS } from "../../src/chats/room-schema";
+import { FAILED_KEPT_ENTRIES, type SubmissionStorage } from "../../src/chats/submission-storage";
 import { migrateSchema } from "../../src/db/object-schema";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { chatsPath, historyOf, queueOf, room, send, world } from "../helpers";
@@ -59,7 +59,7 @@ describe("a chat object stored by the release before control of work", () => {
     ]);
     expect((await submissionOf(w, chatId, running)).state).toMatchObject({ status: "running", taskId: taskC, userMessageId: userC, replyMessageId: replyC });
     expect((await submissionOf(w, chatId, done)).state).toMatchObject({ status: "done", taskId: taskA, userMessageId: null, replyMessageId: null });
-    const load = await runInDurableObject(room(chatId), (r: ChatRoom) => (r as unknown as { store: RoomStorage }).store.submissions.load());
+    const load = await runInDurableObject(room(chatId), (r: ChatRoom) => (r as unknown as { submissions: SubmissionStorage }).submissions.load());
     expect(load).toEqual({ entries: 1, bytes: 3000 });
 
     // It goes on: the running task can be stopped, the waiting entry runs, and a new message is linked from the start.
@@ -82,7 +82,8 @@ describe("a chat object stored before queue changes became entry events", () => 
     await runInDurableObject(room(chatId), (_: ChatRoom, state) => {
       const sql = state.storage.sql;
       migrateSchema(sql, MIGRATIONS.slice(0, 4));
-      sql.exec("INSERT INTO chat (id, project_id, title, created_at, updated_at, version) VALUES (?, ?, 'old chat', ?, ?, 1)", chatId, w.projectId, at, at);
+      // Listed already: the chat list holds this version.
+      sql.exec("INSERT INTO chat (id, project_id, title, created_at, updated_at, version, indexed_version) VALUES (?, ?, 'old chat', ?, ?, 1, 1)", chatId, w.projectId, at, at);
       const failed = "INSERT INTO submissions (id, idempotency_key, content, disposition, status, created_at, failed_at) VALUES (?, ?, ?, 'queued', 'failed', ?, ?)";
       sql.exec(failed, recent, crypto.randomUUID(), "failed an hour ago", at, clock.now() - 3_600_000);
       sql.exec(failed, old, crypto.randomUUID(), "failed two days ago", at, clock.now() - 48 * 3_600_000);

@@ -172,7 +172,7 @@ describe("a model task that fails", () => {
         check: () => ({ checkAt: Number.POSITIVE_INFINITY }),
         stop: async () => {},
       };
-      (r as unknown as { agent: AgentPort }).agent = lost;
+      (r as unknown as { runner: { agent: AgentPort } }).runner.agent = lost;
     });
     await runNextAlarm(room(c.id), clock);
     expect((await peek(w, c.id))[0]).toMatchObject({ role: "owner", status: "working" });
