@@ -13,6 +13,11 @@ export const AgentResultBody = z.object({
   content: agentText().max(100_000),
   // The agent asked the user something; the chat shows isAwaitingUser until the next message is accepted.
   awaitingUser: z.boolean().optional(),
+  // The model's token counts for the whole task, when the agent knows them (shown as the reply's usage).
+  usage: z
+    .object({ inputTokens: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), outputTokens: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) })
+    .nullish()
+    .transform((usage) => usage ?? undefined),
 });
 
 /** Text to append to the running task's reply; parts are numbered from 1 so a retried part is not appended twice. */

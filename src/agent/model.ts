@@ -3,7 +3,7 @@ import { z } from "zod";
 import { describeForLog } from "../db/errors";
 import { firstCharacters } from "../text";
 import { conversation, type Turn } from "./conversation";
-import type { AgentPort, AgentResult, AgentTask, LiveTask } from "./port";
+import type { AgentPort, AgentResult, AgentTask, LiveTask, TokenUsage } from "./port";
 import { ReplyBatcher } from "./reply-batcher";
 
 export type ModelAgentOptions = {
@@ -95,7 +95,7 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
     for (let written = 0; ; ) {
       // A call that answers steering continues the reply after a blank line.
       let separator = written > 0 ? STEERED_SEPARATOR : "";
-      const call = await callModel(messages, signal, (text) => {
+      const call = await callModel(messages, signal, live, (text) => {
         batcher.add(separator + text);
         separator = "";
       });
@@ -115,8 +115,8 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
     return live.reply() ? { status: "success", content: live.reply() } : failed("The model sent no reply.");
   }
 
-  /** One streamed completion: its text goes to onText as it comes; a call of ask_user gives the question. */
-  async function callModel(messages: ModelMessage[], signal: AbortSignal, onText: (text: string) => void): Promise<{ text: string; question?: string }> {
+  /** One streamed completion: its text goes to onText as it comes, its token counts to the task; a call of ask_user gives the question. */
+  async function callModel(messages: ModelMessage[], signal: AbortSignal, live: LiveTask, onText: (text: string) => void): Promise<{ text: string; question?: string }> {
     const result = streamText({
       model: options.model,
       instructions: options.systemPrompt,
@@ -137,6 +137,10 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
         // A question that is not one (empty, not text) is no question: the reply is what was written.
         const asked = (part.input as { question?: unknown }).question;
         if (typeof asked === "string" && asked.trim()) question = firstCharacters(asked, QUESTION_MAX);
+      } else if (part.type === "finish-step") {
+        // A call that ended reports its counts here; a retried attempt that failed, or one cut short, reports none.
+        const usage = reportedUsage(part.usage);
+        if (usage) live.addUsage(usage);
       } else if (part.type === "error") {
         throw part.error;
       } else if (part.type === "abort") {
@@ -179,6 +183,14 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
       stopRun(task.taskId);
     },
   };
+}
+
+/** The model's own counts, or undefined when the provider reported neither. */
+function reportedUsage(usage: { inputTokens: number | undefined; outputTokens: number | undefined } | undefined): TokenUsage | undefined {
+  const inputTokens = usage?.inputTokens;
+  const outputTokens = usage?.outputTokens;
+  if (inputTokens === undefined && outputTokens === undefined) return undefined;
+  return { inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0 };
 }
 
 const userTurns = (texts: string[]): ModelMessage[] => texts.map((content) => ({ role: "user", content }));

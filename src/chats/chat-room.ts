@@ -19,6 +19,7 @@ import type { Chat, Message, QueueEntry, Submission, SubmissionState } from "./s
 import { SubmissionStorage, type SubmissionKind } from "./submission-storage";
 import { DISPATCH_RETRY_MS, TaskRunner, type EndedTask, type PartialOutcome, type SteeringAck, type SteeringOffer } from "./task-runner";
 import { WebhookHandOff } from "./webhook-handoff";
+import { UsageOutbox } from "./usage-outbox";
 import { WebhookOutbox } from "./webhook-outbox";
 import { webhookPayload } from "./webhook-payload";
 
@@ -69,10 +70,11 @@ export class ChatRoom extends DurableObject<Env> {
     const handOff = new WebhookHandOff(env, ctx, this.store, this.outbox, () => this.reschedule(Date.now()));
     this.publisher = new RoomPublisher(ctx, env, sql, this.store, this.submissions, handOff);
     this.refunds = new Refunds(env, this.store);
-    this.listSync = new ChatListSync(env, this.store);
+    const usage = new UsageOutbox(sql);
+    this.listSync = new ChatListSync(env, this.store, usage);
     const agent = agentFor(config(env), { ai: env.AI, keepAlive: (work) => ctx.waitUntil(work) });
     const change = this.change.bind(this);
-    this.runner = new TaskRunner(env, ctx, this.store, this.submissions, this.outbox, this.publisher, agent, change, () => this.runJob(this.refunds));
+    this.runner = new TaskRunner(env, ctx, this.store, this.submissions, this.outbox, usage, this.publisher, agent, change, () => this.runJob(this.refunds));
     // A failed entry leaves the queue when its 24 hours end: followers hear it then, not at the next change.
     const failedExpiry: DeferredJob = { dueAt: () => this.submissions.nextFailedExpiry(), run: async (now) => this.change(now, nothing, "unlisted") };
     const tasks: DeferredJob = { dueAt: () => this.runner.dueAt(), run: () => this.runner.runDue() };
@@ -184,7 +186,10 @@ export class ChatRoom extends DurableObject<Env> {
     const row = this.submissions.byId(submissionId);
     if (!row) return { kind: "submission_not_found" };
     const { id, status, task_id: taskId, user_message_id: userMessageId, reply_message_id: replyMessageId, created_at: createdAt } = row;
-    return { kind: "submission", submission: { id, status, taskId, userMessageId, replyMessageId, createdAt } };
+    // Submissions from before charges were kept here show 0.
+    const credits = { charged: row.charged ?? 0, refunded: row.refunded };
+    const failure = status === "failed" && row.failure_code ? { code: row.failure_code, message: this.store.errorOf(row.id) ?? "" } : null;
+    return { kind: "submission", submission: { id, status, taskId, userMessageId, replyMessageId, createdAt, credits, failure } };
   }
 
   /**

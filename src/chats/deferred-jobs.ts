@@ -2,6 +2,7 @@ import type { Env } from "../env";
 import { log } from "../log";
 import { projectState } from "../projects/access";
 import type { RoomStorage } from "./room-storage";
+import type { UsageOutbox } from "./usage-outbox";
 
 /**
  * Work the chat owes outside the request that caused it. `dueAt` says when it is owed (undefined:
@@ -54,20 +55,24 @@ export class ChatListSync implements DeferredJob {
   constructor(
     private readonly env: Env,
     private readonly store: RoomStorage,
+    // Ended tasks' usage rides along, so the project's daily usage costs a task's end no call of its own.
+    private readonly usage: UsageOutbox,
   ) {}
 
   dueAt(now: number): number | undefined {
     const chat = this.store.chat();
-    if (!chat || chat.indexed_version >= chat.version) return undefined;
+    if (!chat || (chat.indexed_version >= chat.version && !this.usage.hasWaiting())) return undefined;
     this.behindSince ??= now;
     return Math.max(this.behindSince + LIST_SYNC_DELAY_MS, this.retryAt);
   }
 
   async run(): Promise<void> {
     const chat = this.store.chat();
-    if (!chat || chat.indexed_version >= chat.version) return;
+    const usage = this.usage.waiting();
+    if (!chat || (chat.indexed_version >= chat.version && usage.length === 0)) return;
     try {
-      await this.env.PROJECT_CHATS.getByName(chat.project_id).upsert(chat.project_id, this.store.view(), chat.version);
+      await this.env.PROJECT_CHATS.getByName(chat.project_id).upsert(chat.project_id, this.store.view(), chat.version, usage);
+      this.usage.handedOff(usage);
       this.store.markListed(chat.version);
       this.retryAt = 0;
       if (this.store.chat()!.version <= chat.version) this.behindSince = undefined;

@@ -36,6 +36,9 @@ export function liveTask(task: TaskRow, store: RoomStorage, submissions: Submiss
       const current = running();
       return current ? runner.takeOfferedSteering(current, Date.now()) : [];
     },
+    addUsage: (usage) => {
+      if (running()) store.addTaskUsage(task.id, usage);
+    },
     finish: async (result) => void (await runner.complete(task.id, { ...result, content: withinUnits(result.content, REPLY_MAX) })),
   };
 }

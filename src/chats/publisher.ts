@@ -2,7 +2,7 @@ import type { Env } from "../env";
 import { EventLog, REPLAY_MAX_BYTES, sseFrame, type ChatEventType } from "./event-log";
 import type { StreamGrant } from "./listeners";
 import type { RoomStorage } from "./room-storage";
-import type { Message } from "./schemas";
+import type { Message, Usage } from "./schemas";
 import { ChatStreams, RETRY_HINT } from "./streams";
 import type { SubmissionStorage } from "./submission-storage";
 import type { WebhookHandOff } from "./webhook-handoff";
@@ -49,8 +49,8 @@ export class RoomPublisher {
   addMessage(message: Message, now: number): void {
     this.store.insertMessage(message);
     // In the history's key order, whatever the caller's, so an event and a page of messages read alike.
-    const { id, role, content, createdAt, status, taskId, submissionId } = message;
-    this.event("message", { id, role, content, createdAt, status, taskId, submissionId }, now);
+    const { id, role, content, createdAt, status, taskId, submissionId, usage } = message;
+    this.event("message", { id, role, content, createdAt, status, taskId, submissionId, usage }, now);
   }
 
   appendToReply(messageId: string, text: string, now: number): void {
@@ -59,12 +59,12 @@ export class RoomPublisher {
   }
 
   /** A reply's end: when the final content extends what was streamed, the rest goes out as a last delta first. */
-  finishReply(reply: Message, status: "success" | "failed" | "interrupted_by_user", content: string, now: number): void {
+  finishReply(reply: Message, status: "success" | "failed" | "interrupted_by_user", content: string, usage: Usage, now: number): void {
     if (content.length > reply.content.length && content.startsWith(reply.content)) {
       this.event("message.delta", { id: reply.id, text: content.slice(reply.content.length) }, now);
     }
-    this.store.finishMessage(reply.id, status, content);
-    this.event("message", { ...reply, status, content }, now);
+    this.store.finishMessage(reply.id, status, content, usage);
+    this.event("message", { ...reply, status, content, usage }, now);
   }
 
   private event(type: ChatEventType, data: unknown, now: number): void {

@@ -84,4 +84,18 @@ export const MIGRATIONS: string[][] = [
        at INTEGER NOT NULL, handed_off_at INTEGER)`,
     "CREATE INDEX webhook_outbox_by_hand_off ON webhook_outbox (handed_off_at, seq)",
   ],
+  [
+    // Credits and usage: an ended reply's usage (JSON), the running task's token counts so far, what a submission was charged
+    // (null: before this was kept) and given back, why it failed (before this every failure was a lack of credits), and ended
+    // tasks' usage until the project has it.
+    "ALTER TABLE messages ADD COLUMN usage TEXT",
+    "ALTER TABLE tasks ADD COLUMN input_tokens INTEGER",
+    "ALTER TABLE tasks ADD COLUMN output_tokens INTEGER",
+    "ALTER TABLE submissions ADD COLUMN charged INTEGER",
+    "ALTER TABLE submissions ADD COLUMN refunded INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE submissions ADD COLUMN failure_code TEXT",
+    "UPDATE submissions SET failure_code = 'insufficient_credits' WHERE status = 'failed'",
+    `CREATE TABLE usage_outbox (task_id TEXT PRIMARY KEY, ended_at INTEGER NOT NULL, credits INTEGER NOT NULL, input_tokens INTEGER,
+       output_tokens INTEGER)`,
+  ],
 ];

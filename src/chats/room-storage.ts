@@ -2,7 +2,8 @@ import { hasTable, migrateSchema } from "../db/object-schema";
 import { iso } from "../time";
 import { firstCharacters } from "../text";
 import { MIGRATIONS } from "./room-schema";
-import { PREVIEW_MAX, type Chat, type Message } from "./schemas";
+import type { TokenUsage } from "../agent/port";
+import { PREVIEW_MAX, type Chat, type Message, type Usage } from "./schemas";
 import type { SubmissionStorage } from "./submission-storage";
 
 export type { SubmissionKind, SubmissionRow } from "./submission-storage";
@@ -18,7 +19,17 @@ export type ChatRow = {
   indexed_version: number;
   awaiting_user: number;
 };
-export type TaskRow = { id: string; submission_id: string; owner_message_id: string; started_at: number; check_at: number; partials: number };
+/** The running task; its token counts so far are the sums of what its model calls reported (null: none did). */
+export type TaskRow = {
+  id: string;
+  submission_id: string;
+  owner_message_id: string;
+  started_at: number;
+  check_at: number;
+  partials: number;
+  input_tokens: number | null;
+  output_tokens: number | null;
+};
 type MessageRow = {
   seq: number;
   id: string;
@@ -28,6 +39,7 @@ type MessageRow = {
   status: Message["status"];
   task_id: string | null;
   submission_id: string | null;
+  usage: string | null;
 };
 
 const toMessage = (r: MessageRow): Message => ({
@@ -38,6 +50,7 @@ const toMessage = (r: MessageRow): Message => ({
   status: r.status,
   taskId: r.task_id,
   submissionId: r.submission_id,
+  usage: r.usage === null ? null : (JSON.parse(r.usage) as Usage),
 });
 
 // Of the newest reply (a running task's is always the newest): its preview, whether that is its whole
@@ -166,7 +179,7 @@ export class RoomStorage {
   insertMessage(message: Message): void {
     const facts = this.facts();
     this.sql.exec(
-      "INSERT INTO messages (id, role, content, created_at, status, task_id, submission_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO messages (id, role, content, created_at, status, task_id, submission_id, usage) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       message.id,
       message.role,
       message.content,
@@ -174,6 +187,7 @@ export class RoomStorage {
       message.status,
       message.taskId,
       message.submissionId,
+      message.usage === null ? null : JSON.stringify(message.usage),
     );
     facts.lastMessageAt = message.createdAt;
     if (message.role === "owner") {
@@ -182,8 +196,9 @@ export class RoomStorage {
     }
   }
 
-  finishMessage(id: string, status: "success" | "failed" | "interrupted_by_user", content: string): void {
-    this.sql.exec("UPDATE messages SET status = ?, content = ? WHERE id = ?", status, content, id);
+  /** A reply's end: its status, its final content and what its task cost, fixed from then on. */
+  finishMessage(id: string, status: "success" | "failed" | "interrupted_by_user", content: string, usage: Usage): void {
+    this.sql.exec("UPDATE messages SET status = ?, content = ?, usage = ? WHERE id = ?", status, content, JSON.stringify(usage), id);
     if (this.messageFacts?.newestOwnerId === id) Object.assign(this.messageFacts, ownerFacts(content));
   }
 
@@ -199,6 +214,12 @@ export class RoomStorage {
   replyLength(messageId: string): number {
     const facts = this.facts();
     return facts.newestOwnerId === messageId ? facts.newestOwnerLength : (this.message(messageId)?.content.length ?? 0);
+  }
+
+  /** The text of the error message a submission's failure wrote, when it has one. */
+  errorOf(submissionId: string): string | undefined {
+    return this.sql.exec<{ content: string }>("SELECT content FROM messages WHERE submission_id = ? AND role = 'error' ORDER BY seq DESC LIMIT 1", submissionId).toArray()[0]
+      ?.content;
   }
 
   message(id: string): Message | undefined {
@@ -223,7 +244,7 @@ export class RoomStorage {
     return this.task ?? undefined;
   }
 
-  insertTask(task: Omit<TaskRow, "partials">): void {
+  insertTask(task: Omit<TaskRow, "partials" | "input_tokens" | "output_tokens">): void {
     this.sql.exec(
       "INSERT INTO tasks (id, submission_id, owner_message_id, started_at, check_at) VALUES (?, ?, ?, ?, ?)",
       task.id,
@@ -232,7 +253,20 @@ export class RoomStorage {
       task.started_at,
       task.check_at,
     );
-    this.task = { ...task, partials: 0 };
+    this.task = { ...task, partials: 0, input_tokens: null, output_tokens: null };
+  }
+
+  /** Adds what one of the running task's model calls reported. */
+  addTaskUsage(id: string, usage: TokenUsage): void {
+    const [row] = this.sql
+      .exec<Pick<TaskRow, "input_tokens" | "output_tokens">>(
+        "UPDATE tasks SET input_tokens = COALESCE(input_tokens, 0) + ?, output_tokens = COALESCE(output_tokens, 0) + ? WHERE id = ? RETURNING input_tokens, output_tokens",
+        usage.inputTokens,
+        usage.outputTokens,
+        id,
+      )
+      .toArray();
+    if (row && this.task?.id === id) Object.assign(this.task, row);
   }
 
   setTaskPartials(id: string, partials: number): void {

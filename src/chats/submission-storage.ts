@@ -1,4 +1,4 @@
-import type { QueueEntry } from "./schemas";
+import type { QueueEntry, SubmissionFailure } from "./schemas";
 
 export type SubmissionStatus = "queued" | "steering" | "dispatching" | "running" | "done" | "failed" | "cancelled";
 /** Which call made a submission: keys are shared by both, but a key is bound to the call that used it first. */
@@ -22,6 +22,11 @@ export type SubmissionRow = {
   reply_message_id: string | null;
   // A failed entry left the queue (its 24 hours ended, or newer failures pushed it out) and followers were told.
   left_queue_at: number | null;
+  // What its task was charged (null for submissions from before it was kept), and given back when it failed.
+  charged: number | null;
+  refunded: number;
+  // Why it could not run (status failed).
+  failure_code: SubmissionFailure | null;
 };
 /** What the queue bound counts: its entries that wait or are being dispatched, and the UTF-8 bytes of their content. */
 export type QueueLoad = { entries: number; bytes: number };
@@ -139,8 +144,8 @@ export class SubmissionStorage {
     this.counts();
     const inserted = this.sql
       .exec<SubmissionRow>(
-        `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, reply_to, disposition, status, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, reply_to, disposition, status, created_at, charged)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING *`,
         row.id,
         row.idempotency_key,
         row.kind,
@@ -168,26 +173,29 @@ export class SubmissionStorage {
   move(
     row: SubmissionRow,
     status: SubmissionStatus,
-    extra: Partial<Pick<SubmissionRow, "task_id" | "account_id" | "failed_at" | "user_message_id" | "reply_message_id">> = {},
+    extra: Partial<Pick<SubmissionRow, "task_id" | "account_id" | "failed_at" | "user_message_id" | "reply_message_id" | "charged" | "failure_code">> = {},
   ): void {
     this.sql.exec(
       `UPDATE submissions SET status = ?, task_id = COALESCE(?, task_id), account_id = COALESCE(?, account_id), failed_at = COALESCE(?, failed_at),
-         user_message_id = COALESCE(?, user_message_id), reply_message_id = COALESCE(?, reply_message_id) WHERE id = ?`,
+         user_message_id = COALESCE(?, user_message_id), reply_message_id = COALESCE(?, reply_message_id), charged = COALESCE(?, charged),
+         failure_code = COALESCE(?, failure_code) WHERE id = ?`,
       status,
       extra.task_id ?? null,
       extra.account_id ?? null,
       extra.failed_at ?? null,
       extra.user_message_id ?? null,
       extra.reply_message_id ?? null,
+      extra.charged ?? null,
+      extra.failure_code ?? null,
       row.id,
     );
     this.moved(row, row.status, status);
     if (status === "failed") this.keepFailedWithinBound(extra.failed_at ?? Date.now());
   }
 
-  /** A task's own submission is done when the task ends (it was running, so it had left the queue). */
-  finishRunning(id: string): void {
-    this.sql.exec("UPDATE submissions SET status = 'done' WHERE id = ?", id);
+  /** A task's own submission is done when the task ends (it was running, so it had left the queue); a failed task's charge is owed back. */
+  finishRunning(id: string, refunded: number): void {
+    this.sql.exec("UPDATE submissions SET status = 'done', refunded = ? WHERE id = ?", refunded, id);
     if (this.countsKept) this.countsKept.running--;
   }
 

@@ -1,5 +1,5 @@
 import { taskCallbackUrl } from "../agent/callback-url";
-import type { AgentPort, AgentResult, AgentTask, TaskStep } from "../agent/port";
+import type { AgentPort, AgentResult, AgentTask, TaskStep, TokenUsage } from "../agent/port";
 import { config } from "../config";
 import type { ChargeOutcome } from "../credits/account-ledger";
 import type { Env } from "../env";
@@ -12,6 +12,8 @@ import { liveTask } from "./live-task";
 import type { RoomPublisher } from "./publisher";
 import type { RoomStorage, TaskRow } from "./room-storage";
 import type { SubmissionRow, SubmissionStorage } from "./submission-storage";
+import type { Usage } from "./schemas";
+import type { UsageOutbox } from "./usage-outbox";
 import type { WebhookOutbox } from "./webhook-outbox";
 
 /** A task that is not running, as an external agent's late call finds it. */
@@ -21,7 +23,7 @@ export type SteeringItem = { id: string; content: string; replyToMessageId: stri
 export type SteeringOffer = { kind: "offer"; items: SteeringItem[] } | { kind: EndedTask };
 export type SteeringAck = { kind: "taken" } | { kind: "refused"; id: string } | { kind: EndedTask };
 /** How a task ends: the reply's status, its final content (what was written when none is given) and, failed, why. */
-export type TaskEnd = { status: "success" | "failed" | "interrupted_by_user"; content?: string; error?: string; awaitingUser?: boolean };
+export type TaskEnd = { status: "success" | "failed" | "interrupted_by_user"; content?: string; error?: string; awaitingUser?: boolean; usage?: TokenUsage };
 
 // Maintenance or a suspended project: the next submission is looked at again this often.
 const HOLD_RECHECK_MS = 2_000;
@@ -47,6 +49,7 @@ export class TaskRunner {
     private readonly store: RoomStorage,
     private readonly submissions: SubmissionStorage,
     private readonly outbox: WebhookOutbox,
+    private readonly usage: UsageOutbox,
     private readonly publisher: RoomPublisher,
     private readonly agent: AgentPort,
     private readonly change: Change,
@@ -152,32 +155,44 @@ export class TaskRunner {
   private async dispatch(submission: SubmissionRow): Promise<boolean> {
     const taskId = submission.task_id!;
     const accountId = submission.account_id!;
+    const cost = config(this.env).taskCreditCost;
+    // The statement names the task by its project, chat and submission.
+    const ref = { projectId: this.store.chat()!.project_id, chatId: this.store.chat()!.id, submissionId: submission.id };
     let charged: ChargeOutcome;
     try {
-      charged = await this.env.ACCOUNT_LEDGER.getByName(accountId).charge(accountId, taskId, config(this.env).taskCreditCost);
+      charged = await this.env.ACCOUNT_LEDGER.getByName(accountId).charge(accountId, taskId, cost, ref);
     } catch (error) {
       log.warn("charge_failed", { chatId: this.store.chat()!.id }, error);
       return false;
     }
     this.notBefore = 0;
     const now = Date.now();
-    const ofTask = { createdAt: iso(now), taskId, submissionId: submission.id };
+    const ofTask = { createdAt: iso(now), taskId, submissionId: submission.id, usage: null };
     if (charged === "insufficient") {
       this.change(now, () => {
-        this.submissions.move(submission, "failed", { failed_at: now });
+        this.submissions.move(submission, "failed", { failed_at: now, failure_code: "insufficient_credits" });
         this.outbox.record("submission.failed", submission.id, now);
         this.submissions.requeueSteering();
         this.publisher.addMessage({ id: crypto.randomUUID(), role: "error", content: NOT_ENOUGH_CREDITS, status: null, ...ofTask }, now);
       });
       return true;
     }
-    const task: TaskRow = { id: taskId, submission_id: submission.id, owner_message_id: crypto.randomUUID(), started_at: now, check_at: now, partials: 0 };
+    const task: TaskRow = {
+      id: taskId,
+      submission_id: submission.id,
+      owner_message_id: crypto.randomUUID(),
+      started_at: now,
+      check_at: now,
+      partials: 0,
+      input_tokens: null,
+      output_tokens: null,
+    };
     const userMessageId = crypto.randomUUID();
     // The chat list hears of the start with the task's parts, from the alarm.
     this.change(now, () => {
       this.publisher.addMessage({ id: userMessageId, role: "user", content: submission.content, status: null, ...ofTask }, now);
       this.publisher.addMessage({ id: task.owner_message_id, role: "owner", content: "", status: "working", ...ofTask }, now);
-      this.submissions.move(submission, "running", { user_message_id: userMessageId, reply_message_id: task.owner_message_id });
+      this.submissions.move(submission, "running", { user_message_id: userMessageId, reply_message_id: task.owner_message_id, charged: cost });
       this.store.insertTask(task);
     });
     try {
@@ -221,17 +236,24 @@ export class TaskRunner {
   private end(task: TaskRow, end: TaskEnd, now: number): void {
     this.change(now, () => {
       const reply = this.store.message(task.owner_message_id)!;
+      const submission = this.submissions.byId(task.submission_id);
+      const failed = end.status === "failed";
+      // A task running when the release that keeps charges came paid what a task cost then.
+      const charged = submission?.charged ?? config(this.env).taskCreditCost;
+      // The stored row has the token counts the task's model calls reported so far.
+      const usage = usageOf(this.store.runningTask() ?? task, end, failed ? 0 : charged);
       // The result is authoritative over what was streamed.
-      this.publisher.finishReply(reply, end.status, end.content ?? reply.content, now);
-      if (end.status === "failed") {
+      this.publisher.finishReply(reply, end.status, end.content ?? reply.content, usage, now);
+      this.usage.record({ taskId: task.id, endedAt: now, ...usage });
+      if (failed) {
         const error = `${end.error ?? "The agent could not complete this task."} Its credits were returned.`;
         this.publisher.addMessage(
-          { id: crypto.randomUUID(), role: "error", content: error, createdAt: iso(now), status: null, taskId: task.id, submissionId: task.submission_id },
+          { id: crypto.randomUUID(), role: "error", content: error, createdAt: iso(now), status: null, taskId: task.id, submissionId: task.submission_id, usage: null },
           now,
         );
-        this.store.owesRefund(task.id, this.submissions.byId(task.submission_id)?.account_id ?? null);
+        this.store.owesRefund(task.id, submission?.account_id ?? null);
       }
-      this.submissions.finishRunning(task.submission_id);
+      this.submissions.finishRunning(task.submission_id, failed ? charged : 0);
       this.store.deleteTask(task.id);
       this.submissions.requeueSteering();
       const wasAwaiting = this.store.chat()!.awaiting_user === 1;
@@ -311,7 +333,10 @@ export class TaskRunner {
       for (const row of rows) {
         const messageId = crypto.randomUUID();
         this.submissions.takeSteering(row, task, messageId);
-        this.publisher.addMessage({ id: messageId, role: "user", content: row.content, createdAt: iso(now), status: null, taskId: task.id, submissionId: row.id }, now);
+        this.publisher.addMessage(
+          { id: messageId, role: "user", content: row.content, createdAt: iso(now), status: null, taskId: task.id, submissionId: row.id, usage: null },
+          now,
+        );
       }
     });
   }
@@ -358,4 +383,10 @@ export class TaskRunner {
       steeringUrl: taskCallbackUrl(publicOrigin, chat.id, taskId, "steering"),
     };
   }
+}
+
+/** What an ended task cost: its credits after any refund, and the token counts its model calls and its result reported. */
+function usageOf(task: TaskRow, end: TaskEnd, credits: number): Usage {
+  const sum = (sofar: number | null, reported: number | undefined) => (sofar === null && reported === undefined ? null : (sofar ?? 0) + (reported ?? 0));
+  return { credits, inputTokens: sum(task.input_tokens, end.usage?.inputTokens), outputTokens: sum(task.output_tokens, end.usage?.outputTokens) };
 }

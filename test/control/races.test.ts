@@ -78,7 +78,7 @@ describe("a stop against the agent's own end", () => {
     await settle(room(chatId), clock);
     if (evicted) await evict(chatId);
     const stored = await expectOneEnd(w, chatId, reply.id);
-    expect(stored).toEqual({ ...reply, status: "interrupted_by_user" });
+    expect(stored).toEqual({ ...reply, status: "interrupted_by_user", usage: { credits: 1, inputTokens: null, outputTokens: null } });
     expect(stopped(answer)).toEqual(stored);
   });
 });

@@ -41,6 +41,9 @@ describe("steering a running task", () => {
       userMessageId: taken.id,
       replyMessageId: reply.id,
       createdAt: expect.any(String),
+      // A steering text a running task takes is free.
+      credits: { charged: 0, refunded: 0 },
+      failure: null,
     });
 
     await settle(room(c.id), clock);
