@@ -5,8 +5,6 @@ import { MIGRATIONS } from "./room-schema";
 import { PREVIEW_MAX, type Chat, type Message } from "./schemas";
 import type { SubmissionStorage } from "./submission-storage";
 
-export type { SubmissionKind, SubmissionRow } from "./submission-storage";
-
 export type ChatRow = {
   id: string;
   project_id: string;
