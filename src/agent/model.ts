@@ -5,6 +5,7 @@ import { firstCharacters } from "../text";
 import { conversation, type Turn } from "./conversation";
 import type { AgentPort, AgentResult, AgentTask, LiveTask, TokenUsage } from "./port";
 import { ReplyBatcher } from "./reply-batcher";
+import { log } from "../log";
 
 export type ModelAgentOptions = {
   model: LanguageModel;
@@ -82,7 +83,7 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
         const name = String((error as Error)?.name);
         // A provider's error: its status and name only, as its text may carry the key. Anything else is ours, logged whole.
         const detail = name.startsWith("AI_") ? { status, error: name } : { error: describeForLog(error) };
-        console.warn(JSON.stringify({ level: "warn", event: "model_call_failed", mode: options.mode, taskId: task.taskId, ...detail }));
+        log.warn("model_call_failed", { mode: options.mode, taskId: task.taskId, ...detail });
         // What was written stays in the reply; the task failed (credits returned).
         result = { ...failed(message), content: live.reply() };
       }
@@ -163,7 +164,7 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
       runs.set(task.taskId, abort);
       const running = run(task, live, abort.signal).catch((error) => {
         // Recording the end failed (storage): the chat fails the task at its deadline.
-        console.error(JSON.stringify({ level: "error", event: "model_task_unrecorded", taskId: task.taskId, error: describeForLog(error) }));
+        log.error("model_task_unrecorded", { taskId: task.taskId }, error);
         unrecorded.add(task.taskId);
       });
       options.keepAlive(running.finally(() => runs.get(task.taskId) === abort && runs.delete(task.taskId)));

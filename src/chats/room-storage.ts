@@ -6,8 +6,6 @@ import type { TokenUsage } from "../agent/port";
 import { PREVIEW_MAX, type Chat, type Message, type Usage } from "./schemas";
 import type { SubmissionStorage } from "./submission-storage";
 
-export type { SubmissionKind, SubmissionRow } from "./submission-storage";
-
 export type ChatRow = {
   id: string;
   project_id: string;

@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { pageQuery } from "../http/query";
+import { CONTENT_MAX } from "./limits";
 
 const TITLE_MAX = 160;
-export const CONTENT_MAX = 100_000;
 export const PREVIEW_MAX = 500;
 // The largest valid message body: every character of the content sent as a 12-byte "\uXXXX\uXXXX"
 // escape pair, plus room for the id, the keys (which may be escaped too) and whitespace.
