@@ -72,7 +72,8 @@ export function httpAgent(options: { url: string; secret: string; resultTimeoutM
     check(_task, { startedAt, now }): AgentResult | { checkAt: number } {
       const deadline = startedAt + options.resultTimeoutMs;
       if (now < deadline) return { checkAt: deadline };
-      return { status: "failed", content: "", error: `The agent did not send a result within ${Math.round(options.resultTimeoutMs / 1000)} s.` };
+      // What its parts wrote stays in the reply.
+      return { status: "failed", error: `The agent did not send a result within ${Math.round(options.resultTimeoutMs / 1000)} s.` };
     },
     async stop(task) {
       try {

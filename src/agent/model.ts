@@ -45,8 +45,8 @@ function failureOf(error: unknown): { message: string; status: number | undefine
   return { message: "The model could not be reached.", status: undefined };
 }
 
-/** Failed, with the reason; the chat returns the credits. */
-const failed = (error: string): AgentResult => ({ status: "failed", content: "", error });
+/** Failed, with the reason; what was written stays in the reply, and the chat returns the credits. */
+const failed = (error: string): AgentResult => ({ status: "failed", error });
 
 /**
  * An agent that is a language model (AGENT_MODE openai or workers-ai, through the AI SDK). A task
@@ -84,8 +84,7 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
         // A provider's error: its status and name only, as its text may carry the key. Anything else is ours, logged whole.
         const detail = name.startsWith("AI_") ? { status, error: name } : { error: describeForLog(error) };
         log.warn("model_call_failed", { mode: options.mode, taskId: task.taskId, ...detail });
-        // What was written stays in the reply; the task failed (credits returned).
-        result = { ...failed(message), content: live.reply() };
+        result = failed(message);
       }
     }
     if (!stopped.aborted) await live.finish(result);

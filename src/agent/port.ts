@@ -16,7 +16,14 @@ export type AgentTask = {
  * A task's outcome; error explains a failure the agent did not report itself (no answer, bad answer).
  * awaitingUser: the agent asked the user something (a question, a connection request in the web application).
  */
-export type AgentResult = { status: "success" | "failed"; content: string; error?: string; awaitingUser?: boolean; usage?: TokenUsage };
+export type AgentResult = {
+  status: "success" | "failed";
+  /** The reply's final text; absent, what was written stands (a failure of the service's own keeps the partial reply). */
+  content?: string;
+  error?: string;
+  awaitingUser?: boolean;
+  usage?: TokenUsage;
+};
 
 /** A model's own token counts for one or more calls (prompt and completion tokens). */
 export type TokenUsage = { inputTokens: number; outputTokens: number };

@@ -49,7 +49,7 @@ function misconfigured(reason: string): AgentPort {
     start: async () => {
       throw new Error(reason);
     },
-    check: () => ({ status: "failed", content: "", error: "The agent is not configured." }),
+    check: () => ({ status: "failed", error: "The agent is not configured." }),
     stop: async () => {},
   };
 }

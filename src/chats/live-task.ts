@@ -39,6 +39,6 @@ export function liveTask(task: TaskRow, store: RoomStorage, submissions: Submiss
     addUsage: (usage) => {
       if (running()) store.addTaskUsage(task.id, usage);
     },
-    finish: async (result) => void (await runner.complete(task.id, { ...result, content: withinUnits(result.content, REPLY_MAX) })),
+    finish: async (result) => void (await runner.complete(task.id, result.content === undefined ? result : { ...result, content: withinUnits(result.content, REPLY_MAX) })),
   };
 }

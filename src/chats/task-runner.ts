@@ -119,7 +119,8 @@ export class TaskRunner {
       // AGENT_TIMEOUT_SECONDS, for every agent: whatever still works on the task is dropped.
       this.agent.abandon?.(this.inputOf(task));
       const seconds = Math.round(config(this.env).agent.timeoutMs / 1000);
-      return this.finish(task, { status: "failed", content: "", error: `The agent did not finish within ${seconds} s.` });
+      // What was written stays in the reply, as it does when the agent itself fails.
+      return this.finish(task, { status: "failed", error: `The agent did not finish within ${seconds} s.` });
     }
     this.store.setTaskCheckAt(task.id, Math.min(result.checkAt, this.deadlineOf(task)));
     if (result.append) this.appendToReply(task, result.append, now);
@@ -200,7 +201,7 @@ export class TaskRunner {
       if (start.kind === "finished") await this.finish(task, start.result);
       else if (this.store.runningTask()?.id === taskId) this.store.setTaskCheckAt(taskId, Math.min(start.checkAt, this.deadlineOf(task)));
     } catch (error) {
-      await this.finish(task, { status: "failed", content: "", error: `The agent could not take the task: ${String((error as Error)?.message ?? error).slice(0, 300)}` });
+      await this.finish(task, { status: "failed", error: `The agent could not take the task: ${String((error as Error)?.message ?? error).slice(0, 300)}` });
     }
     return true;
   }

@@ -142,7 +142,9 @@ describe("the model agent", () => {
     const model = createOpenAICompatible({ name: "test", baseURL: "https://model.test/v1", fetch }).chatModel("m");
     const chat = liveChat([[], ["more please"]]);
     await agentOn(model).start(task, 0, chat.live);
-    expect(await chat.finished).toEqual({ status: "failed", content: "first part", error: "The model provider refused the request." });
+    // No content: what was written ("first part") stays in the reply.
+    expect(await chat.finished).toEqual({ status: "failed", error: "The model provider refused the request." });
+    expect(chat.reply()).toBe("first part");
   });
 
   it("takes an ask_user question only when it is one, cut to 2,000 characters", async () => {
@@ -163,7 +165,7 @@ describe("the model agent", () => {
     for (const args of [JSON.stringify({ question: "" }), JSON.stringify({ question: 5 }), "not json"]) {
       const chat = liveChat();
       await agentOn(asking(args)).start(task, 0, chat.live);
-      expect(await chat.finished, args).toEqual({ status: "failed", content: "", error: "The model sent no reply." });
+      expect(await chat.finished, args).toEqual({ status: "failed", error: "The model sent no reply." });
     }
     const chat = liveChat();
     await agentOn(asking(JSON.stringify({ question: "q".repeat(5_000) }))).start(task, 0, chat.live);
@@ -174,7 +176,6 @@ describe("the model agent", () => {
     const { model } = server([]);
     expect(agentOn(model).check(task, { startedAt: 0, now: 1, written: 0, takeSteering: () => [] })).toEqual({
       status: "failed",
-      content: "",
       error: "The model's reply was cut off when the service restarted.",
     });
   });
