@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { agentFor } from "../agent/select";
 import type { AgentResult } from "../agent/port";
 import { config } from "../config";
+import { sha256Hex } from "../crypto";
 import type { Env } from "../env";
 import type { Seen } from "../db/read-mostly";
 import { log } from "../log";
@@ -125,13 +126,17 @@ export class ChatRoom extends DurableObject<Env> {
    * being dispatched) to take it; on a chat that is not working it is sent like a message.
    */
   async submit(projectId: string, request: SubmitRequest): Promise<SubmitOutcome> {
+    // Before anything is read: from here to the insert nothing awaits.
+    const contentHash = await sha256Hex(request.content);
     const chat = this.chatIn(projectId);
     if (!chat) return { kind: "not_found" };
     // Part of the input, so it is refused before the key is looked at (a replay's target was valid, and messages stay).
     if (request.replyToMessageId && !this.store.hasMessage(request.replyToMessageId)) return { kind: "unknown_reply_target" };
     const existing = this.submissions.byKey(request.idempotencyKey);
     if (existing) {
-      const same = existing.kind === request.kind && existing.content === request.content && existing.reply_to === request.replyToMessageId;
+      // A submission that can no longer run keeps the hash of its text, not the text.
+      const sameText = existing.content_hash === null ? existing.content === request.content : existing.content_hash === contentHash;
+      const same = existing.kind === request.kind && sameText && existing.reply_to === request.replyToMessageId;
       if (!same) return { kind: "key_reused" };
       // A cancelled submission must never run, so its key neither replays nor sends it again.
       if (existing.status === "cancelled") return { kind: "cancelled" };
@@ -155,6 +160,7 @@ export class ChatRoom extends DurableObject<Env> {
         kind: request.kind,
         content: request.content,
         content_bytes: contentBytes,
+        content_hash: contentHash,
         reply_to: request.replyToMessageId,
         disposition: submission.disposition,
         status: steering ? "steering" : started ? "dispatching" : "queued",

@@ -98,4 +98,8 @@ export const MIGRATIONS: string[][] = [
     `CREATE TABLE usage_outbox (task_id TEXT PRIMARY KEY, ended_at INTEGER NOT NULL, credits INTEGER NOT NULL, input_tokens INTEGER,
        output_tokens INTEGER)`,
   ],
+  [
+    // Bounded submissions: a submission that can no longer run keeps the hash of its text, not the text.
+    "ALTER TABLE submissions ADD COLUMN content_hash TEXT",
+  ],
 ];

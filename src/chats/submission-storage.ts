@@ -27,6 +27,8 @@ export type SubmissionRow = {
   refunded: number;
   // Why it could not run (status failed).
   failure_code: SubmissionFailure | null;
+  // SHA-256 of its content (hex): a replay is told from a changed body by it once the text is dropped (null before it was kept).
+  content_hash: string | null;
 };
 /** What the queue bound counts: its entries that wait or are being dispatched, and the UTF-8 bytes of their content. */
 export type QueueLoad = { entries: number; bytes: number };
@@ -140,17 +142,20 @@ export class SubmissionStorage {
     return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE task_id = ? ORDER BY seq LIMIT 1", taskId).toArray()[0];
   }
 
-  insert(row: Pick<SubmissionRow, "id" | "idempotency_key" | "kind" | "content" | "content_bytes" | "reply_to" | "disposition" | "status" | "created_at">): SubmissionRow {
+  insert(
+    row: Pick<SubmissionRow, "id" | "idempotency_key" | "kind" | "content" | "content_bytes" | "content_hash" | "reply_to" | "disposition" | "status" | "created_at">,
+  ): SubmissionRow {
     this.counts();
     const inserted = this.sql
       .exec<SubmissionRow>(
-        `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, reply_to, disposition, status, created_at, charged)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING *`,
+        `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, content_hash, reply_to, disposition, status, created_at, charged)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING *`,
         row.id,
         row.idempotency_key,
         row.kind,
         row.content,
         row.content_bytes,
+        row.content_hash,
         row.reply_to,
         row.disposition,
         row.status,
@@ -191,12 +196,24 @@ export class SubmissionStorage {
     );
     this.moved(row, row.status, status);
     if (status === "failed") this.keepFailedWithinBound(extra.failed_at ?? Date.now());
+    // It can no longer run: a cancelled text is never used, a done one lives on as its user message.
+    if (status === "cancelled" || status === "done") this.dropText("id = ?", row.id);
   }
 
   /** A task's own submission is done when the task ends (it was running, so it had left the queue); a failed task's charge is owed back. */
   finishRunning(id: string, refunded: number): void {
     this.sql.exec("UPDATE submissions SET status = 'done', refunded = ? WHERE id = ?", refunded, id);
     if (this.countsKept) this.countsKept.running--;
+    this.dropText("id = ?", id);
+  }
+
+  /**
+   * What a submission that can no longer run keeps: its key, the hash of its text and its links, never
+   * the text (a done one's lives on as its user message), so a chat's submissions cost a few hundred
+   * bytes each, whatever was sent. Rows from before the hash was kept keep their text, to compare replays.
+   */
+  private dropText(where: string, ...bindings: unknown[]): void {
+    this.sql.exec(`UPDATE submissions SET content = '', content_bytes = 0 WHERE ${where} AND content_hash IS NOT NULL AND content != ''`, ...bindings);
   }
 
   /** Steering entries waiting for the running task, oldest first. */
@@ -216,8 +233,13 @@ export class SubmissionStorage {
   /** The steering texts a task has taken, in order: submissions of the task other than its own. */
   steeringTaken(task: TaskLink): string[] {
     if (this.steeringOfTask?.taskId !== task.id) {
+      // From their user messages: a submission's own text is dropped once it is taken.
       const texts = this.sql
-        .exec<{ content: string }>("SELECT content FROM submissions WHERE task_id = ? AND id != ? ORDER BY seq", task.id, task.submission_id)
+        .exec<{ content: string }>(
+          "SELECT m.content FROM submissions s JOIN messages m ON m.id = s.user_message_id WHERE s.task_id = ? AND s.id != ? ORDER BY s.seq",
+          task.id,
+          task.submission_id,
+        )
         .toArray()
         .map((r) => r.content);
       this.steeringOfTask = { taskId: task.id, texts };
@@ -298,8 +320,11 @@ export class SubmissionStorage {
 
   /** Failed entries (among those still in the queue) that match `where` leave it now. */
   private leaveQueue(where: string, now: number, ...bindings: unknown[]): void {
-    for (const { id } of this.sql.exec<{ id: string }>(`UPDATE ${BY_FAILED_IN_QUEUE} SET left_queue_at = ? WHERE ${FAILED_IN_QUEUE} AND ${where} RETURNING id`, now, ...bindings)) {
+    const left = this.sql.exec<{ id: string }>(`UPDATE ${BY_FAILED_IN_QUEUE} SET left_queue_at = ? WHERE ${FAILED_IN_QUEUE} AND ${where} RETURNING id`, now, ...bindings).toArray();
+    for (const { id } of left) {
       this.changes.push({ removed: id });
+      // Out of the queue it can never run: its text goes (a webhook about it then shows an empty content).
+      this.dropText("id = ?", id);
     }
   }
 
