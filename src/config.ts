@@ -23,6 +23,8 @@ export type ModelAgentConfig = {
   model: string | undefined;
   systemPrompt: string;
   tools: boolean;
+  /** Ask for the model's token counts (AGENT_USAGE, on unless "off", for servers that refuse stream_options). */
+  usage: boolean;
   historyChars: number;
 };
 export type AgentConfig =
@@ -76,12 +78,16 @@ function agentConfig(env: Env): AgentConfig {
       apiKey: env.AGENT_API_KEY || undefined,
       model: env.AGENT_MODEL?.trim() || undefined,
       systemPrompt: env.AGENT_SYSTEM_PROMPT?.trim() || DEFAULT_SYSTEM_PROMPT,
-      tools: (env.AGENT_TOOLS ?? "on").trim().toLowerCase() !== "off",
+      tools: isOn(env.AGENT_TOOLS),
+      usage: isOn(env.AGENT_USAGE),
       historyChars: Math.floor(count(env.AGENT_HISTORY_CHARS, DEFAULT_HISTORY_CHARS)),
     };
   }
   return { mode: "unknown", named: mode.slice(0, 40) };
 }
+
+/** A switch that is on unless set to "off". */
+const isOn = (value: string | undefined) => (value ?? "on").trim().toLowerCase() !== "off";
 
 /** A non-negative number, or the default when unset or not a number. */
 function count(value: string | undefined, fallback: number): number {

@@ -16,6 +16,7 @@ declare global {
       AGENT_API_KEY?: string;
       AGENT_SYSTEM_PROMPT?: string;
       AGENT_TOOLS?: string;
+      AGENT_USAGE?: string;
       AGENT_HISTORY_CHARS?: string;
       // Seals webhook endpoints' signing secrets (AES-GCM); a Worker secret.
       WEBHOOK_KEY?: string;

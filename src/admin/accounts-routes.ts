@@ -1,13 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createAccount, findAccount, listAccounts, setPassword, type AccountRecord } from "../auth/accounts";
-import { describeForLog } from "../db/errors";
 import type { AppEnv } from "../env";
 import { Email } from "../auth/schemas";
 import { ApiError, notFound } from "../http/problem";
 import { pageSize } from "../http/query";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { adminSecurity } from "./guard";
+import { log } from "../log";
 
 export const adminAccountRoutes = createRouter();
 const credits = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -43,7 +43,7 @@ adminAccountRoutes.openapi(
       await ledgerOf(c, account.id).open(account.id, input.credits);
     } catch (error) {
       // Not lost: a ledger that starts unopened reads the opening balance from D1.
-      console.warn(JSON.stringify({ level: "warn", event: "ledger_open_failed", accountId: account.id, error: describeForLog(error) }));
+      log.warn("ledger_open_failed", { accountId: account.id }, error);
     }
     return c.json({ ...account, credits: input.credits }, 201);
   },

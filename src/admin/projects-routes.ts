@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { describeForLog } from "../db/errors";
 import { writeSeenHere } from "../db/sessions";
 import { ApiError, invalidRequest, notFound } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
@@ -7,6 +6,7 @@ import { forgetMemberships } from "../projects/access";
 import { PROJECT_STATUSES, ROLES } from "../projects/roles";
 import { createProject, removeMember, setMember, setProjectStatus } from "../projects/store";
 import { adminSecurity } from "./guard";
+import { log } from "../log";
 
 export const adminProjectRoutes = createRouter();
 const Project = z.object({ id: z.uuid(), name: z.string(), ownerAccountId: z.uuid(), status: z.enum(PROJECT_STATUSES) }).openapi("AdminProject");
@@ -37,7 +37,7 @@ adminProjectRoutes.openapi(
       await c.env.PROJECT_CHATS.getByName(outcome.project.id).open();
     } catch (error) {
       // Not lost: a chat list that starts unopened reads the (empty) D1 list once.
-      console.warn(JSON.stringify({ level: "warn", event: "chat_list_open_failed", projectId: outcome.project.id, error: describeForLog(error) }));
+      log.warn("chat_list_open_failed", { projectId: outcome.project.id }, error);
     }
     return c.json(outcome.project, 201);
   },

@@ -10,6 +10,7 @@ import { jsonBodyGuard } from "../http/json-body";
 import { MiB, limitBody } from "../http/middleware";
 import { ApiError, invalidRequest, notFound, unauthorized, validationHook } from "../http/problem";
 import { AgentResultBody, PartialOutputBody, SteeringAckBody } from "./http";
+import { REPLY_MAX } from "../chats/limits";
 
 /** Only in http mode, and only with the shared AGENT_SECRET (compared in constant time). */
 const requireAgentSecret = createMiddleware<AppEnv>(async (c, next) => {
@@ -49,7 +50,7 @@ export const agentCallbackRoutes = new Hono<AppEnv>()
       case "out_of_order":
         throw new ApiError(409, "conflict", "Partial outputs are numbered 1, 2, 3, … and sent in order; an earlier part has not arrived.");
       case "too_long":
-        throw invalidRequest("The reply would exceed 100000 characters.", [{ path: "text", message: "too long for the reply" }]);
+        throw invalidRequest(`The reply would exceed ${REPLY_MAX} characters.`, [{ path: "text", message: "too long for the reply" }]);
     }
     return c.body(null, 204);
   })

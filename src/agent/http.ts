@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { describeForLog } from "../db/errors";
 import type { AgentPort, AgentResult } from "./port";
+import { log } from "../log";
+import { REPLY_MAX, STEERING_PER_TASK } from "../chats/limits";
 
 const START_TIMEOUT_MS = 15_000;
 // Telling the agent of a stop is best effort: one try, this long.
@@ -10,16 +11,21 @@ const agentText = () => z.string().refine((text) => text.isWellFormed(), "unpair
 // Lenient about extra fields, so an agent can add its own without breaking the service.
 export const AgentResultBody = z.object({
   status: z.enum(["success", "failed"]),
-  content: agentText().max(100_000),
+  content: agentText().max(REPLY_MAX),
   // The agent asked the user something; the chat shows isAwaitingUser until the next message is accepted.
   awaitingUser: z.boolean().optional(),
+  // The model's token counts for the whole task, when the agent knows them (shown as the reply's usage).
+  usage: z
+    .object({ inputTokens: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), outputTokens: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) })
+    .nullish()
+    .transform((usage) => usage ?? undefined),
 });
 
 /** Text to append to the running task's reply; parts are numbered from 1 so a retried part is not appended twice. */
-export const PartialOutputBody = z.object({ seq: z.number().int().min(1).max(1_000_000), text: agentText().min(1).max(100_000) });
+export const PartialOutputBody = z.object({ seq: z.number().int().min(1).max(1_000_000), text: agentText().min(1).max(REPLY_MAX) });
 
 /** Steering texts the agent has taken, by submission id, in the order it was given them. */
-export const SteeringAckBody = z.object({ ids: z.array(z.uuid()).min(1).max(5) });
+export const SteeringAckBody = z.object({ ids: z.array(z.uuid()).min(1).max(STEERING_PER_TASK) });
 
 /** The task's own address at the agent, `{AGENT_URL}/{taskId}/<action>` (AGENT_URL's query string kept). */
 export function agentTaskUrl(agentUrl: string, taskId: string, action: string): string {
@@ -66,7 +72,8 @@ export function httpAgent(options: { url: string; secret: string; resultTimeoutM
     check(_task, { startedAt, now }): AgentResult | { checkAt: number } {
       const deadline = startedAt + options.resultTimeoutMs;
       if (now < deadline) return { checkAt: deadline };
-      return { status: "failed", content: "", error: `The agent did not send a result within ${Math.round(options.resultTimeoutMs / 1000)} s.` };
+      // What its parts wrote stays in the reply.
+      return { status: "failed", error: `The agent did not send a result within ${Math.round(options.resultTimeoutMs / 1000)} s.` };
     },
     async stop(task) {
       try {
@@ -77,9 +84,9 @@ export function httpAgent(options: { url: string; secret: string; resultTimeoutM
           signal: AbortSignal.timeout(STOP_TIMEOUT_MS),
         });
         await response.body?.cancel();
-        if (!response.ok) console.warn(JSON.stringify({ level: "warn", event: "agent_stop_refused", taskId: task.taskId, status: response.status }));
+        if (!response.ok) log.warn("agent_stop_refused", { taskId: task.taskId, status: response.status });
       } catch (error) {
-        console.warn(JSON.stringify({ level: "warn", event: "agent_stop_failed", taskId: task.taskId, error: describeForLog(error) }));
+        log.warn("agent_stop_failed", { taskId: task.taskId }, error);
       }
     },
   };

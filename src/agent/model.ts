@@ -3,8 +3,9 @@ import { z } from "zod";
 import { describeForLog } from "../db/errors";
 import { firstCharacters } from "../text";
 import { conversation, type Turn } from "./conversation";
-import type { AgentPort, AgentResult, AgentTask, LiveTask } from "./port";
+import type { AgentPort, AgentResult, AgentTask, LiveTask, TokenUsage } from "./port";
 import { ReplyBatcher } from "./reply-batcher";
+import { log } from "../log";
 
 export type ModelAgentOptions = {
   model: LanguageModel;
@@ -44,8 +45,8 @@ function failureOf(error: unknown): { message: string; status: number | undefine
   return { message: "The model could not be reached.", status: undefined };
 }
 
-/** Failed, with the reason; the chat returns the credits. */
-const failed = (error: string): AgentResult => ({ status: "failed", content: "", error });
+/** Failed, with the reason; what was written stays in the reply, and the chat returns the credits. */
+const failed = (error: string): AgentResult => ({ status: "failed", error });
 
 /**
  * An agent that is a language model (AGENT_MODE openai or workers-ai, through the AI SDK). A task
@@ -82,9 +83,8 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
         const name = String((error as Error)?.name);
         // A provider's error: its status and name only, as its text may carry the key. Anything else is ours, logged whole.
         const detail = name.startsWith("AI_") ? { status, error: name } : { error: describeForLog(error) };
-        console.warn(JSON.stringify({ level: "warn", event: "model_call_failed", mode: options.mode, taskId: task.taskId, ...detail }));
-        // What was written stays in the reply; the task failed (credits returned).
-        result = { ...failed(message), content: live.reply() };
+        log.warn("model_call_failed", { mode: options.mode, taskId: task.taskId, ...detail });
+        result = failed(message);
       }
     }
     if (!stopped.aborted) await live.finish(result);
@@ -95,7 +95,7 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
     for (let written = 0; ; ) {
       // A call that answers steering continues the reply after a blank line.
       let separator = written > 0 ? STEERED_SEPARATOR : "";
-      const call = await callModel(messages, signal, (text) => {
+      const call = await callModel(messages, signal, live, (text) => {
         batcher.add(separator + text);
         separator = "";
       });
@@ -115,8 +115,8 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
     return live.reply() ? { status: "success", content: live.reply() } : failed("The model sent no reply.");
   }
 
-  /** One streamed completion: its text goes to onText as it comes; a call of ask_user gives the question. */
-  async function callModel(messages: ModelMessage[], signal: AbortSignal, onText: (text: string) => void): Promise<{ text: string; question?: string }> {
+  /** One streamed completion: its text goes to onText as it comes, its token counts to the task; a call of ask_user gives the question. */
+  async function callModel(messages: ModelMessage[], signal: AbortSignal, live: LiveTask, onText: (text: string) => void): Promise<{ text: string; question?: string }> {
     const result = streamText({
       model: options.model,
       instructions: options.systemPrompt,
@@ -137,6 +137,10 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
         // A question that is not one (empty, not text) is no question: the reply is what was written.
         const asked = (part.input as { question?: unknown }).question;
         if (typeof asked === "string" && asked.trim()) question = firstCharacters(asked, QUESTION_MAX);
+      } else if (part.type === "finish-step") {
+        // A call that ended reports its counts here; a retried attempt that failed, or one cut short, reports none.
+        const usage = reportedUsage(part.usage);
+        if (usage) live.addUsage(usage);
       } else if (part.type === "error") {
         throw part.error;
       } else if (part.type === "abort") {
@@ -159,7 +163,7 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
       runs.set(task.taskId, abort);
       const running = run(task, live, abort.signal).catch((error) => {
         // Recording the end failed (storage): the chat fails the task at its deadline.
-        console.error(JSON.stringify({ level: "error", event: "model_task_unrecorded", taskId: task.taskId, error: describeForLog(error) }));
+        log.error("model_task_unrecorded", { taskId: task.taskId }, error);
         unrecorded.add(task.taskId);
       });
       options.keepAlive(running.finally(() => runs.get(task.taskId) === abort && runs.delete(task.taskId)));
@@ -179,6 +183,14 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
       stopRun(task.taskId);
     },
   };
+}
+
+/** The model's own counts, or undefined when the provider reported neither. */
+function reportedUsage(usage: { inputTokens: number | undefined; outputTokens: number | undefined } | undefined): TokenUsage | undefined {
+  const inputTokens = usage?.inputTokens;
+  const outputTokens = usage?.outputTokens;
+  if (inputTokens === undefined && outputTokens === undefined) return undefined;
+  return { inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0 };
 }
 
 const userTurns = (texts: string[]): ModelMessage[] => texts.map((content) => ({ role: "user", content }));

@@ -16,7 +16,17 @@ export type AgentTask = {
  * A task's outcome; error explains a failure the agent did not report itself (no answer, bad answer).
  * awaitingUser: the agent asked the user something (a question, a connection request in the web application).
  */
-export type AgentResult = { status: "success" | "failed"; content: string; error?: string; awaitingUser?: boolean };
+export type AgentResult = {
+  status: "success" | "failed";
+  /** The reply's final text; absent, what was written stands (a failure of the service's own keeps the partial reply). */
+  content?: string;
+  error?: string;
+  awaitingUser?: boolean;
+  usage?: TokenUsage;
+};
+
+/** A model's own token counts for one or more calls (prompt and completion tokens). */
+export type TokenUsage = { inputTokens: number; outputTokens: number };
 
 /** The answer to starting a task: a result at once, or a time at which to look again. */
 type AgentStart = { kind: "finished"; result: AgentResult } | { kind: "pending"; checkAt: number };
@@ -49,6 +59,8 @@ export type LiveTask = {
   append(text: string): boolean;
   /** Takes the steering texts waiting for the task (within the chat's cap); returns the ones taken now. */
   takeSteering(): string[];
+  /** Adds what one finished model call reported, so a task stopped later still shows the calls it made. */
+  addUsage(usage: TokenUsage): void;
   finish(result: AgentResult): Promise<void>;
 };
 

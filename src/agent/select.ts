@@ -36,7 +36,7 @@ function modelAgentFor(agent: ModelAgentConfig, host: AgentHost | undefined): Ag
   if (names.length > 0 || !host || !agent.model) return misconfigured(`AGENT_MODE is ${agent.mode} but ${listed(names.length ? names : ["the object's host"])} not set`);
   const model =
     agent.mode === "openai"
-      ? createOpenAICompatible({ name: "agent", baseURL: agent.baseUrl!, apiKey: agent.apiKey }).chatModel(agent.model)
+      ? createOpenAICompatible({ name: "agent", baseURL: agent.baseUrl!, apiKey: agent.apiKey, includeUsage: agent.usage }).chatModel(agent.model)
       : createWorkersAI({ binding: host.ai! })(agent.model);
   return modelAgent({ model, systemPrompt: agent.systemPrompt, tools: agent.tools, historyChars: agent.historyChars, keepAlive: host.keepAlive, mode: agent.mode });
 }
@@ -49,7 +49,7 @@ function misconfigured(reason: string): AgentPort {
     start: async () => {
       throw new Error(reason);
     },
-    check: () => ({ status: "failed", content: "", error: "The agent is not configured." }),
+    check: () => ({ status: "failed", error: "The agent is not configured." }),
     stop: async () => {},
   };
 }

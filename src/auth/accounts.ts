@@ -3,6 +3,7 @@ import { drizzle } from "drizzle-orm/d1";
 import { isUniqueViolation } from "../db/errors";
 import { accounts, sessions } from "../db/schema";
 import { hashPassword } from "./passwords";
+import { iso } from "../time";
 
 /** An account as operators see it in D1; its balance lives in its AccountLedger object. */
 export type AccountRecord = { id: string; email: string };
@@ -13,7 +14,7 @@ const record = (a: AccountRecord): AccountRecord => ({ id: a.id, email: a.email 
  * ledger reads should it start before it was opened.
  */
 export async function createAccount(d1: D1Database, input: { email: string; password: string; credits: number }): Promise<AccountRecord | null> {
-  const row = { id: crypto.randomUUID(), email: input.email, passwordHash: await hashPassword(input.password), credits: input.credits, createdAt: new Date().toISOString() };
+  const row = { id: crypto.randomUUID(), email: input.email, passwordHash: await hashPassword(input.password), credits: input.credits, createdAt: iso(Date.now()) };
   try {
     await drizzle(d1).insert(accounts).values(row);
   } catch (error) {
@@ -59,10 +60,10 @@ export async function findAccountByEmail(d1: D1Database, email: string) {
 const SESSION_LIFETIME_MS = 30 * 86_400_000;
 
 export async function createSession(d1: D1Database, accountId: string, tokenHash: string, now: number) {
-  const expiresAt = new Date(now + SESSION_LIFETIME_MS).toISOString();
+  const expiresAt = iso(now + SESSION_LIFETIME_MS);
   await drizzle(d1)
     .insert(sessions)
-    .values({ id: crypto.randomUUID(), accountId, tokenHash, createdAt: new Date(now).toISOString(), expiresAt });
+    .values({ id: crypto.randomUUID(), accountId, tokenHash, createdAt: iso(now), expiresAt });
   return { expiresAt };
 }
 
@@ -70,7 +71,7 @@ export async function findSessionAccount(d1: D1Database, tokenHash: string, now:
   const [row] = await drizzle(d1)
     .select({ accountId: sessions.accountId })
     .from(sessions)
-    .where(and(eq(sessions.tokenHash, tokenHash), gt(sessions.expiresAt, new Date(now).toISOString())));
+    .where(and(eq(sessions.tokenHash, tokenHash), gt(sessions.expiresAt, iso(now))));
   return row?.accountId;
 }
 

@@ -12,6 +12,7 @@ import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, accountCors, invalidSession, is
 import { jsonBodyGuard } from "../http/json-body";
 import { MiB, limitBody } from "../http/middleware";
 import { accountCreditRoutes } from "../credits/account-routes";
+import { iso } from "../time";
 
 /** Sign-in, sign-out and API token management, mounted at /auth: credentialed CORS for APP_ORIGINS only. */
 export const authRoutes = createRouter<SessionEnv>();
@@ -129,7 +130,7 @@ authRoutes.openapi(
     const rows = await listTokens(c.env.DB, c.get("accountId"));
     // Each token's gate keeps its last use; D1's column holds only uses from before the gates kept it.
     const lastUsed = await Promise.all(rows.map((r) => c.env.TOKEN_GATE.getByName(r.tokenHash).lastUsed(r.tokenHash)));
-    const items = rows.map((r, i) => toItem({ ...r, lastUsedAt: lastUsed[i] == null ? r.lastUsedAt : new Date(lastUsed[i]!).toISOString() }));
+    const items = rows.map((r, i) => toItem({ ...r, lastUsedAt: lastUsed[i] == null ? r.lastUsedAt : iso(lastUsed[i]!) }));
     return c.json({ items }, 200);
   },
 );

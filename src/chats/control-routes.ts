@@ -3,7 +3,7 @@ import type { GatedEnv } from "../auth/gate";
 import { emptyBodyIsNone } from "../http/json-body";
 import { ApiError } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
-import { STEERING_PER_TASK } from "./chat-room";
+import { STEERING_PER_TASK } from "./limits";
 import { SUBMIT_DESCRIPTION, submitTo } from "./message-routes";
 import { chatInProject, chatNotFound, security, submissionNotFound, write } from "./route-access";
 import { ChatParams, Message, MessageParams, SendMessageBody, SendMessageHeaders, StopBody, Submission, SubmissionParams } from "./schemas";

@@ -3,12 +3,11 @@ import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import { ApiError, invalidRequest } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
-import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "./chat-room";
+import { CONTENT_MAX, QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "./limits";
 import { maintenanceFlag } from "./maintenance";
-import type { SubmissionKind } from "./room-storage";
+import type { SubmissionKind } from "./submission-storage";
 import { chatInProject, chatNotFound, chatProblems, found, read, security, submissionNotFound, write } from "./route-access";
 import {
-  CONTENT_MAX,
   ChatParams,
   MESSAGE_BODY_LIMIT_BYTES,
   MessagePage,

@@ -3,17 +3,17 @@ import { requireScope, type GatedEnv } from "../auth/gate";
 import { ApiError, notFound } from "../http/problem";
 import { problems } from "../http/router";
 import { projectAccess } from "../projects/access";
+import { UUID_PATTERN } from "../ids";
 
 // What every chat operation shares: the bearer scheme, the scope guards and the problems it can answer.
 export const security = [{ userApiTokenBearer: [] }];
 export const read = [requireScope("chat:read")];
 export const write = [requireScope("chat:write")];
 export const chatProblems = problems(400, 401, 403, 404, 429);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The caller's access to the project: 404 when unknown, not a member or suspended (or a malformed id); 403 for a viewer writing. */
 export async function authorise(c: Context<GatedEnv>, need: "read" | "write", projectId: string) {
-  const access = UUID.test(projectId) ? await projectAccess(c.env.DB, projectId.toLowerCase(), c.get("caller").accountId) : null;
+  const access = UUID_PATTERN.test(projectId) ? await projectAccess(c.env.DB, projectId.toLowerCase(), c.get("caller").accountId) : null;
   if (!access) throw notFound("The project does not exist or is not available to you.");
   if (need === "write" && access.role === "viewer") throw new ApiError(403, "forbidden", "Viewers of this project can read chats but not change them.");
   return access;
@@ -21,7 +21,7 @@ export async function authorise(c: Context<GatedEnv>, need: "read" | "write", pr
 
 /** Project access, then the chat's object; whether the chat is in that project is the object's answer. */
 export async function chatInProject(c: Context<GatedEnv>, need: "read" | "write", params: { projectId: string; chatId: string }) {
-  if (!UUID.test(params.chatId)) throw notFound();
+  if (!UUID_PATTERN.test(params.chatId)) throw notFound();
   const access = await authorise(c, need, params.projectId);
   return { access, chat: c.env.CHAT_ROOM.getByName(params.chatId.toLowerCase()) };
 }

@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { pageQuery } from "../http/query";
+import { CONTENT_MAX } from "./limits";
 
 const TITLE_MAX = 160;
-export const CONTENT_MAX = 100_000;
 export const PREVIEW_MAX = 500;
 // The largest valid message body: every character of the content sent as a 12-byte "\uXXXX\uXXXX"
 // escape pair, plus room for the id, the keys (which may be escaped too) and whitespace.
@@ -47,6 +47,15 @@ export type Chat = z.infer<typeof Chat>;
 export const ChatList = z.object({ items: z.array(Chat) }).openapi("ChatList");
 export type ChatList = z.infer<typeof ChatList>;
 
+export const Usage = z
+  .object({
+    credits: z.number().int().min(0).openapi({ description: "What the task cost once any refund is made: a failed task 0, a stopped one what was charged" }),
+    inputTokens: z.number().int().min(0).nullable().openapi({ description: "The model's prompt tokens, summed over the task's calls that reported them; null when none did" }),
+    outputTokens: z.number().int().min(0).nullable().openapi({ description: "The model's completion tokens, summed like inputTokens" }),
+  })
+  .openapi("Usage", { description: "What an ended agent reply's task cost, fixed when it ended" });
+export type Usage = z.infer<typeof Usage>;
+
 export const Message = z
   .object({
     id: z.uuid(),
@@ -58,6 +67,7 @@ export const Message = z
     submissionId: z.uuid().nullable().openapi({
       description: "The submission whose task produced it; a steering text's user message carries its own submission's id. Null for messages from before submissions were linked.",
     }),
+    usage: Usage.nullable().openapi({ description: "On an agent reply that has ended; null for user and error messages, a working reply, and replies from before usage was kept" }),
   })
   .openapi("Message");
 export type Message = z.infer<typeof Message>;
@@ -78,6 +88,10 @@ export type QueueEntry = z.infer<typeof QueueEntry>;
 
 export const Queue = z.object({ items: z.array(QueueEntry) }).openapi("Queue");
 
+/** Why a submission could not run. */
+export const SUBMISSION_FAILURES = ["insufficient_credits"] as const;
+export type SubmissionFailure = (typeof SUBMISSION_FAILURES)[number];
+
 export const Submission = z.object({ submissionId: z.uuid(), chatId: z.uuid(), disposition: z.enum(["queued", "started"]) }).openapi("Submission");
 export type Submission = z.infer<typeof Submission>;
 
@@ -92,6 +106,16 @@ export const SubmissionState = z
     userMessageId: z.uuid().nullable().openapi({ description: "The user message its text became; null until its task starts (or the running task takes it)" }),
     replyMessageId: z.uuid().nullable().openapi({ description: "The agent reply of its task; null until the task starts" }),
     createdAt: z.iso.datetime(),
+    credits: z
+      .object({ charged: z.number().int().min(0), refunded: z.number().int().min(0) })
+      .openapi({ description: "What its task was charged and, when it failed, given back (both 0 until dispatched, and for a steering text a running task took)" }),
+    failure: z
+      .object({
+        code: z.enum(SUBMISSION_FAILURES).openapi({ description: "Why it could not run; accept other codes too" }),
+        message: z.string().openapi({ description: "The text of its error message" }),
+      })
+      .nullable()
+      .openapi({ description: "Set when status is failed: why it never ran" }),
   })
   .openapi("SubmissionState", { description: "What a submission became" });
 export type SubmissionState = z.infer<typeof SubmissionState>;

@@ -1,7 +1,7 @@
-import { describeForLog } from "../db/errors";
 import type { Env } from "../env";
 import { projectAccess } from "../projects/access";
 import { Listeners, type StreamGrant } from "./listeners";
+import { log } from "../log";
 
 // A keep-alive and an access check this often; streams end after MAX_AGE (clients resume); slow readers are dropped.
 const STREAM_PULSE_MS = 5_000;
@@ -36,7 +36,7 @@ export class ChatStreams {
   open(cursor: number, first: Uint8Array[], grant: StreamGrant, now: number): ReadableStream<Uint8Array> {
     const stream = this.listeners.add(cursor, first, grant, now);
     this.pulseTimer ??= setInterval(() => {
-      this.pulse().catch((error) => console.warn(JSON.stringify({ level: "warn", event: "stream_pulse_failed", error: describeForLog(error) })));
+      this.pulse().catch((error) => log.warn("stream_pulse_failed", {}, error));
     }, STREAM_PULSE_MS);
     return stream;
   }

@@ -1,4 +1,4 @@
-import type { QueueEntry } from "./schemas";
+import type { QueueEntry, SubmissionFailure } from "./schemas";
 
 export type SubmissionStatus = "queued" | "steering" | "dispatching" | "running" | "done" | "failed" | "cancelled";
 /** Which call made a submission: keys are shared by both, but a key is bound to the call that used it first. */
@@ -22,6 +22,13 @@ export type SubmissionRow = {
   reply_message_id: string | null;
   // A failed entry left the queue (its 24 hours ended, or newer failures pushed it out) and followers were told.
   left_queue_at: number | null;
+  // What its task was charged (null for submissions from before it was kept), and given back when it failed.
+  charged: number | null;
+  refunded: number;
+  // Why it could not run (status failed).
+  failure_code: SubmissionFailure | null;
+  // SHA-256 of its content (hex): a replay is told from a changed body by it once the text is dropped (null before it was kept).
+  content_hash: string | null;
 };
 /** What the queue bound counts: its entries that wait or are being dispatched, and the UTF-8 bytes of their content. */
 export type QueueLoad = { entries: number; bytes: number };
@@ -37,6 +44,9 @@ const BY_FAILED_IN_QUEUE = "submissions INDEXED BY submissions_failed_in_queue";
 const FAILED_IN_QUEUE = "status = 'failed' AND left_queue_at IS NULL";
 export const FAILED_KEPT_ENTRIES = 100;
 export const FAILED_KEPT_BYTES = 1_000_000;
+
+/** The running task as the submissions know it: its own submission and its reply. */
+type TaskLink = { id: string; submission_id: string; owner_message_id: string };
 
 type Counts = Record<"queued" | "steering" | "dispatching" | "running", number>;
 const isCounted = (status: SubmissionStatus): status is keyof Counts => status === "queued" || status === "steering" || status === "dispatching" || status === "running";
@@ -63,6 +73,8 @@ export class SubmissionStorage {
   private failedExpiry: number | undefined;
   // Failed entries that failed at or before this had left the queue, unannounced, before the schema kept left_queue_at.
   private trackedAfterKept: number | undefined;
+  // The steering texts the running task has taken, in order (undefined: not read yet).
+  private steeringOfTask: { taskId: string; texts: string[] } | undefined;
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -71,6 +83,7 @@ export class SubmissionStorage {
     this.countsKept = undefined;
     this.failedExpiry = undefined;
     this.trackedAfterKept = undefined;
+    this.steeringOfTask = undefined;
     this.changes = [];
   }
 
@@ -105,6 +118,12 @@ export class SubmissionStorage {
     return counts.dispatching + counts.running > 0;
   }
 
+  /** A submission waits for the task runner: queued, or being dispatched. */
+  waitsForDispatch(): boolean {
+    const counts = this.counts();
+    return counts.queued + counts.dispatching > 0;
+  }
+
   hasPendingWork(): boolean {
     const counts = this.counts();
     return counts.queued + counts.steering + counts.dispatching + counts.running > 0;
@@ -123,17 +142,20 @@ export class SubmissionStorage {
     return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE task_id = ? ORDER BY seq LIMIT 1", taskId).toArray()[0];
   }
 
-  insert(row: Pick<SubmissionRow, "id" | "idempotency_key" | "kind" | "content" | "content_bytes" | "reply_to" | "disposition" | "status" | "created_at">): SubmissionRow {
+  insert(
+    row: Pick<SubmissionRow, "id" | "idempotency_key" | "kind" | "content" | "content_bytes" | "content_hash" | "reply_to" | "disposition" | "status" | "created_at">,
+  ): SubmissionRow {
     this.counts();
     const inserted = this.sql
       .exec<SubmissionRow>(
-        `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, reply_to, disposition, status, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, content_hash, reply_to, disposition, status, created_at, charged)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING *`,
         row.id,
         row.idempotency_key,
         row.kind,
         row.content,
         row.content_bytes,
+        row.content_hash,
         row.reply_to,
         row.disposition,
         row.status,
@@ -156,33 +178,73 @@ export class SubmissionStorage {
   move(
     row: SubmissionRow,
     status: SubmissionStatus,
-    extra: Partial<Pick<SubmissionRow, "task_id" | "account_id" | "failed_at" | "user_message_id" | "reply_message_id">> = {},
+    extra: Partial<Pick<SubmissionRow, "task_id" | "account_id" | "failed_at" | "user_message_id" | "reply_message_id" | "charged" | "failure_code">> = {},
   ): void {
     this.sql.exec(
       `UPDATE submissions SET status = ?, task_id = COALESCE(?, task_id), account_id = COALESCE(?, account_id), failed_at = COALESCE(?, failed_at),
-         user_message_id = COALESCE(?, user_message_id), reply_message_id = COALESCE(?, reply_message_id) WHERE id = ?`,
+         user_message_id = COALESCE(?, user_message_id), reply_message_id = COALESCE(?, reply_message_id), charged = COALESCE(?, charged),
+         failure_code = COALESCE(?, failure_code) WHERE id = ?`,
       status,
       extra.task_id ?? null,
       extra.account_id ?? null,
       extra.failed_at ?? null,
       extra.user_message_id ?? null,
       extra.reply_message_id ?? null,
+      extra.charged ?? null,
+      extra.failure_code ?? null,
       row.id,
     );
     this.moved(row, row.status, status);
     if (status === "failed") this.keepFailedWithinBound(extra.failed_at ?? Date.now());
+    // It can no longer run: a cancelled text is never used, a done one lives on as its user message.
+    if (status === "cancelled" || status === "done") this.dropText("id = ?", row.id);
   }
 
-  /** A task's own submission is done when the task ends (it was running, so it had left the queue). */
-  finishRunning(id: string): void {
-    this.sql.exec("UPDATE submissions SET status = 'done' WHERE id = ?", id);
+  /** A task's own submission is done when the task ends (it was running, so it had left the queue); a failed task's charge is owed back. */
+  finishRunning(id: string, refunded: number): void {
+    this.sql.exec("UPDATE submissions SET status = 'done', refunded = ? WHERE id = ?", refunded, id);
     if (this.countsKept) this.countsKept.running--;
+    this.dropText("id = ?", id);
+  }
+
+  /**
+   * What a submission that can no longer run keeps: its key, the hash of its text and its links, never
+   * the text (a done one's lives on as its user message), so a chat's submissions cost a few hundred
+   * bytes each, whatever was sent. Rows from before the hash was kept keep their text, to compare replays.
+   */
+  private dropText(where: string, ...bindings: unknown[]): void {
+    this.sql.exec(`UPDATE submissions SET content = '', content_bytes = 0 WHERE ${where} AND content_hash IS NOT NULL AND content != ''`, ...bindings);
   }
 
   /** Steering entries waiting for the running task, oldest first. */
   steeringWaiting(limit: number): SubmissionRow[] {
     if (this.counts().steering === 0 || limit <= 0) return [];
     return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE status = 'steering' ORDER BY seq LIMIT ?", limit).toArray();
+  }
+
+  /** The running task takes a steering entry: it is done, as part of that task, and its text is the user message named. */
+  takeSteering(row: SubmissionRow, task: TaskLink, userMessageId: string): void {
+    // Read before the row joins the task, or a list read afresh (after an eviction) would hold it twice.
+    const taken = this.steeringTaken(task);
+    this.move(row, "done", { task_id: task.id, user_message_id: userMessageId, reply_message_id: task.owner_message_id });
+    taken.push(row.content);
+  }
+
+  /** The steering texts a task has taken, in order: submissions of the task other than its own. */
+  steeringTaken(task: TaskLink): string[] {
+    if (this.steeringOfTask?.taskId !== task.id) {
+      // From their user messages: a submission's own text is dropped once it is taken.
+      const texts = this.sql
+        .exec<{ content: string }>(
+          "SELECT m.content FROM submissions s JOIN messages m ON m.id = s.user_message_id WHERE s.task_id = ? AND s.id != ? ORDER BY s.seq",
+          task.id,
+          task.submission_id,
+        )
+        .toArray()
+        .map((r) => r.content);
+      this.steeringOfTask = { taskId: task.id, texts };
+    }
+    return this.steeringOfTask.texts;
   }
 
   /** The task ended, or could not start, before taking them: steering entries wait as queued, in their place in submission order. */
@@ -219,14 +281,24 @@ export class SubmissionStorage {
 
   /** Failed entries whose 24 hours have ended leave the queue (their removal becomes a change); when the next one will. */
   expireFailed(now: number): number | undefined {
-    const after = this.trackedAfter();
+    if (now >= this.failedExpiryAt()) {
+      this.leaveQueue("failed_at > ? AND failed_at <= ?", now, this.trackedAfter(), now - FAILED_KEPT_MS);
+      this.failedExpiry = undefined;
+    }
+    return this.nextFailedExpiry();
+  }
+
+  /** When the oldest failed entry still in the queue reaches its 24 hours; undefined when none is in it. */
+  nextFailedExpiry(): number | undefined {
+    const at = this.failedExpiryAt();
+    return Number.isFinite(at) ? at : undefined;
+  }
+
+  private failedExpiryAt(): number {
     this.failedExpiry ??=
-      (this.sql.exec<{ at: number | null }>(`SELECT MIN(failed_at) AS at FROM ${BY_FAILED_IN_QUEUE} WHERE ${FAILED_IN_QUEUE} AND failed_at > ?`, after).one().at ??
+      (this.sql.exec<{ at: number | null }>(`SELECT MIN(failed_at) AS at FROM ${BY_FAILED_IN_QUEUE} WHERE ${FAILED_IN_QUEUE} AND failed_at > ?`, this.trackedAfter()).one().at ??
         Number.POSITIVE_INFINITY) + FAILED_KEPT_MS;
-    if (now < this.failedExpiry) return Number.isFinite(this.failedExpiry) ? this.failedExpiry : undefined;
-    this.leaveQueue("failed_at > ? AND failed_at <= ?", now, after, now - FAILED_KEPT_MS);
-    this.failedExpiry = undefined;
-    return this.expireFailed(now);
+    return this.failedExpiry;
   }
 
   /** The newest failed entries stay, within the count and bytes the queue keeps; older ones leave the queue early. */
@@ -248,8 +320,11 @@ export class SubmissionStorage {
 
   /** Failed entries (among those still in the queue) that match `where` leave it now. */
   private leaveQueue(where: string, now: number, ...bindings: unknown[]): void {
-    for (const { id } of this.sql.exec<{ id: string }>(`UPDATE ${BY_FAILED_IN_QUEUE} SET left_queue_at = ? WHERE ${FAILED_IN_QUEUE} AND ${where} RETURNING id`, now, ...bindings)) {
+    const left = this.sql.exec<{ id: string }>(`UPDATE ${BY_FAILED_IN_QUEUE} SET left_queue_at = ? WHERE ${FAILED_IN_QUEUE} AND ${where} RETURNING id`, now, ...bindings).toArray();
+    for (const { id } of left) {
       this.changes.push({ removed: id });
+      // Out of the queue it can never run: its text goes (a webhook about it then shows an empty content).
+      this.dropText("id = ?", id);
     }
   }
 

@@ -1,3 +1,5 @@
+import { iso } from "../time";
+
 /** What one ended task cost, as its chat hands it to the project: counted once per task id however often it is handed over. */
 export type TaskUsage = { taskId: string; endedAt: number; credits: number; inputTokens: number | null; outputTokens: number | null };
 export type UsageDay = { date: string; tasks: number; credits: number; inputTokens: number; outputTokens: number };
@@ -7,7 +9,7 @@ const DAYS_KEPT = 400;
 const COUNTED_KEPT_MS = 30 * 86_400_000;
 const PRUNE_EVERY_MS = 86_400_000;
 
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const dayOf = (ms: number) => iso(ms).slice(0, 10);
 
 /**
  * A project's daily usage in its ProjectChats object: one row per UTC day, so reading a year is at

@@ -1,3 +1,5 @@
+import { iso } from "../time";
+
 /** What moved an account's balance: a task's charge, its refund, or an operator's change (and the opening balance). */
 export type StatementKind = "charge" | "refund" | "adjustment";
 /** The task a charge or refund belongs to. */
@@ -78,5 +80,5 @@ const toItem = (r: Row): StatementItem => ({
   projectId: r.project_id,
   chatId: r.chat_id,
   submissionId: r.submission_id,
-  createdAt: new Date(r.created_at).toISOString(),
+  createdAt: iso(r.created_at),
 });

@@ -1,4 +1,5 @@
-import { DatabaseUnavailable, describeForLog, isDatabaseUnavailable } from "./errors";
+import { DatabaseUnavailable, isDatabaseUnavailable } from "./errors";
+import { log } from "../log";
 
 /** A value and when it was read (the read's start, so its age is never understated). */
 export type Seen<V> = { value: V; at: number };
@@ -68,7 +69,7 @@ export class ReadMostly<V> {
       if (!isDatabaseUnavailable(error)) throw error;
       const held = this.held.get(key);
       const usable = held !== undefined && Date.now() - held.at < this.options.staleMs;
-      console.warn(JSON.stringify({ level: "warn", event: "d1_unavailable", read: this.name, served: usable ? "last value seen" : "nothing", error: describeForLog(error) }));
+      log.warn("d1_unavailable", { read: this.name, served: usable ? "last value seen" : "nothing" }, error);
       if (!usable) throw new DatabaseUnavailable(error);
       if (this.retryAt.size >= (this.options.maxEntries ?? 10_000)) this.retryAt.clear();
       this.retryAt.set(key, Date.now() + this.options.freshMs);

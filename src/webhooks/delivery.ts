@@ -2,12 +2,19 @@ import type { Env } from "../env";
 import { decryptSecret } from "./secrets";
 import { signWebhook, webhookIdOf } from "./signature";
 import type { WebhookEventType } from "./schemas";
+import { log } from "../log";
 
 /** A queue message: which event of which chat goes to which endpoint. The payload stays in the chat (a reply can pass 128 KB). */
 export type WebhookTask = { projectId: string; chatId: string; eventId: string; endpointId: string; type: WebhookEventType };
 
 // After the nth failed attempt the next one waits RETRY_DELAYS_S[n - 1]; after the last, the delivery has failed. All within a day.
 export const RETRY_DELAYS_S = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600];
+
+/** The schedule as the documentation states it: "5 s, 5 min, …, 5 h and 10 h". */
+export function retrySchedule(): string {
+  const spoken = RETRY_DELAYS_S.map((s) => (s >= 3600 ? `${s / 3600} h` : s >= 60 ? `${s / 60} min` : `${s} s`));
+  return `${spoken.slice(0, -1).join(", ")} and ${spoken.at(-1)}`;
+}
 const ATTEMPT_TIMEOUT_MS = 15_000;
 // Local development only (WEBHOOK_ALLOW_LOOPBACK): secrets sealed with a key anyone can read.
 const DEVELOPMENT_KEY = "project-chat-local-development-webhook-key";
@@ -81,7 +88,7 @@ export async function consumeWebhookBatch(batch: MessageBatch<WebhookTask>, env:
         else message.retry({ delaySeconds: delay });
       } catch (error) {
         // The project or chat object could not be asked: the attempt did not happen, try again shortly.
-        console.warn(JSON.stringify({ level: "warn", event: "webhook_attempt_failed", error: (error as Error)?.name }));
+        log.warn("webhook_attempt_failed", { error: (error as Error)?.name });
         message.retry({ delaySeconds: RETRY_DELAYS_S[0] });
       }
     }),

@@ -1,6 +1,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
 import { ChatAwaitingUserEvent, MessageCompletedEvent, SubmissionFailedEvent } from "./schemas";
+import { retrySchedule } from "./delivery";
 
 const SignatureHeaders = z.object({
   "webhook-id": z.string().openapi({ description: "The same on every attempt of one event for one endpoint: receivers deduplicate on it" }),
@@ -26,8 +27,7 @@ export function registerWebhookEvents(app: OpenAPIHono<AppEnv>): void {
       summary,
       // Sent by the service, not called on it: the receiver checks webhook-signature instead of a credential.
       security: [],
-      description:
-        "Signed as Standard Webhooks. A 2xx within 15 s delivers it; anything else (redirects are not followed) is tried again after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h.",
+      description: `Signed as Standard Webhooks. A 2xx within 15 s delivers it; anything else (redirects are not followed) is tried again after about ${retrySchedule()}.`,
       request: { headers: SignatureHeaders, body: { required: true, content: { "application/json": { schema } } } },
       responses: { 200: { description: "Any 2xx acknowledges the delivery" } },
     });

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { migrateSchema } from "../db/object-schema";
 import type { Env } from "../env";
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from "./schemas";
+import { iso } from "../time";
 
 export const WEBHOOKS_PER_PROJECT = 10;
 // After this many deliveries in a row end failed, the endpoint is disabled.
@@ -53,7 +54,6 @@ export type NewEndpoint = { url: string; events: WebhookEventType[]; description
 export type AttemptPlan = { kind: "attempt"; url: string; sealedSecret: string; attempt: number } | { kind: "skip" };
 export type AttemptOutcome = { ok: boolean; statusCode: number | null; error: string | null; nextAttemptAt: number | null };
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({
   id: r.id,
   url: r.url,

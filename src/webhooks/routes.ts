@@ -9,11 +9,12 @@ import { webhookKey } from "./delivery";
 import { encryptSecret, newWebhookSecret } from "./secrets";
 import { CreatedWebhook, CreateWebhookBody, WEBHOOK_EVENT_TYPES, WebhookDeliveryList, WebhookList, WebhookParams } from "./schemas";
 import { webhookUrlProblem } from "./url-rules";
+import { UUID_PATTERN } from "../ids";
+import { WEBHOOKS_PER_PROJECT } from "./project-webhooks";
 
 /** Webhook endpoints of a project, managed by its owner (a webhook receives every chat's content). */
 export const webhookRoutes = createRouter<GatedEnv>();
 const tags = ["Webhooks"];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The project's webhooks object, for its owner only: 404 as for chats when not a member, 403 for editors and viewers. */
 async function ownersWebhooks(c: Context<GatedEnv>, need: "read" | "write", projectId: string) {
@@ -31,7 +32,7 @@ webhookRoutes.openapi(
     tags,
     summary: "Register a webhook endpoint; its signing secret is shown only in this answer",
     description:
-      "The project's owner only (403 for other members). At most 10 endpoints per project (409 `webhook_limit_reached`). Deliveries follow Standard Webhooks " +
+      `The project's owner only (403 for other members). At most ${WEBHOOKS_PER_PROJECT} endpoints per project (409 \`webhook_limit_reached\`). Deliveries follow Standard Webhooks ` +
       '(`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`); the events and their payloads are in this document\'s `webhooks`.',
     security,
     middleware: write,
@@ -48,7 +49,7 @@ webhookRoutes.openapi(
     const secret = newWebhookSecret();
     const events = body.events ? WEBHOOK_EVENT_TYPES.filter((type) => body.events!.includes(type)) : [...WEBHOOK_EVENT_TYPES];
     const created = await project.create({ url: body.url, events, description: body.description ?? "", sealedSecret: await encryptSecret(secret, key) });
-    if (created.kind === "limit") throw new ApiError(409, "webhook_limit_reached", "This project has 10 webhook endpoints; delete one first.");
+    if (created.kind === "limit") throw new ApiError(409, "webhook_limit_reached", `This project has ${WEBHOOKS_PER_PROJECT} webhook endpoints; delete one first.`);
     return c.json({ endpoint: created.endpoint, secret }, 201);
   },
 );
@@ -86,7 +87,7 @@ webhookRoutes.openapi(
   async (c) => {
     const { projectId, endpointId } = c.req.valid("param");
     const project = await ownersWebhooks(c, "write", projectId);
-    if (!UUID.test(endpointId) || !(await project.remove(endpointId.toLowerCase()))) throw endpointNotFound();
+    if (!UUID_PATTERN.test(endpointId) || !(await project.remove(endpointId.toLowerCase()))) throw endpointNotFound();
     return c.body(null, 204);
   },
 );
@@ -106,7 +107,7 @@ webhookRoutes.openapi(
   async (c) => {
     const { projectId, endpointId } = c.req.valid("param");
     const project = await ownersWebhooks(c, "read", projectId);
-    const items = UUID.test(endpointId) ? await project.deliveries(endpointId.toLowerCase()) : null;
+    const items = UUID_PATTERN.test(endpointId) ? await project.deliveries(endpointId.toLowerCase()) : null;
     if (!items) throw endpointNotFound();
     return c.json({ items }, 200);
   },

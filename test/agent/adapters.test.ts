@@ -52,7 +52,7 @@ describe("http agent", () => {
   it("fails a pending task once the result deadline passes", () => {
     const agent = httpAgent({ url: "https://agent.test", secret: "s", resultTimeoutMs: 1000 });
     expect(agent.check(task, step(0, 999, 0))).toEqual({ checkAt: 1000 });
-    expect(agent.check(task, step(0, 1000, 0))).toEqual({ status: "failed", content: "", error: "The agent did not send a result within 1 s." });
+    expect(agent.check(task, step(0, 1000, 0))).toEqual({ status: "failed", error: "The agent did not send a result within 1 s." });
   });
 
   it("rejects answers that are not a result", async () => {

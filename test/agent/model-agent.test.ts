@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { config, DEFAULT_SYSTEM_PROMPT } from "../../src/config";
 import { conversation, withQuote, type Turn } from "../../src/agent/conversation";
 import { modelAgent } from "../../src/agent/model";
-import type { AgentResult, AgentTask, LiveTask } from "../../src/agent/port";
+import type { AgentResult, AgentTask, LiveTask, TokenUsage } from "../../src/agent/port";
 import { REPLY_FLUSH_MS, ReplyBatcher } from "../../src/agent/reply-batcher";
 import { agentFor } from "../../src/agent/select";
 import type { Env } from "../../src/env";
@@ -69,6 +69,7 @@ describe("a streamed reply's batches", () => {
 /** A chat as the model agent sees it, in memory. */
 function liveChat(steering: string[][] = []) {
   let reply = "";
+  const usage: TokenUsage[] = [];
   const finished = Promise.withResolvers<AgentResult>();
   const live: LiveTask = {
     earlierTurns: () => [],
@@ -79,9 +80,10 @@ function liveChat(steering: string[][] = []) {
       return true;
     },
     takeSteering: () => steering.shift() ?? [],
+    addUsage: (counts) => void usage.push(counts),
     finish: async (result) => finished.resolve(result),
   };
-  return { live, finished: finished.promise, reply: () => reply };
+  return { live, finished: finished.promise, reply: () => reply, usage };
 }
 
 /** An OpenAI-compatible server answering every request with these text pieces; the requests it got. */
@@ -140,7 +142,9 @@ describe("the model agent", () => {
     const model = createOpenAICompatible({ name: "test", baseURL: "https://model.test/v1", fetch }).chatModel("m");
     const chat = liveChat([[], ["more please"]]);
     await agentOn(model).start(task, 0, chat.live);
-    expect(await chat.finished).toEqual({ status: "failed", content: "first part", error: "The model provider refused the request." });
+    // No content: what was written ("first part") stays in the reply.
+    expect(await chat.finished).toEqual({ status: "failed", error: "The model provider refused the request." });
+    expect(chat.reply()).toBe("first part");
   });
 
   it("takes an ask_user question only when it is one, cut to 2,000 characters", async () => {
@@ -161,7 +165,7 @@ describe("the model agent", () => {
     for (const args of [JSON.stringify({ question: "" }), JSON.stringify({ question: 5 }), "not json"]) {
       const chat = liveChat();
       await agentOn(asking(args)).start(task, 0, chat.live);
-      expect(await chat.finished, args).toEqual({ status: "failed", content: "", error: "The model sent no reply." });
+      expect(await chat.finished, args).toEqual({ status: "failed", error: "The model sent no reply." });
     }
     const chat = liveChat();
     await agentOn(asking(JSON.stringify({ question: "q".repeat(5_000) }))).start(task, 0, chat.live);
@@ -172,7 +176,6 @@ describe("the model agent", () => {
     const { model } = server([]);
     expect(agentOn(model).check(task, { startedAt: 0, now: 1, written: 0, takeSteering: () => [] })).toEqual({
       status: "failed",
-      content: "",
       error: "The model's reply was cut off when the service restarted.",
     });
   });
@@ -189,16 +192,34 @@ describe("agent configuration, the model modes", () => {
     await expect(start({ AGENT_MODE: "openAI" })).rejects.toThrow('AGENT_MODE "openAI" is not one of local, http, openai, workers-ai');
     expect(agentFor(config({ AGENT_MODE: "" } as Env), host).live).toBeUndefined();
   });
+
+  it("asks an OpenAI-compatible server for streamed usage unless AGENT_USAGE is off", async () => {
+    const bodies: any[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (_input, init) => {
+      bodies.push(JSON.parse(String(init?.body)));
+      const end = { id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "ok" }, finish_reason: "stop" }] };
+      return new Response(`data: ${JSON.stringify(end)}\n\ndata: [DONE]\n\n`, { headers: { "content-type": "text/event-stream" } });
+    });
+    for (const usage of [undefined, "on", "off", " OFF "]) {
+      const vars = { AGENT_MODE: "openai", AGENT_BASE_URL: "https://model.test/v1", AGENT_MODEL: "m", AGENT_USAGE: usage } as Env;
+      const chat = liveChat();
+      await agentFor(config(vars), host).start(task, 0, chat.live);
+      await chat.finished;
+    }
+    expect(bodies.map((b) => b.stream_options ?? null)).toEqual([{ include_usage: true }, { include_usage: true }, null, null]);
+    vi.restoreAllMocks();
+  });
 });
 
 describe("the workers-ai mode, on a fake AI binding (the real one needs Cloudflare)", () => {
   /** Answers run() as Workers AI streams: server-sent events of { response } pieces, then [DONE]. */
-  function fakeAi(pieces: string[], options: { hold?: boolean } = {}) {
+  function fakeAi(pieces: string[], options: { hold?: boolean; usage?: { prompt_tokens: number; completion_tokens: number } } = {}) {
     const runs: { model: string; inputs: any; signal?: AbortSignal }[] = [];
     const ai = {
       run: async (model: string, inputs: unknown, runOptions?: { signal?: AbortSignal }) => {
         runs.push({ model, inputs, signal: runOptions?.signal });
         const frames = pieces.map((response) => `data: ${JSON.stringify({ response })}\n\n`);
+        if (options.usage) frames.push(`data: ${JSON.stringify({ response: "", usage: options.usage })}\n\n`);
         if (!options.hold) frames.push("data: [DONE]\n\n");
         const encoder = new TextEncoder();
         return new ReadableStream<Uint8Array>({
@@ -212,6 +233,14 @@ describe("the workers-ai mode, on a fake AI binding (the real one needs Cloudfla
     return { ai, runs };
   }
   const workersAi = (ai: Ai) => agentFor(config({ AGENT_MODE: "workers-ai", AGENT_MODEL: "@cf/test/model", AGENT_SYSTEM_PROMPT: "sys" } as Env), { ai, keepAlive: () => {} });
+
+  it("reports the token counts the binding gives", async () => {
+    const { ai } = fakeAi(["Hi."], { usage: { prompt_tokens: 12, completion_tokens: 3 } });
+    const chat = liveChat();
+    await workersAi(ai).start(task, 0, chat.live);
+    await chat.finished;
+    expect(chat.usage).toEqual([{ inputTokens: 12, outputTokens: 3 }]);
+  });
 
   it("streams the model's reply into the chat, with the system prompt first and the message last", async () => {
     const { ai, runs } = fakeAi(["Hello ", "from Workers AI."]);

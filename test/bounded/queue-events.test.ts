@@ -1,8 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
-import type { RoomStorage } from "../../src/chats/room-storage";
-import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES } from "../../src/chats/submission-storage";
+import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES, type SubmissionStorage } from "../../src/chats/submission-storage";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, chatsPath, newChat, queueOf, room, send, world } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
@@ -141,7 +140,7 @@ describe("failed entries in the queue", () => {
       const left =
         "INSERT INTO submissions (id, idempotency_key, content, disposition, status, created_at, failed_at, left_queue_at) VALUES (?, ?, 'x', 'queued', 'failed', ?, ?, ?)";
       for (let i = 0; i < 2_000; i++) sql.exec(left, crypto.randomUUID(), crypto.randomUUID(), new Date(past).toISOString(), past, past + 86_400_000);
-      const submissions = (r as unknown as { store: RoomStorage }).store.submissions;
+      const submissions = (r as unknown as { submissions: SubmissionStorage }).submissions;
       const exec = sql.exec.bind(sql);
       const cursors: { rowsRead: number }[] = [];
       vi.spyOn(sql, "exec").mockImplementation((query: string, ...bindings: unknown[]) => {

@@ -94,7 +94,7 @@ describe("an event stream's cost", () => {
     const w = await world();
     const c = await newChat(w);
     const pulls = await runInDurableObject(room(c.id), (r: ChatRoom) => {
-      const log = (r as unknown as { log: EventLog }).log;
+      const log = (r as unknown as { publisher: { log: EventLog } }).publisher.log;
       const from = log.newestId();
       for (let i = 0; i < 40; i++) log.append("message", JSON.stringify("y".repeat(4_000)), Date.now());
       log.append("message", JSON.stringify("z".repeat(200_000)), Date.now());
@@ -114,7 +114,7 @@ describe("an event stream's cost", () => {
     const c = await newChat(w);
     const path = `${chatsPath(w)}/${c.id}/events`;
     const ids = await runInDurableObject(room(c.id), (r: ChatRoom) => {
-      const log = (r as unknown as { log: EventLog }).log;
+      const log = (r as unknown as { publisher: { log: EventLog } }).publisher.log;
       const start = log.newestId();
       const big = JSON.stringify({ id: crypto.randomUUID(), text: "b".repeat(1_000_000) });
       for (let i = 0; i < 9; i++) log.append("message.delta", big, Date.now());
@@ -134,7 +134,7 @@ describe("an event stream's cost", () => {
     const w = await world();
     const c = await newChat(w);
     const stored = await runInDurableObject(room(c.id), (r: ChatRoom, state) => {
-      const log = (r as unknown as { log: EventLog }).log;
+      const log = (r as unknown as { publisher: { log: EventLog } }).publisher.log;
       const big = JSON.stringify("m".repeat(500_000));
       for (let i = 0; i < 60; i++) log.append("message.delta", big, Date.now());
       const sum = (table: string) => state.storage.sql.exec<{ n: number | null }>(`SELECT SUM(length(CAST(data AS BLOB))) AS n FROM ${table}`).one().n ?? 0;
@@ -152,7 +152,7 @@ describe("an event stream's cost", () => {
     const snapshot = await s.next();
     // Appended faster than the reader takes them: the listener's cursor stays at the snapshot while the log drops what follows it.
     await runInDurableObject(room(c.id), (r: ChatRoom) => {
-      const { log, streams } = r as unknown as { log: EventLog; streams: { wake(): void } };
+      const { log, streams } = (r as unknown as { publisher: { log: EventLog; streams: { wake(): void } } }).publisher;
       const big = JSON.stringify("n".repeat(500_000));
       for (let i = 0; i < 40; i++) log.append("message.delta", big, Date.now());
       streams.wake(); // as publish() does after each change

@@ -153,7 +153,7 @@ describe("ProjectChats", () => {
     expect(await object.moveFromD1(projectId)).toBe("already_moved");
   });
 
-  it("stores its list and the keys of chat creations, nothing else: a new project's object never reads D1", async () => {
+  it("stores its list, the keys of chat creations and its usage, nothing else: a new project's object never reads D1", async () => {
     const w = await world();
     const read = vi.spyOn(env.DB, "prepare");
     expect(await listObject(w.projectId).list(w.projectId, false)).toBe('{"items":[]}');
@@ -164,6 +164,6 @@ describe("ProjectChats", () => {
         .toArray()
         .map((r) => r.name),
     );
-    expect(tables).toEqual(["chats", "create_keys", "meta"]);
+    expect(tables).toEqual(["chats", "create_keys", "meta", "usage_counted", "usage_days"]);
   });
 });

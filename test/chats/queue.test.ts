@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ALARM_STEPS } from "../../src/chats/chat-room";
+import { ALARM_STEPS } from "../../src/chats/limits";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { chatOf, historyOf, newChat, queueOf, replies, room, send, world } from "../helpers";
 

@@ -1,11 +1,11 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
-import { MIGRATIONS, type RoomStorage } from "../../src/chats/room-storage";
-import { FAILED_KEPT_ENTRIES } from "../../src/chats/submission-storage";
+import { MIGRATIONS } from "../../src/chats/room-schema";
+import { FAILED_KEPT_ENTRIES, type SubmissionStorage } from "../../src/chats/submission-storage";
 import { migrateSchema } from "../../src/db/object-schema";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { chatsPath, historyOf, queueOf, room, send, world } from "../helpers";
+import { call, chatsPath, historyOf, queueOf, room, send, world } from "../helpers";
 import { openEvents } from "../sse";
 import { stop, stopped, submissionOf } from "../control/control-helpers";
 
@@ -59,7 +59,7 @@ describe("a chat object stored by the release before control of work", () => {
     ]);
     expect((await submissionOf(w, chatId, running)).state).toMatchObject({ status: "running", taskId: taskC, userMessageId: userC, replyMessageId: replyC });
     expect((await submissionOf(w, chatId, done)).state).toMatchObject({ status: "done", taskId: taskA, userMessageId: null, replyMessageId: null });
-    const load = await runInDurableObject(room(chatId), (r: ChatRoom) => (r as unknown as { store: RoomStorage }).store.submissions.load());
+    const load = await runInDurableObject(room(chatId), (r: ChatRoom) => (r as unknown as { submissions: SubmissionStorage }).submissions.load());
     expect(load).toEqual({ entries: 1, bytes: 3000 });
 
     // It goes on: the running task can be stopped, the waiting entry runs, and a new message is linked from the start.
@@ -82,7 +82,8 @@ describe("a chat object stored before queue changes became entry events", () => 
     await runInDurableObject(room(chatId), (_: ChatRoom, state) => {
       const sql = state.storage.sql;
       migrateSchema(sql, MIGRATIONS.slice(0, 4));
-      sql.exec("INSERT INTO chat (id, project_id, title, created_at, updated_at, version) VALUES (?, ?, 'old chat', ?, ?, 1)", chatId, w.projectId, at, at);
+      // Listed already: the chat list holds this version.
+      sql.exec("INSERT INTO chat (id, project_id, title, created_at, updated_at, version, indexed_version) VALUES (?, ?, 'old chat', ?, ?, 1, 1)", chatId, w.projectId, at, at);
       const failed = "INSERT INTO submissions (id, idempotency_key, content, disposition, status, created_at, failed_at) VALUES (?, ?, ?, 'queued', 'failed', ?, ?)";
       sql.exec(failed, recent, crypto.randomUUID(), "failed an hour ago", at, clock.now() - 3_600_000);
       sql.exec(failed, old, crypto.randomUUID(), "failed two days ago", at, clock.now() - 48 * 3_600_000);
@@ -150,5 +151,44 @@ describe("a chat object upgraded to entry events holding more failed entries tha
     expect(snapshot.type).toBe("snapshot");
     expect(snapshot.data.queue.items).toHaveLength(FAILED_KEPT_ENTRIES);
     await s.close();
+  });
+});
+
+describe("a chat object stored before credits and usage were kept", () => {
+  it("shows no usage on earlier replies, says why an earlier submission failed, and ends the task running at the upgrade with what it paid", async () => {
+    const clock = frozenClock();
+    const w = await world({ credits: 10 });
+    const chatId = crypto.randomUUID();
+    const [failed, running] = [crypto.randomUUID(), crypto.randomUUID()];
+    const [taskB, taskC] = [crypto.randomUUID(), crypto.randomUUID()];
+    const [errorB, userC, replyC] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const at = new Date(clock.now()).toISOString();
+    await runInDurableObject(room(chatId), (_: ChatRoom, state) => {
+      const sql = state.storage.sql;
+      migrateSchema(sql, MIGRATIONS.slice(0, 7));
+      sql.exec("INSERT INTO chat (id, project_id, title, created_at, updated_at, version) VALUES (?, ?, 'old chat', ?, ?, 1)", chatId, w.projectId, at, at);
+      const submission = `INSERT INTO submissions (id, idempotency_key, content, reply_to, disposition, status, created_at, task_id, failed_at, account_id,
+        user_message_id, reply_message_id) VALUES (?, ?, ?, NULL, 'queued', ?, ?, ?, ?, ?, ?, ?)`;
+      sql.exec(submission, failed, crypto.randomUUID(), "no credits then", "failed", at, taskB, clock.now(), w.account.id, null, null);
+      sql.exec(submission, running, crypto.randomUUID(), "running then", "running", at, taskC, null, w.account.id, userC, replyC);
+      const message = "INSERT INTO messages (id, role, content, created_at, status, task_id, submission_id) VALUES (?, ?, ?, ?, ?, ?, ?)";
+      sql.exec(message, errorB, "error", "Not enough credits.", at, null, taskB, failed);
+      sql.exec(message, userC, "user", "running then", at, null, taskC, running);
+      sql.exec(message, replyC, "owner", "Half", at, "working", taskC, running);
+      sql.exec("INSERT INTO tasks (id, submission_id, owner_message_id, started_at, check_at) VALUES (?, ?, ?, ?, ?)", taskC, running, replyC, clock.now(), clock.now());
+    });
+    await evictDurableObject(room(chatId));
+
+    expect((await historyOf(w, chatId)).items.map((m) => m.usage)).toEqual([null, null, null]);
+    expect((await submissionOf(w, chatId, failed)).state).toMatchObject({
+      status: "failed",
+      credits: { charged: 0, refunded: 0 },
+      failure: { code: "insufficient_credits", message: "Not enough credits." },
+    });
+    const ended = stopped(await stop(w, chatId, replyC));
+    expect(ended.usage).toEqual({ credits: 1, inputTokens: null, outputTokens: null });
+    await settle(room(chatId), clock);
+    const usage = (await call("GET", `/v1/projects/${w.projectId}/usage`, { token: w.token })).json.items;
+    expect(usage.map((d: { tasks: number; credits: number }) => [d.tasks, d.credits])).toEqual([[1, 1]]);
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES, type SubmitRequest } from "../../src/chats/chat-room";
+import type { SubmitRequest } from "../../src/chats/chat-room";
+import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../../src/chats/limits";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, expectProblem, newChat, queueOf, room, send, world, type World } from "../helpers";
 import { cancel, steer } from "./control-helpers";

@@ -1,7 +1,7 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
-import type { RoomStorage } from "../../src/chats/room-storage";
+import type { SubmissionStorage } from "../../src/chats/submission-storage";
 import { localReply } from "../../src/agent/local";
 import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { chatsPath, creditsOf, expectProblem, historyOf, newChat, peek, queueOf, room, send, world, type World } from "../helpers";
@@ -78,7 +78,7 @@ describe("a stop against the agent's own end", () => {
     await settle(room(chatId), clock);
     if (evicted) await evict(chatId);
     const stored = await expectOneEnd(w, chatId, reply.id);
-    expect(stored).toEqual({ ...reply, status: "interrupted_by_user" });
+    expect(stored).toEqual({ ...reply, status: "interrupted_by_user", usage: { credits: 1, inputTokens: null, outputTokens: null } });
     expect(stopped(answer)).toEqual(stored);
   });
 });
@@ -185,7 +185,7 @@ describe("the chat object's memory under control of work", () => {
       chat: await r.get(w.projectId),
       queue: await r.queueEntries(w.projectId),
       history: await r.messages(w.projectId, undefined, 100),
-      load: (r as unknown as { store: RoomStorage }).store.submissions.load(),
+      load: (r as unknown as { submissions: SubmissionStorage }).submissions.load(),
     }));
 
   it("matches its storage after an eviction at every step of sends, steers, a take, a cancel, a stop and the tasks after", async () => {

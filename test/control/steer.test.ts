@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { STEERING_PER_TASK } from "../../src/chats/chat-room";
+import { STEERING_PER_TASK } from "../../src/chats/limits";
 import { localReply, noted } from "../../src/agent/local";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, call, chatOf, chatsPath, creditsOf, expectProblem, historyOf, newChat, peek, queueOf, room, send, world } from "../helpers";
@@ -41,6 +41,9 @@ describe("steering a running task", () => {
       userMessageId: taken.id,
       replyMessageId: reply.id,
       createdAt: expect.any(String),
+      // A steering text a running task takes is free.
+      credits: { charged: 0, refunded: 0 },
+      failure: null,
     });
 
     await settle(room(c.id), clock);

@@ -1,7 +1,8 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
-import type { RoomStorage, SubmissionRow } from "../../src/chats/room-storage";
+import type { RoomStorage } from "../../src/chats/room-storage";
+import type { SubmissionRow, SubmissionStorage } from "../../src/chats/submission-storage";
 import { frozenClock, runNextAlarm } from "../clock";
 import { newChat, room, send, world } from "../helpers";
 import { steer } from "./control-helpers";
@@ -19,10 +20,10 @@ describe("the running task's steering texts in memory", () => {
     await steer(w, c.id, "second");
     await evictDurableObject(room(c.id));
     const taken = await runInDurableObject(room(c.id), (r: ChatRoom) => {
-      const store = (r as unknown as { store: RoomStorage }).store;
+      const { store, submissions } = r as unknown as { store: RoomStorage; submissions: SubmissionStorage };
       const task = store.runningTask()!;
-      for (const row of store.submissions.steeringWaiting(5) as SubmissionRow[]) store.takeSteering(row, task, crypto.randomUUID());
-      return [...store.steeringTaken(task)];
+      for (const row of submissions.steeringWaiting(5) as SubmissionRow[]) submissions.takeSteering(row, task, crypto.randomUUID());
+      return [...submissions.steeringTaken(task)];
     });
     expect(taken).toEqual(["first", "second"]);
   });

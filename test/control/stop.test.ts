@@ -21,7 +21,7 @@ describe("stopping a reply", () => {
 
     const r = await stop(w, c.id, reply.id);
     expect(r.status, r.text).toBe(200);
-    expect(stopped(r)).toEqual({ ...reply, status: "interrupted_by_user" });
+    expect(stopped(r)).toEqual({ ...reply, status: "interrupted_by_user", usage: { credits: 1, inputTokens: null, outputTokens: null } });
     expect((await chatOf(w, c.id)).isWorking).toBe(false);
 
     // The agent's time runs out: nothing more is appended, and the status holds.

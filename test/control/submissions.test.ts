@@ -15,7 +15,16 @@ describe("from a submission to its reply", () => {
     const id = second.json.submissionId as string;
     expect((await submissionOf(w, c.id, first.json.submissionId)).state).toMatchObject({ status: "dispatching", taskId: null });
     const queued = (await submissionOf(w, c.id, id)).state!;
-    expect(queued).toEqual({ id, status: "queued", taskId: null, userMessageId: null, replyMessageId: null, createdAt: expect.stringMatching(/Z$/) });
+    expect(queued).toEqual({
+      id,
+      status: "queued",
+      taskId: null,
+      userMessageId: null,
+      replyMessageId: null,
+      createdAt: expect.stringMatching(/Z$/),
+      credits: { charged: 0, refunded: 0 },
+      failure: null,
+    });
 
     await runNextAlarm(room(c.id), clock);
     const running = (await submissionOf(w, c.id, first.json.submissionId)).state!;

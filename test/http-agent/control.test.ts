@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { STEERING_PER_TASK } from "../../src/chats/chat-room";
+import { STEERING_PER_TASK } from "../../src/chats/limits";
 import { frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { chatOf, creditsOf, expectProblem, newChat, peek, queueOf, room, world, type World } from "../helpers";
 import { cancel, steer, stop, stopped, submissionOf } from "../control/control-helpers";

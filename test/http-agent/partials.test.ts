@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatList } from "../../src/chats/schemas";
-import { frozenClock, runNextAlarm } from "../clock";
+import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, expectProblem, newChat, peek, room, send, world, type World } from "../helpers";
 import { openEvents } from "../sse";
 import { acceptingAgent, runningTask } from "./fake-agent";
@@ -38,6 +38,27 @@ describe("partial output from an http agent", () => {
 
     expect((await partial(c.id, reply.taskId!, { seq: 3, text: " late" })).status, "a late part is ignored").toBe(204);
     expect((await peek(w, c.id)).find((m) => m.id === reply.id)!.content).toBe("Hello, world!");
+    await s.close();
+  });
+
+  it("keeps what the parts wrote when the agent sends no result in time", async () => {
+    const clock = frozenClock();
+    acceptingAgent();
+    const w = await world({ credits: 2 });
+    const c = await newChat(w);
+    const reply = await runningTask(w, c.id, clock);
+    const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
+    await s.next();
+    expect((await partial(c.id, reply.taskId!, { seq: 1, text: "Half of " })).status).toBe(204);
+    expect((await partial(c.id, reply.taskId!, { seq: 2, text: "a reply" })).status).toBe(204);
+    // The test project's AGENT_TIMEOUT_SECONDS is 60.
+    clock.advance(61_000);
+    await settle(room(c.id), clock);
+    const [error, ended] = await peek(w, c.id);
+    expect(ended).toMatchObject({ id: reply.id, status: "failed", content: "Half of a reply", usage: { credits: 0, inputTokens: null, outputTokens: null } });
+    expect(error!.content).toBe("The agent did not send a result within 60 s. Its credits were returned.");
+    const final = await s.until((e) => e.type === "message" && e.data.id === reply.id && e.data.status === "failed");
+    expect(final.data.content).toBe("Half of a reply");
     await s.close();
   });
 

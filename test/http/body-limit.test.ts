@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CONTENT_MAX, MESSAGE_BODY_LIMIT_BYTES } from "../../src/chats/schemas";
+import { CONTENT_MAX } from "../../src/chats/limits";
+import { MESSAGE_BODY_LIMIT_BYTES } from "../../src/chats/schemas";
 import { call, chatsPath, expectProblem, newChat, world } from "../helpers";
 
 const sendRaw = (w: Awaited<ReturnType<typeof world>>, chatId: string, raw: string) =>

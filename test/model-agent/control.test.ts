@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentPort } from "../../src/agent/port";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { chatOf, creditsOf, historyOf, newChat, peek, room, send, world } from "../helpers";
+import { chatOf, chatsPath, creditsOf, historyOf, newChat, peek, room, send, world } from "../helpers";
+import { openEvents } from "../sse";
 import { steer, stop, stopped } from "../control/control-helpers";
 import { fakeModel, replying } from "./fake-model";
 
@@ -147,11 +148,18 @@ describe("a model task that fails", () => {
     await send(w, c.id, "never stop");
     await runNextAlarm(room(c.id), clock);
     await writing(w, c.id);
+    const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
+    await s.next();
     // The test project's AGENT_TIMEOUT_SECONDS is 60: the task's check is due then.
     expect(await runNextAlarm(room(c.id), clock)).toBe(true);
     const [error, reply] = await peek(w, c.id);
     expect(reply).toMatchObject({ role: "owner", status: "failed" });
     expect(error!.content).toBe("The agent did not finish within 60 s. Its credits were returned.");
+    // What the model had written stays, in the history and in the reply's last event.
+    expect(reply!.content).toMatch(/^\.+$/);
+    const end = await s.until((e) => e.type === "message" && e.data.id === reply!.id && e.data.status === "failed");
+    expect(end.data.content).toBe(reply!.content);
+    await s.close();
     await vi.waitFor(() => expect(model.calls[0]!.aborted).toBe(true));
     await settle(room(c.id), clock);
     expect(await creditsOf(w.account.id)).toBe(3);
@@ -172,11 +180,17 @@ describe("a model task that fails", () => {
         check: () => ({ checkAt: Number.POSITIVE_INFINITY }),
         stop: async () => {},
       };
-      (r as unknown as { agent: AgentPort }).agent = lost;
+      (r as unknown as { runner: { agent: AgentPort } }).runner.agent = lost;
     });
     await runNextAlarm(room(c.id), clock);
     expect((await peek(w, c.id))[0]).toMatchObject({ role: "owner", status: "working" });
     expect(await creditsOf(w.account.id)).toBe(2);
+    // What the model wrote before the restart.
+    await runInDurableObject(room(c.id), (r: ChatRoom) => {
+      const runner = (r as unknown as { runner: { appendToReply(task: unknown, text: string, now: number): void } }).runner;
+      const task = (r as unknown as { store: { runningTask(): unknown } }).store.runningTask();
+      runner.appendToReply(task, "Half a reply", Date.now());
+    });
     await evictDurableObject(room(c.id));
     // The object's next start finds the task and sets its alarm for now.
     expect((await chatOf(w, c.id)).isWorking).toBe(true);
@@ -185,6 +199,7 @@ describe("a model task that fails", () => {
     const [error, reply] = await peek(w, c.id);
     expect(reply).toMatchObject({ role: "owner", status: "failed" });
     expect(error!.content).toBe("The model's reply was cut off when the service restarted. Its credits were returned.");
+    expect(reply!.content).toBe("Half a reply");
     await settle(room(c.id), clock);
     expect(await creditsOf(w.account.id)).toBe(3);
   });

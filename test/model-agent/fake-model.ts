@@ -10,7 +10,11 @@ export type ModelCall = { authorization: string | null; body: any; aborted: bool
  * written in the chat object's own context (a test may not touch another object's I/O): the test
  * scripts it and reads what happened from the ModelCall.
  */
-export type Script = { parts: string[]; gapMs?: number; ask?: string; firstTokenMs?: number };
+export type Script = { parts: string[]; gapMs?: number; ask?: string; firstTokenMs?: number; usage?: Usage | null };
+type Usage = { prompt_tokens: number; completion_tokens: number };
+
+/** What the stand-in reports, as OpenAI's server does, when a request asks with stream_options.include_usage (a script's `usage: null` reports none). */
+export const DEFAULT_USAGE: Usage = { prompt_tokens: 321, completion_tokens: 54 };
 
 const realFetch = globalThis.fetch;
 const encoder = new TextEncoder();
@@ -18,13 +22,19 @@ const sse = (data: unknown) => encoder.encode(`data: ${typeof data === "string" 
 const chunk = (delta: unknown, finish: string | null = null) =>
   sse({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] });
 
-function frames(script: Script): Uint8Array[] {
+function frames(script: Script, askedForUsage: boolean): Uint8Array[] {
   const out = [chunk({ role: "assistant", content: "" }), ...script.parts.map((text) => chunk({ content: text }))];
   if (script.ask !== undefined) {
     out.push(chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "ask_user", arguments: "" } }] }));
     out.push(chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify({ question: script.ask }) } }] }));
   }
-  out.push(chunk({}, script.ask !== undefined ? "tool_calls" : "stop"), sse("[DONE]"));
+  out.push(chunk({}, script.ask !== undefined ? "tool_calls" : "stop"));
+  const usage = script.usage === undefined ? DEFAULT_USAGE : script.usage;
+  if (askedForUsage && usage)
+    out.push(
+      sse({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }),
+    );
+  out.push(sse("[DONE]"));
   return out;
 }
 
@@ -44,7 +54,7 @@ export function fakeModel(answer: (call: ModelCall, index: number) => Script | R
       call.finished = true;
       return script;
     }
-    const pending = frames(script);
+    const pending = frames(script, call.body?.stream_options?.include_usage === true);
     let sent = 0;
     const gone = () => {
       if (!call.finished) call.aborted = true;

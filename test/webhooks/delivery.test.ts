@@ -114,8 +114,8 @@ describe("webhook delivery", () => {
     const c = await newChat(w);
     // The queue refuses the hand-off.
     await runInDurableObject(room(c.id), (r: ChatRoom) => {
-      const self = r as unknown as { env: Env };
-      self.env = { ...self.env, WEBHOOK_DELIVERIES: { sendBatch: async () => Promise.reject(new Error("queue unavailable")) } as unknown as Queue };
+      const handOff = (r as unknown as { publisher: { handOff: { env: Env } } }).publisher.handOff;
+      handOff.env = { ...handOff.env, WEBHOOK_DELIVERIES: { sendBatch: async () => Promise.reject(new Error("queue unavailable")) } as unknown as Queue };
     });
     await send(w, c.id, "hello");
     // The task runs; the hand-off after it keeps failing and is tried again every 5 s.
