@@ -11,7 +11,8 @@ export default defineConfig(async () => {
         miniflare: { bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", LOCAL_AGENT_DELAY_MS: "50", WEBHOOK_KEY: "test-webhook-key", ...vars } },
       }),
     ],
-    test: { name, include, exclude, setupFiles: ["./test/apply-migrations.ts"] },
+    // Spies (the frozen clock, fetch fakes) are restored before every test, so no file has to remember it.
+    test: { name, include, exclude, setupFiles: ["./test/apply-migrations.ts"], restoreMocks: true },
   });
   return {
     test: {

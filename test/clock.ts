@@ -6,7 +6,7 @@ export type Clock = { now(): number; advance(ms: number): number; set(ms: number
 /**
  * Stops Date.now an hour ahead of real time, for the test and the Durable Objects alike (one
  * isolate). Every alarm an object sets is then an hour away in real time and never fires by
- * itself: the test moves the clock and runs the alarm. Restore with vi.restoreAllMocks().
+ * itself: the test moves the clock and runs the alarm. restoreMocks (vitest.config.ts) restores it before the next test.
  */
 export function frozenClock(): Clock {
   let now = Date.now() + 3_600_000;

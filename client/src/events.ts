@@ -4,14 +4,9 @@ import { ProblemError } from "./problem.ts";
 
 type Schemas = components["schemas"];
 type Data<T extends string, D> = { id: number; type: T; data: D };
-/** One event of a chat's stream, typed by its name (CONTRACT "Following a chat live"). */
-export type ChatEvent =
-  | Data<"snapshot", { chat: Schemas["Chat"]; queue: { items: Schemas["QueueEntry"][] } }>
-  | Data<"chat", Schemas["Chat"]>
-  | Data<"queue.entry", Schemas["QueueEntry"]>
-  | Data<"queue.removed", { id: string }>
-  | Data<"message", Schemas["Message"]>
-  | Data<"message.delta", { id: string; text: string }>;
+type WireEvent = Schemas["ChatEvent"];
+/** One event of a chat's stream, typed by its name (CONTRACT "Following a chat live"): the document's ChatEvent frames (generated), its id a number. */
+export type ChatEvent = { [T in WireEvent["event"]]: Data<T, Extract<WireEvent, { event: T }>["data"]> }[WireEvent["event"]];
 
 type Frame = { id?: string; event?: string; data: string[]; comment?: string };
 

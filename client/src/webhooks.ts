@@ -1,8 +1,9 @@
-import type { components } from "./generated/api.ts";
+import type { webhooks } from "./generated/api.ts";
 
-type Schemas = components["schemas"];
-/** A webhook delivery's body, typed by its `type`. */
-export type WebhookEvent = Schemas["MessageCompletedWebhook"] | Schemas["ChatAwaitingUserWebhook"] | Schemas["SubmissionFailedWebhook"];
+/** A webhook delivery's body, typed by its `type`: one per event of the document's `webhooks` (generated, so a new event type comes with it). */
+export type WebhookEvent = {
+  [T in keyof webhooks]: webhooks[T]["post"] extends { requestBody: { content: { "application/json": infer Body } } } ? Body : never;
+}[keyof webhooks];
 
 export class WebhookVerificationError extends Error {
   constructor(message: string) {

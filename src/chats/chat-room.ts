@@ -94,7 +94,10 @@ export class ChatRoom extends DurableObject<Env> {
     this.store.migrate();
     const now = Date.now();
     // A new chat's first version is the one the list will hear of.
-    this.change(now, () => this.store.chat() ?? this.store.insertChat({ id: chatId, project_id: projectId, title, created_at: iso(now) }), "unlisted");
+    const write = () => {
+      if (!this.store.chat()) this.store.insertChat({ id: chatId, project_id: projectId, title, created_at: iso(now) });
+    };
+    this.change(now, write, "unlisted");
     await this.runJob(this.listSync);
     return this.store.view();
   }

@@ -1,7 +1,5 @@
 import { withinUnits } from "../text";
-
-/** The chat's event log: every change the chat object records, in order, kept for resuming streams. */
-export type ChatEventType = "chat" | "queue.entry" | "queue.removed" | "message" | "message.delta";
+import type { ChatEventType } from "../event-registry";
 
 // Kept at least this long; an older resume point gets a fresh snapshot.
 const EVENTS_KEPT_MS = 24 * 3600_000;

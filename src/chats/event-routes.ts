@@ -4,7 +4,8 @@ import { MAX_STREAMS_PER_TOKEN } from "../auth/token-gate";
 import { ApiError } from "../http/problem";
 import { createRouter } from "../http/router";
 import { chatInProject, chatNotFound, chatProblems, read, security } from "./route-access";
-import { ChatEvent, ChatParams, EventsHeaders, EventsQuery } from "./schemas";
+import { ChatParams, EventsHeaders, EventsQuery } from "./schemas";
+import { ChatEvent, LOGGED_EVENT_TYPES, spokenList } from "../event-registry";
 
 /** Following a chat live: its resumable event stream. */
 export const eventRoutes = createRouter<GatedEnv>();
@@ -19,8 +20,8 @@ eventRoutes.openapi(
     middleware: read,
     summary: "Follow a chat live: a resumable Server-Sent Events stream",
     description:
-      "Starts with a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends `chat`, `queue.entry`, " +
-      "`queue.removed`, `message` and `message.delta` events as they happen: the queue is the snapshot's with the entry events applied in order. " +
+      "Starts with a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends " +
+      `${spokenList(LOGGED_EVENT_TYPES)} events as they happen: the queue is the snapshot's with the entry events applied in order. ` +
       "Ids increase strictly per chat; events are kept at least 24 hours; a resume point older than that, or whose replay would pass 8 MB, gets a " +
       "fresh snapshot. A stream whose reader leaves what it is sent untaken for 30 s is closed. A `: keep-alive` comment comes " +
       "every 5 s. The server ends a stream after 5 to 5½ minutes, or within 10 s of the token's revocation or expiry or the loss of project access; " +

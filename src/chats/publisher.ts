@@ -1,5 +1,6 @@
 import type { Env } from "../env";
-import { EventLog, REPLAY_MAX_BYTES, sseFrame, type ChatEventType } from "./event-log";
+import type { ChatEventType } from "../event-registry";
+import { EventLog, REPLAY_MAX_BYTES, sseFrame } from "./event-log";
 import type { StreamGrant } from "./listeners";
 import type { RoomStorage } from "./room-storage";
 import type { Message, Usage } from "./schemas";

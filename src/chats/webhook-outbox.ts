@@ -1,4 +1,4 @@
-import type { WebhookEventType } from "../webhooks/schemas";
+import type { WebhookEventType } from "../event-registry";
 
 // Kept past the last retry of the schedule (about 17.5 hours after the hand-off) so every attempt can read its payload.
 const KEPT_MS = 2 * 86_400_000;

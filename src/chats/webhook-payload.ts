@@ -1,4 +1,4 @@
-import type { WebhookEventType } from "../webhooks/schemas";
+import type { WebhookEventType } from "../event-registry";
 import { iso } from "../time";
 import type { ChatRow, RoomStorage } from "./room-storage";
 import { entryOf, type SubmissionStorage } from "./submission-storage";

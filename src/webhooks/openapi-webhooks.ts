@@ -1,7 +1,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
-import { ChatAwaitingUserEvent, MessageCompletedEvent, SubmissionFailedEvent } from "./schemas";
 import { retrySchedule } from "./delivery";
+import { WEBHOOK_EVENTS, WEBHOOK_EVENT_TYPES, webhookPayloadSchema } from "../event-registry";
 
 const SignatureHeaders = z.object({
   "webhook-id": z.string().openapi({ description: "The same on every attempt of one event for one endpoint: receivers deduplicate on it" }),
@@ -13,12 +13,9 @@ const SignatureHeaders = z.object({
 
 /** The events a webhook endpoint receives, in the document's `webhooks` section (OpenAPI 3.1), so generators and the reference show the payloads. */
 export function registerWebhookEvents(app: OpenAPIHono<AppEnv>): void {
-  const events = [
-    ["message.completed", MessageCompletedEvent, "An agent reply reached success, failed or interrupted_by_user: the final Message, content whole"],
-    ["chat.awaiting_user", ChatAwaitingUserEvent, "The chat's isAwaitingUser became true: the Chat at that moment"],
-    ["submission.failed", SubmissionFailedEvent, "A queue entry became failed: the entry"],
-  ] as const;
-  for (const [type, schema, summary] of events) {
+  for (const type of WEBHOOK_EVENT_TYPES) {
+    const schema = webhookPayloadSchema(type);
+    const summary = WEBHOOK_EVENTS[type].about;
     app.openAPIRegistry.registerWebhook({
       method: "post",
       path: type,

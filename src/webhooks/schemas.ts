@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { Chat, Message, QueueEntry } from "../chats/schemas";
 import { WEBHOOK_URL_MAX } from "./url-rules";
+import { WEBHOOK_EVENT_TYPES } from "../event-registry";
 
-export const WEBHOOK_EVENT_TYPES = ["message.completed", "chat.awaiting_user", "submission.failed"] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+// The names are the registry's (event-registry.ts), the same list the OpenAPI webhooks and the chat's payloads use.
+export { WEBHOOK_EVENT_TYPES };
+export type WebhookEventType = z.infer<typeof WebhookEventType>;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 const DESCRIPTION_MAX = 200;
 
@@ -63,9 +64,3 @@ export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 export const WebhookDeliveryList = z.object({ items: z.array(WebhookDelivery) }).openapi("WebhookDeliveryList");
 
 export const WebhookParams = z.object({ projectId: z.string().openapi({ format: "uuid" }), endpointId: z.string().openapi({ format: "uuid" }) });
-
-// What a receiver gets: { type, timestamp, data }, data carrying the state at the event.
-const envelope = <T extends z.ZodType>(type: WebhookEventType, data: T, name: string) => z.object({ type: z.literal(type), timestamp: z.iso.datetime(), data }).openapi(name);
-export const MessageCompletedEvent = envelope("message.completed", z.object({ projectId: z.uuid(), chatId: z.uuid(), message: Message }), "MessageCompletedWebhook");
-export const ChatAwaitingUserEvent = envelope("chat.awaiting_user", z.object({ projectId: z.uuid(), chatId: z.uuid(), chat: Chat }), "ChatAwaitingUserWebhook");
-export const SubmissionFailedEvent = envelope("submission.failed", z.object({ projectId: z.uuid(), chatId: z.uuid(), entry: QueueEntry }), "SubmissionFailedWebhook");

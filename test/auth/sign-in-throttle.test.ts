@@ -1,9 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { SIGN_IN_WINDOW_MS, signInThrottleFor, type SignInThrottle } from "../../src/auth/sign-in-throttle";
 import { env } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 const throttle = () => signInThrottleFor(env, `u-${crypto.randomUUID()}@example.test`, "203.0.113.7");
 const tables = (stub: DurableObjectStub<SignInThrottle>) =>

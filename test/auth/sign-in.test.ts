@@ -1,9 +1,7 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { normaliseEmail } from "../../src/auth/schemas";
 import { signInThrottleFor } from "../../src/auth/sign-in-throttle";
 import { call, env, expectProblem, newAccount } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 const signIn = (email: string, password: string, headers: Record<string, string> = {}) => call("POST", "/auth/token", { body: { email, password }, headers });
 

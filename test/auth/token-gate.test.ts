@@ -1,14 +1,12 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { Hono } from "hono";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { tokenGate } from "../../src/auth/gate";
 import { API_TOKEN_PREFIX, generateSecret, hashSecret } from "../../src/auth/secrets";
 import type { TokenGate } from "../../src/auth/token-gate";
 import { toApiError, problemResponse } from "../../src/http/problem";
 import { frozenClock } from "../clock";
 import { call, env, expectProblem, world } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 async function gateFor(token: string) {
   const hash = await hashSecret(token);

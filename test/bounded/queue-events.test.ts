@@ -1,13 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES, type SubmissionStorage } from "../../src/chats/submission-storage";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, chatsPath, newChat, queueOf, room, send, world } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
 import { cancel, steer, stop, workingReply } from "../control/control-helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 /** The queue a follower holds: the snapshot's, with each entry event after it applied in order. */
 function followerQueue(events: StreamEvent[]) {

@@ -1,12 +1,10 @@
 import { runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { REPLAY_MAX_BYTES, sseFrame, type EventLog } from "../../src/chats/event-log";
 import { LISTENER_PULL_BYTES, Listeners, type StreamGrant } from "../../src/chats/listeners";
 import { chatsPath, newChat, room, world } from "../helpers";
 import { openEvents } from "../sse";
-
-afterEach(() => vi.restoreAllMocks());
 
 const timing = { maxAgeMs: 300_000, stallMs: 30_000 };
 const grant: StreamGrant = { tokenHash: "t", leaseId: "l", accountId: "a", projectId: "p" };

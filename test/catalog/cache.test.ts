@@ -1,5 +1,5 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { frozenClock } from "../clock";
 import { catalogFixture } from "../fixtures/catalog";
@@ -10,8 +10,6 @@ const plansIn = (language: string) => call("GET", "/v1/plans", { headers: { "acc
 beforeEach(async () => {
   expect((await admin("PUT", "/admin/catalog", catalogFixture())).status).toBe(204);
 });
-afterEach(() => vi.restoreAllMocks());
-
 describe("catalog cache", () => {
   it("says where each rendering came from in Server-Timing", async () => {
     // dur is Date.now() - start: with the real clock a memory hit read 1 ms whenever it crossed a millisecond.

@@ -1,7 +1,5 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { admin, call, chatsPath, env, expectProblem, newAccount, newChat, newToken, signIn, world } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("chats outside one's reach", () => {
   it("answers 404 for unknown chats, foreign projects and malformed ids, without telling which", async () => {

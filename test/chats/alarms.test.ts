@@ -1,9 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { newChat, peek, room, send, world } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("the chat's alarm", () => {
   it("is set after the moment it ran, though the task's next step falls between two milliseconds", async () => {

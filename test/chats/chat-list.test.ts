@@ -1,11 +1,9 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ProjectChats } from "../../src/chats/project-chats";
 import { ChatList, type Chat } from "../../src/chats/schemas";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, call, chatOf, chatsPath, env, newChat, room, send, world, type World } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 const list = async (w: World, query = "") => ChatList.parse((await call("GET", `${chatsPath(w)}${query}`, { token: w.token })).json).items;
 const listObject = (projectId: string) => env.PROJECT_CHATS.getByName(projectId);

@@ -1,8 +1,6 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { chatOf, creditsOf, historyOf, newChat, queueOf, room, send, world } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("paying for tasks", () => {
   it("fails the task visibly when the owner has no credits, and takes nothing", async () => {

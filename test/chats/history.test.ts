@@ -1,8 +1,6 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, expectProblem, historyOf, newChat, replies, room, send, world } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("the message history", () => {
   it("pages newest first with a cursor, stable while new messages arrive", async () => {

@@ -1,8 +1,6 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, creditsOf, expectProblem, historyOf, newChat, replies, room, send, world } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("idempotency keys", () => {
   it("keeps one submission for 25 parallel retries with one key", async () => {

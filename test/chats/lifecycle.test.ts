@@ -1,9 +1,7 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Chat, ChatList } from "../../src/chats/schemas";
 import { frozenClock } from "../clock";
 import { call, chatsPath, expectProblem, newChat, world, type World } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 const listed = async (w: World, query = "") => ChatList.parse((await call("GET", `${chatsPath(w)}${query}`, { token: w.token })).json).items.map((x) => x.id);
 

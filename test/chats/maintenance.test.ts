@@ -1,8 +1,6 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, historyOf, newChat, queueOf, replies, room, send, world } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("maintenance", () => {
   it("accepts submissions as queued and runs them in order once it ends", async () => {

@@ -1,9 +1,7 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ALARM_STEPS } from "../../src/chats/limits";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { chatOf, historyOf, newChat, queueOf, replies, room, send, world } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("the queue", () => {
   it("queues the next message while the agent works and runs them in order", async () => {

@@ -1,10 +1,8 @@
 import { evictDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { chatOf, chatsPath, historyOf, newChat, queueOf, room, send, world, type World } from "../helpers";
 import { openEvents } from "../sse";
-
-afterEach(() => vi.restoreAllMocks());
 
 /** What a client sees of a chat; after an eviction the object rebuilds it from SQLite alone. */
 const seen = async (w: World, chatId: string) => ({ chat: await chatOf(w, chatId), queue: await queueOf(w, chatId), history: await historyOf(w, chatId) });

@@ -1,5 +1,5 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { MIGRATIONS } from "../../src/chats/room-schema";
 import { FAILED_KEPT_ENTRIES, type SubmissionStorage } from "../../src/chats/submission-storage";
@@ -8,8 +8,6 @@ import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, historyOf, queueOf, room, send, world } from "../helpers";
 import { openEvents } from "../sse";
 import { stop, stopped, submissionOf } from "../control/control-helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("a chat object stored by the release before control of work", () => {
   it("links the task running at the upgrade, leaves earlier messages unlinked, and counts its waiting entries for the queue bound", async () => {

@@ -1,9 +1,7 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Submission } from "../../src/chats/schemas";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatOf, chatsPath, creditsOf, expectProblem, historyOf, newChat, queueOf, room, send, world } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("sending a message", () => {
   it("accepts with 202 started, and the agent's reply follows in the history", async () => {

@@ -1,11 +1,9 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SubmitRequest } from "../../src/chats/chat-room";
 import { ACCESS_FRESH_MS } from "../../src/projects/access";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, creditsOf, newChat, peek, room, world } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 const setStatus = async (projectId: string, status: "active" | "suspended") => expect((await admin("PATCH", `/admin/projects/${projectId}`, { status })).status).toBe(200);
 // What a Worker saw a little while ago, before the suspension: old enough that the chat reads the project again.

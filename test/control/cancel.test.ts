@@ -1,12 +1,10 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { holdD1 } from "../d1-calls";
 import { admin, call, chatOf, chatsPath, creditsOf, expectProblem, newAccount, newChat, newToken, peek, queueOf, room, send, signIn, world } from "../helpers";
 import { openEvents } from "../sse";
 import { cancel, steer, submissionOf, workingReply } from "./control-helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("cancelling a submission", () => {
   it("removes a queued entry for good: it never runs, is never charged, and its key answers submission_cancelled", async () => {

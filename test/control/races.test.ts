@@ -1,5 +1,5 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import type { SubmissionStorage } from "../../src/chats/submission-storage";
 import { localReply } from "../../src/agent/local";
@@ -7,8 +7,6 @@ import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock
 import { chatsPath, creditsOf, expectProblem, historyOf, newChat, peek, queueOf, room, send, world, type World } from "../helpers";
 import { openEvents } from "../sse";
 import { cancel, sql, steer, stop, stopped, submissionOf, workingReply } from "./control-helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 const evict = (chatId: string) => evictDurableObject(room(chatId));
 

@@ -1,12 +1,10 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { STEERING_PER_TASK } from "../../src/chats/limits";
 import { localReply, noted } from "../../src/agent/local";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, call, chatOf, chatsPath, creditsOf, expectProblem, historyOf, newChat, peek, queueOf, room, send, world } from "../helpers";
 import { openEvents } from "../sse";
 import { stop, steer, submissionOf, workingReply } from "./control-helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("steering a running task", () => {
   it("waits as a steering entry, is taken at the agent's next part, and the reply takes it into account, free of charge", async () => {

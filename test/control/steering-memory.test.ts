@@ -1,13 +1,11 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import type { RoomStorage } from "../../src/chats/room-storage";
 import type { SubmissionRow, SubmissionStorage } from "../../src/chats/submission-storage";
 import { frozenClock, runNextAlarm } from "../clock";
 import { newChat, room, send, world } from "../helpers";
 import { steer } from "./control-helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("the running task's steering texts in memory", () => {
   it("are read afresh after an eviction without counting the one being taken twice", async () => {

@@ -1,10 +1,8 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, call, chatOf, chatsPath, creditsOf, expectProblem, historyOf, newAccount, newChat, newToken, peek, room, send, signIn, world } from "../helpers";
 import { openEvents } from "../sse";
 import { stop, stopped, workingReply } from "./control-helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("stopping a reply", () => {
   it("ends a working reply at once as interrupted_by_user, keeping exactly what it had written", async () => {

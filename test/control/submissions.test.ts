@@ -1,9 +1,7 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { chatsPath, call, expectProblem, newChat, newToken, peek, room, send, world } from "../helpers";
 import { submissionOf } from "./control-helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("from a submission to its reply", () => {
   it("tells what a submission became at each step, and its messages point back to it", async () => {

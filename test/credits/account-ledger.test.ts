@@ -1,11 +1,9 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import type { AccountLedger } from "../../src/credits/account-ledger";
 import { frozenClock, settle } from "../clock";
 import { admin, env, ledger, newAccount, peek, room } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 const tablesOf = (accountId: string) =>
   runInDurableObject(ledger(accountId), (_: AccountLedger, state) =>

@@ -1,10 +1,8 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { DatabaseUnavailable } from "../../src/db/errors";
 import { ReadMostly } from "../../src/db/read-mostly";
 import { frozenClock } from "../clock";
 import { OUTAGE } from "../d1-calls";
-
-afterEach(() => vi.restoreAllMocks());
 
 const FRESH = 1_000;
 const STALE = 10_000;

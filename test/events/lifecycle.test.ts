@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MAX_STREAMS_PER_TOKEN, STREAM_LEASE_MS } from "../../src/auth/token-gate";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { STREAM_MAX_AGE_MS } from "../../src/chats/streams";
@@ -14,8 +14,6 @@ const pulse = (chatId: string, now = Date.now()) => runInDurableObject(room(chat
 const isFinalReply = (e: StreamEvent) => e.type === "message" && e.data.role === "owner" && e.data.status !== "working";
 const settledAfter = (reply: StreamEvent) => (e: StreamEvent) => e.type === "chat" && e.data.isWorking === false && e.id > reply.id;
 const comparable = (events: StreamEvent[]) => events.map((e) => [e.id, e.type, e.data]);
-
-afterEach(() => vi.restoreAllMocks());
 
 /** Reads a stream to its end; "ended" whether it closed or errored, so a dropped stream does not hang its reader. */
 async function drain(body: ReadableStream<Uint8Array>): Promise<"ended"> {

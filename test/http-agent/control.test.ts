@@ -1,11 +1,9 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { STEERING_PER_TASK } from "../../src/chats/limits";
 import { frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { chatOf, creditsOf, expectProblem, newChat, peek, queueOf, room, world, type World } from "../helpers";
 import { cancel, steer, stop, stopped, submissionOf } from "../control/control-helpers";
 import { acceptingAgent, agentCalls, fakeAgent, runningTask } from "./fake-agent";
-
-afterEach(() => vi.restoreAllMocks());
 
 /** A running task at the agent, and the agent's calls about it. */
 async function taskAtAgent(w: World, chatId: string, clock: Clock) {

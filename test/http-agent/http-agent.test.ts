@@ -1,11 +1,9 @@
 import { evictDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { call, creditsOf, expectProblem, newChat, peek, room, send, world, type World } from "../helpers";
 import { fakeAgent } from "./fake-agent";
-
-afterEach(() => vi.restoreAllMocks());
 
 /** Runs the chat's alarms until none is left; the messages, newest first. */
 async function settled(w: World, chatId: string, clock: Clock) {

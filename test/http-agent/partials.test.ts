@@ -1,11 +1,9 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ChatList } from "../../src/chats/schemas";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, expectProblem, newChat, peek, room, send, world, type World } from "../helpers";
 import { openEvents } from "../sse";
 import { acceptingAgent, runningTask } from "./fake-agent";
-
-afterEach(() => vi.restoreAllMocks());
 
 const taskPath = (chatId: string, taskId: string, what: "partial" | "result") => `/agent/chats/${chatId}/tasks/${taskId}/${what}`;
 const partial = (chatId: string, taskId: string, body: unknown, secret = "agent-test-secret") => call("POST", taskPath(chatId, taskId, "partial"), { token: secret, body });

@@ -1,9 +1,7 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, expectProblem, newChat, room, send, world } from "../helpers";
 import { openEvents } from "../sse";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("Chat-Event-Id: joining a chat with history, exactly", () => {
   it("a page read mid-reply and the stream after its id rebuild the reply with nothing missed or repeated", async () => {

@@ -1,5 +1,5 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { AgentPort } from "../../src/agent/port";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
@@ -7,8 +7,6 @@ import { chatOf, chatsPath, creditsOf, historyOf, newChat, peek, room, send, wor
 import { openEvents } from "../sse";
 import { steer, stop, stopped } from "../control/control-helpers";
 import { fakeModel, replying } from "./fake-model";
-
-afterEach(() => vi.restoreAllMocks());
 
 const slow = { parts: Array.from({ length: 40 }, (_, i) => `part${i} `), gapMs: 100 };
 const userTexts = (body: any) => body.messages.filter((m: { role: string }) => m.role === "user").map((m: { content: string }) => m.content);

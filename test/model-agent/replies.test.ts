@@ -1,10 +1,8 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { frozenClock, runNextAlarm } from "../clock";
 import { chatOf, chatsPath, historyOf, newChat, peek, room, send, world } from "../helpers";
 import { openEvents } from "../sse";
 import { fakeModel, replying } from "./fake-model";
-
-afterEach(() => vi.restoreAllMocks());
 
 const text = (m: { content: unknown }) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content));
 const conversationOf = (body: any) => body.messages.filter((m: { role: string }) => m.role !== "system").map((m: any) => [m.role, text(m)]);

@@ -1,13 +1,11 @@
 import { evictDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { hashSecret } from "../../src/auth/secrets";
 import { MAINTENANCE_FRESH_MS } from "../../src/chats/maintenance";
 import { forgetMemberships } from "../../src/projects/access";
 import { frozenClock, settle } from "../clock";
 import { watchD1 } from "../d1-calls";
 import { call, chatsPath, creditsOf, env, newChat, replies, room, send, world, historyOf } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 /** One message's whole life as a client sees it: accepted, dispatched and charged, replied to, listed, read. */
 async function messageLife(w: Awaited<ReturnType<typeof world>>, chatId: string, clock: ReturnType<typeof frozenClock>, content: string) {

@@ -1,12 +1,10 @@
 import { runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AccountLedger } from "../../src/credits/account-ledger";
 import { ACCESS_STALE_MS } from "../../src/projects/access";
 import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { watchD1 } from "../d1-calls";
 import { call, chatsPath, creditsOf, expectProblem, ledger, newChat, peek, room, send, world, type World } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 const chargesOf = (accountId: string) =>
   runInDurableObject(ledger(accountId), (_: AccountLedger, state) =>

@@ -1,8 +1,6 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { secretsEqual } from "../../src/crypto";
 import { call, chatsPath, env, expectProblem, inDays, newChat, send, world } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 function captureLogs() {
   const lines: string[] = [];

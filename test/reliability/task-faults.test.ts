@@ -1,11 +1,9 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { AccountLedger } from "../../src/credits/account-ledger";
 import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { chatOf, creditsOf, historyOf, ledger, newChat, peek, queueOf, replies, room, send, world, type World } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 const charges = (accountId: string, taskId: string) =>
   runInDurableObject(ledger(accountId), (_: AccountLedger, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM charges WHERE task_id = ?", taskId).one().n);

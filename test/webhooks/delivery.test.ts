@@ -1,14 +1,14 @@
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { createExecutionContext, createMessageBatch, evictDurableObject, getQueueResult, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
-import { consumeWebhookBatch, deliver, RETRY_DELAYS_S, type WebhookTask } from "../../src/webhooks/delivery";
+import type { Env as AppBindings } from "../../src/env";
+import worker from "../../src/index";
+import { deliver, RETRY_DELAYS_S, type WebhookTask } from "../../src/webhooks/delivery";
 import { FAILURES_TO_DISABLE } from "../../src/webhooks/project-webhooks";
 import { signWebhook } from "../../src/webhooks/signature";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, env, historyOf, newChat, peek, room, send, world, type World } from "../helpers";
 import { fakeReceiver, hooksPath, register } from "./webhook-helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 const deliveriesOf = async (w: World, endpointId: string) => (await call("GET", `${hooksPath(w)}/${endpointId}/deliveries`, { token: w.token })).json.items;
 /** The chat's outbox rows, oldest first. */
@@ -187,15 +187,23 @@ describe("webhook delivery", () => {
     fakeReceiver((_, index) => (index === 0 ? new Response("no", { status: 500 }) : new Response("ok")));
     const clock = frozenClock();
     const { task } = await eventFor("https://receiver.test/consumer", clock);
-    const message = () => ({ body: task, ack: vi.fn(), retry: vi.fn() });
-    const first = message();
-    await consumeWebhookBatch({ messages: [first] } as unknown as MessageBatch<WebhookTask>, env);
-    expect(first.retry).toHaveBeenCalledWith({ delaySeconds: 5 });
-    expect(first.ack).not.toHaveBeenCalled();
-    clock.advance(5_000);
-    const second = message();
-    await consumeWebhookBatch({ messages: [second] } as unknown as MessageBatch<WebhookTask>, env);
-    expect(second.ack).toHaveBeenCalled();
+    // The Worker's own queue handler, given a batch as the runtime builds it.
+    const consume = async (id: string, attempts: number) => {
+      const batch = createMessageBatch<WebhookTask>("webhook-deliveries", [{ id, timestamp: clock.now(), attempts, body: task }]);
+      // The local queue result does not keep a retry's delay: the message's own call says it.
+      const retry = vi.spyOn(batch.messages[0]!, "retry");
+      const ctx = createExecutionContext();
+      await (worker as ExportedHandler<AppBindings>).queue!(batch, env, ctx);
+      return { ...(await getQueueResult(batch, ctx)), retry };
+    };
+    const first = await consume("first", 1);
+    expect(first.retryMessages).toEqual([{ msgId: "first" }]);
+    expect(first.retry).toHaveBeenCalledWith({ delaySeconds: RETRY_DELAYS_S[0] });
+    expect(first.explicitAcks).toEqual([]);
+    clock.advance(RETRY_DELAYS_S[0]! * 1000);
+    const second = await consume("second", 2);
+    expect(second.explicitAcks).toEqual(["second"]);
+    expect(second.retryMessages).toEqual([]);
   });
 
   it("sends submission.failed with the queue entry when a message cannot start", async () => {

@@ -1,8 +1,6 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { admin, call, expectProblem, newAccount, newToken, signIn, world } from "../helpers";
 import { hooksPath, register } from "./webhook-helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 describe("webhook endpoints", () => {
   it("are created by the project's owner with a secret shown once, listed without it, and deleted once", async () => {
