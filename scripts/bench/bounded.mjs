@@ -5,10 +5,13 @@
 //  2. 100 streams that never read, on a chat whose queue is full and changing: the server's memory, and another chat's
 //     send latency without and with them.
 //  3. GET /v1/openapi.json with 5,000 distinct Host values: the server's memory.
-// `--project DIR` measures another checkout (a git worktree of an earlier commit) with this same script.
+//  4. 300 sends of 100,000 characters that all fail (an owner with no credits), as fast as the queue lets them in: what
+//     the chat's object stores (its SQLite file, the submissions' text, the event log).
+// `--project DIR` measures another checkout (a git worktree of an earlier commit) with this same script; `--only 4` runs
+// only the scenarios named (comma-separated).
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { request } from "node:http";
 import { connect } from "node:net";
 import { join, resolve } from "node:path";
@@ -18,7 +21,8 @@ import WebSocket from "ws";
 import { projectDir as here, stopWranglerDev, waitUntilUp } from "../lib.mjs";
 import { startFreshWorker } from "./fresh-worker.mjs";
 
-const { values } = parseArgs({ options: { project: { type: "string", default: here } } });
+const { values } = parseArgs({ options: { project: { type: "string", default: here }, only: { type: "string", default: "1,2,3,4" } } });
+const only = new Set(values.only.split(",").map((n) => n.trim()));
 const projectDir = resolve(values.project);
 const port = 8860;
 const base = `http://127.0.0.1:${port}`;
@@ -41,9 +45,10 @@ try {
   const world = await newWorld(10);
   console.log(`\nbounded cost of ${projectDir} (git ${git("rev-parse", "--short", "HEAD")}), state on ${state}\n`);
   // Memory first, on a server that has done little: the log scenario leaves much garbage behind.
-  await hostValues();
-  await unreadStreams(world);
-  await logAndFollower(world);
+  if (only.has("3")) await hostValues();
+  if (only.has("2")) await unreadStreams(world);
+  if (only.has("1")) await logAndFollower(world);
+  if (only.has("4")) await failingSends();
 } finally {
   stopWranglerDev(child);
   rmSync(state, { recursive: true, force: true });
@@ -164,10 +169,41 @@ async function hostValues() {
   console.log(`   distinct Hosts: ${distinct}; target: no growth beyond the one Host's\n`);
 }
 
+/** 4. Failing sends at the full rate: an owner with no credits, 300 sends of 100,000 characters, each failing at once. */
+async function failingSends() {
+  const w = await newWorld(1, 0);
+  const chat = await newChat(w, "failing");
+  const content = (i) => `${String(i).padStart(3, "0")} ${"f".repeat(99_996)}`;
+  let refused = 0;
+  const started = Date.now();
+  for (let i = 0; i < 300; i++) {
+    const key = randomUUID();
+    for (;;) {
+      const r = await api("POST", `/v1/projects/${w.projectId}/chats/${chat.id}/messages`, w.tokens[0], { content: content(i) }, { "idempotency-key": key });
+      if (r.status === 202) break;
+      if (r.status !== 409) throw new Error(`send ${i}: ${r.status} ${r.text}`);
+      refused++;
+      await sleep(20);
+    }
+  }
+  await until(async () => (await api("GET", `/v1/projects/${w.projectId}/chats/${chat.id}`, w.tokens[0])).json.queuedCount === 0, 600_000);
+  const took = Date.now() - started;
+  await sleep(1000);
+  const sent = 300 * 100_000;
+  const stored = chatDatabase(chat.id, (db, file) => ({
+    file: statSync(file).size,
+    text: db.prepare("SELECT COALESCE(SUM(length(CAST(content AS BLOB))), 0) AS n FROM submissions").get().n,
+    rows: db.prepare("SELECT COUNT(*) AS n FROM submissions").get().n,
+  }));
+  console.log("4. 300 sends of 100,000 characters that all fail (no credits), as fast as the queue lets them in");
+  console.log(`   sent ${mb(sent)} in ${(took / 1000).toFixed(1)} s (the queue refused ${refused} tries on the way)`);
+  console.log(`   stored: submissions' text ${mb(stored.text)} in ${stored.rows} rows, event log ${mb(storedLogBytes(chat.id))}, SQLite file ${mb(stored.file)}\n`);
+}
+
 // ---- helpers ----
-async function newWorld(tokens) {
+async function newWorld(tokens, credits = 1_000_000) {
   const email = `bounded-${randomUUID()}@example.test`;
-  const account = must(await admin("POST", "/admin/accounts", { email, password: "bounded-password", credits: 1_000_000 }), 201);
+  const account = must(await admin("POST", "/admin/accounts", { email, password: "bounded-password", credits }), 201);
   const project = must(await admin("POST", "/admin/projects", { name: "bounded", ownerAccountId: account.id }), 201);
   const session = must(await api("POST", "/auth/token", null, { email, password: "bounded-password" }), 200).token;
   const list = [];
@@ -237,15 +273,20 @@ async function until(check, ms) {
   }
 }
 
-/** The bytes of event data the chat's object stores (its SQLite file, read beside the running server). */
+/** The bytes of event data the chat's object stores. */
 function storedLogBytes(chatId) {
+  const sum = (db, table) => db.prepare(`SELECT COALESCE(SUM(length(CAST(data AS BLOB))), 0) AS n FROM ${table}`).get().n;
+  return chatDatabase(chatId, (db) => sum(db, "events") + sum(db, "event_parts"));
+}
+
+/** Reads the chat object's SQLite file beside the running server. */
+function chatDatabase(chatId, read) {
   const dir = join(state, "v3", "do", "project-chat-ChatRoom");
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".sqlite"))) {
     const db = new DatabaseSync(join(dir, file), { readOnly: true });
     try {
       if (db.prepare("SELECT id FROM chat").get()?.id !== chatId) continue;
-      const sum = (table) => db.prepare(`SELECT COALESCE(SUM(length(CAST(data AS BLOB))), 0) AS n FROM ${table}`).get().n;
-      return sum("events") + sum("event_parts");
+      return read(db, join(dir, file));
     } catch {
       // Not a chat (or not yet created): look on.
     } finally {
