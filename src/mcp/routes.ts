@@ -51,6 +51,24 @@ function mayReportProgress(message: JSONRPCMessage): boolean {
   return params?.name === "send_message" && params._meta?.progressToken !== undefined && Number(params.arguments?.waitSeconds ?? 0) > 0;
 }
 
+/** The event stream as sent, except that a client that goes away ends the wait behind it (never the work). */
+function endsWaitOnHangUp(response: Response, hangUp: AbortController): Response {
+  const reader = response.body?.getReader();
+  if (!reader) return response;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      hangUp.abort();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, response);
+}
+
 /**
  * /mcp: the Model Context Protocol over Streamable HTTP, stateless. The personal API token is
  * checked and counted before any message is read, exactly as on /v1; tools then call /v1 in-process.
@@ -63,10 +81,13 @@ export function createMcpRoutes(appFetch: AppFetch) {
   });
   mcp.post("/", sameSiteOrigins, limitBody(MiB), tokenGate, knownRevision, jsonBodyGuard, async (c) => {
     const message = await oneMessage(c.req.raw);
-    const server = new ToolServer(v1Caller(c, appFetch), c.get("requestId"));
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !mayReportProgress(message) });
+    const hangUp = new AbortController();
+    const server = new ToolServer(v1Caller(c, appFetch), c.get("requestId"), hangUp.signal, (work) => c.executionCtx.waitUntil(work));
+    const streamed = mayReportProgress(message);
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !streamed });
     await server.connect(transport);
-    return transport.handleRequest(c.req.raw, { parsedBody: message });
+    const response = await transport.handleRequest(c.req.raw, { parsedBody: message });
+    return streamed ? endsWaitOnHangUp(response, hangUp) : response;
   });
   return mcp;
 }

@@ -55,6 +55,8 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
   constructor(
     private readonly v1: CallV1,
     private readonly requestId: string,
+    private readonly hangUp: AbortSignal,
+    private readonly waitUntil: (work: Promise<unknown>) => void,
   ) {
     super();
     this.setRequestHandler(InitializeRequestSchema, (request) => ({
@@ -83,7 +85,10 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
         : (update: { progress: number; message: string }) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...update } });
     let answer: V1Answer;
     try {
-      answer = await tool.run(parsed.data, { v1: this.v1, signal: extra.signal, progress });
+      const running = tool.run(parsed.data, { v1: this.v1, signal: AbortSignal.any([extra.signal, this.hangUp]), progress });
+      // A client that hangs up ends the wait, not the work: what a tool started completes.
+      this.waitUntil(running.catch(() => undefined));
+      answer = await running;
     } catch (error) {
       console.error(JSON.stringify({ level: "error", requestId: this.requestId, tool: tool.name, error: String(error) }));
       return this.problem(toApiError(error));

@@ -1,6 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { expect } from "vitest";
@@ -23,8 +24,8 @@ export async function connect(token: string) {
 export type McpClient = Awaited<ReturnType<typeof connect>>;
 
 /** A tool call's result, checked against the tool's output schema by the client. */
-export const callTool = async (client: McpClient, name: string, args: Record<string, unknown> = {}) =>
-  (await client.callTool({ name, arguments: args }, CallToolResultSchema)) as CallToolResult;
+export const callTool = async (client: McpClient, name: string, args: Record<string, unknown> = {}, options?: RequestOptions) =>
+  (await client.callTool({ name, arguments: args }, CallToolResultSchema, options)) as CallToolResult;
 
 /** The structured answer of a successful call; its one text item holds the same JSON. */
 export function success<T = any>(result: CallToolResult): T {
