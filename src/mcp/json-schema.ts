@@ -21,5 +21,17 @@ export function toolJsonSchema(schema: z.ZodType, io: "input" | "output"): JsonS
     },
   }) as JsonSchema;
   delete json.$schema;
-  return json as JsonSchema & { type: "object" };
+  return singleTypes(json) as JsonSchema & { type: "object" };
+}
+
+/** zod writes a nullable string as `type: ["string", "null"]`; clients that map tools onto single-type dialects (Gemini's OpenAPI subset) refuse that, so it becomes anyOf. */
+function singleTypes(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(singleTypes);
+  if (typeof node !== "object" || node === null) return node;
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === "type" && Array.isArray(value)) out.anyOf = value.map((type) => ({ type }));
+    else out[key] = singleTypes(value);
+  }
+  return out;
 }

@@ -48,6 +48,8 @@ describe("MCP tools, through the SDK's client", () => {
       expect(t!.outputSchema?.type).toBe("object");
       expect(t!.annotations).toMatchObject(ANNOTATIONS[kind]);
     }
+    // One type per schema node (nullable fields as anyOf): single-type dialects such as Gemini's accept them.
+    expect(JSON.stringify(tools)).not.toMatch(/"type":\[/);
     const send = tools.find((t) => t.name === "send_message")!;
     expect(send.inputSchema.required).toEqual(expect.arrayContaining(["projectId", "chatId", "content"]));
     expect(send.inputSchema.properties).toMatchObject({ waitSeconds: { type: "integer", minimum: 0, maximum: 60 }, idempotencyKey: { format: "uuid" } });
