@@ -9,6 +9,7 @@ import { messageRoutes } from "./message-routes";
 import { MESSAGE_BODY_LIMIT_BYTES } from "./schemas";
 import { projectRoutes } from "../projects/routes";
 import { webhookRoutes } from "../webhooks/routes";
+import { projectCreditRoutes } from "../credits/routes";
 
 /** The project-chat API, mounted at /v1/projects: personal API tokens only, counted per token. */
 export const chatRoutes = createRouter<GatedEnv>();
@@ -20,3 +21,4 @@ chatRoutes.route("/", messageRoutes);
 chatRoutes.route("/", controlRoutes);
 chatRoutes.route("/", eventRoutes);
 chatRoutes.route("/", webhookRoutes);
+chatRoutes.route("/", projectCreditRoutes);
