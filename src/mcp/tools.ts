@@ -18,6 +18,7 @@ import {
   SubmissionParams,
   SubmissionState,
 } from "../chats/schemas";
+import { ProjectCredits, ProjectUsage, UsageQuery } from "../credits/schemas";
 import { ProjectList } from "../projects/schemas";
 import { SendMessageInput, SendMessageOutput, sendMessage } from "./send-message";
 import type { CallV1, V1Answer } from "./v1-call";
@@ -168,6 +169,26 @@ export const TOOLS: Tool[] = [
     annotations: ADDS,
     run: ({ projectId, chatId, content, idempotencyKey }, { v1 }) =>
       v1("POST", v1Path(projectId, "chats", chatId, "steer"), { body: { content }, headers: { "idempotency-key": idempotencyKey ?? crypto.randomUUID() } }),
+  }),
+  tool({
+    name: "get_credits",
+    title: "Read the project's credits",
+    description:
+      "Says whether a task can run now (canRun), what one task costs (taskCost) and, for the project's owner only, the balance that pays for its tasks (null for other roles). Check it when a reply failed with insufficient credits or before sending much work.",
+    input: inProject,
+    output: ProjectCredits,
+    annotations: READS,
+    run: ({ projectId }, { v1 }) => v1("GET", v1Path(projectId, "credits")),
+  }),
+  tool({
+    name: "get_usage",
+    title: "Read the project's usage",
+    description:
+      "Lists, per UTC day, how many of the project's tasks ended and what they cost in credits and model tokens, oldest first; only days with tasks appear. from and to are inclusive dates (YYYY-MM-DD); by default the last 30 days.",
+    input: inProject.extend(UsageQuery.shape),
+    output: ProjectUsage,
+    annotations: READS,
+    run: ({ projectId, from, to }, { v1 }) => v1("GET", v1Path(projectId, "usage"), { query: { from, to } }),
   }),
 ];
 

@@ -2,7 +2,7 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { exports } from "cloudflare:workers";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { admin, call, chatsPath, expectProblem, newAccount, newToken, room, signIn, world } from "../helpers";
+import { admin, call, chatsPath, env, expectProblem, newAccount, newToken, room, signIn, world } from "../helpers";
 import { openEvents } from "../sse";
 import { callTool, connect, MCP_URL, success, toolProblem } from "./mcp-helpers";
 
@@ -20,6 +20,8 @@ const CONTRACT_TOOLS = {
   stop_reply: "ends",
   cancel_submission: "ends",
   steer: "adds",
+  get_credits: "read",
+  get_usage: "read",
 } as const;
 const ANNOTATIONS = {
   read: { readOnlyHint: true, openWorldHint: false },
@@ -214,6 +216,38 @@ describe("MCP tools, through the SDK's client", () => {
     expect(success(await callTool(client, "stop_reply", stop))).toMatchObject({ id: replyMessageId, status: "interrupted_by_user" });
     expect(success(await callTool(client, "stop_reply", stop)).status).toBe("interrupted_by_user");
     toolProblem(await callTool(client, "stop_reply", { ...ids, messageId: crypto.randomUUID() }), "message_not_found");
+  });
+});
+
+describe("MCP credits and usage tools", () => {
+  it("reads the project's credits as the role may see them", async () => {
+    const w = await world({ credits: 7 });
+    const owner = await connect(w.token);
+    const ids = { projectId: w.projectId };
+    expect(success(await callTool(owner, "get_credits", ids))).toEqual({ balance: 7, taskCost: 1, canRun: true });
+    expect(success(await callTool(owner, "get_credits", ids))).toEqual(await v1(w.token, `/v1/projects/${w.projectId}/credits`));
+    const viewer = await newAccount();
+    expect((await admin("PUT", `/admin/projects/${w.projectId}/members/${viewer.id}`, { role: "viewer" })).status).toBe(200);
+    expect(success(await callTool(await connect(await newToken(await signIn(viewer))), "get_credits", ids))).toEqual({ balance: null, taskCost: 1, canRun: true });
+    toolProblem(await callTool(owner, "get_credits", { projectId: (await world()).projectId }), "not_found");
+  });
+
+  it("reads the project's usage per day, as /v1 answers it, and names bad dates", async () => {
+    const w = await world();
+    const client = await connect(w.token);
+    const chat = success(await callTool(client, "create_chat", { projectId: w.projectId, title: "usage" }));
+    // An ended task's usage, handed to the project's list as a chat's sync hands it.
+    const ended = { taskId: crypto.randomUUID(), endedAt: Date.now(), credits: 1, inputTokens: 120, outputTokens: 30 };
+    await env.PROJECT_CHATS.getByName(w.projectId).upsert(w.projectId, chat, 1, [ended]);
+    const usage = success(await callTool(client, "get_usage", { projectId: w.projectId }));
+    expect(usage.items).toEqual([{ date: expect.any(String), tasks: 1, credits: 1, inputTokens: 120, outputTokens: 30 }]);
+    expect(usage).toEqual(await v1(w.token, `/v1/projects/${w.projectId}/usage`));
+    const today = new Date().toISOString().slice(0, 10);
+    expect(success(await callTool(client, "get_usage", { projectId: w.projectId, from: today, to: today }))).toEqual(usage);
+    const bad = toolProblem(await callTool(client, "get_usage", { projectId: w.projectId, from: "2026-02-30" }), "invalid_request");
+    expect(bad.errors.map((e: { path: string }) => e.path)).toEqual(["from"]);
+    // A range the route refuses is its own problem.
+    toolProblem(await callTool(client, "get_usage", { projectId: w.projectId, from: today, to: "2020-01-01" }), "invalid_request");
   });
 });
 
