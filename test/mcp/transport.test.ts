@@ -49,6 +49,26 @@ describe("/mcp over HTTP", () => {
     expect(r.text).toBe("");
   });
 
+  it("answers a call that may send progress as an event stream without id lines, and others as JSON", async () => {
+    const w = await world();
+    const c = await newChat(w);
+    const args = { projectId: w.projectId, chatId: c.id, content: "stream it", waitSeconds: 10 };
+    const streamed = await post({ ...toolCall("send_message", args), params: { name: "send_message", arguments: args, _meta: { progressToken: 1 } } }, {}, w.token);
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers.get("content-type")).toBe("text/event-stream");
+    expect(streamed.text).not.toMatch(/^id:/m);
+    const frames = streamed.text
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice(6)));
+    expect(frames.at(-1)).toMatchObject({ id: 7, result: { structuredContent: { reply: { status: "success" } } } });
+    expect(frames.slice(0, -1).every((f) => f.method === "notifications/progress" && f.params.progressToken === 1)).toBe(true);
+    // Without a progress token there is nothing to stream.
+    const plain = await post(toolCall("send_message", { ...args, content: "plain" }), {}, w.token);
+    expect(plain.headers.get("content-type")).toContain("application/json");
+    expect(plain.json.result.structuredContent.reply.status).toBe("success");
+  });
+
   it.each(["GET", "DELETE", "PUT", "PATCH"])("answers %s with 405 and Allow: POST", async (method) => {
     const w = await world();
     const r = await call(method, "/mcp", { token: w.token, headers: { accept: "text/event-stream" } });
