@@ -43,12 +43,16 @@ const toolListing = () =>
   })));
 
 // The SDK's own CallToolRequestSchema would fail a non-object `arguments` as an internal error (-32603); the contract wants invalid params (-32602).
-const ToolCallRequest = z.object({ method: z.literal("tools/call"), params: z.looseObject({ name: z.unknown(), arguments: z.unknown() }) });
+const ToolCallRequest = z.object({
+  method: z.literal("tools/call"),
+  params: z.looseObject({ name: z.unknown(), arguments: z.unknown() }).default({ name: undefined, arguments: undefined }),
+});
 
 /**
  * One MCP server per HTTP request (the endpoint is stateless), on the SDK's Protocol: it frames
  * JSON-RPC, cancellation and progress. The SDK's Server adds only what this one does not use
- * (client requests, logging, elicitation), at the price of bundling Ajv; its tool answers are
+ * (client requests, logging, elicitation), at the price of bundling Ajv (about 43 KB of gzip,
+ * constructed even when unused); its tool answers are
  * shaped here, as the contract fixes them.
  */
 export class ToolServer extends Protocol<ServerRequest, ServerNotification, ServerResult> {

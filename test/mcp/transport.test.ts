@@ -155,6 +155,7 @@ describe("/mcp JSON-RPC errors", () => {
     const w = await world();
     const unknown = await post(toolCall("delete_everything", {}), {}, w.token);
     expect(unknown.json.error.code).toBe(-32602);
+    expect((await post({ jsonrpc: "2.0", id: 3, method: "tools/call" }, {}, w.token)).json.error.code).toBe(-32602);
     for (const args of [[1, 2], "projectId", 5, null]) {
       const r = await post(toolCall("list_projects", args), {}, w.token);
       expect(r.json.error?.code, r.text).toBe(-32602);
