@@ -9,6 +9,7 @@ import { requestId } from "./http/middleware";
 import { notFoundOrMethodNotAllowed } from "./http/not-found";
 import { registerComponents } from "./http/openapi-components";
 import { ApiError, problemResponse, toApiError } from "./http/problem";
+import { createMcpRoutes } from "./mcp/routes";
 import { createRouter } from "./http/router";
 import { registerWebhookEvents } from "./webhooks/openapi-webhooks";
 
@@ -22,6 +23,11 @@ export function createApp() {
   app.route("/auth", authRoutes);
   app.route("/agent", agentCallbackRoutes);
   app.route("/admin", adminRoutes);
+  // MCP tools call /v1 through this same app, so each runs the route a REST client would.
+  app.route(
+    "/mcp",
+    createMcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
+  );
   registerComponents(app.openAPIRegistry);
   registerWebhookEvents(app);
   mountDocs(app);

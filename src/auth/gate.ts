@@ -1,11 +1,24 @@
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
+import type { AppEnv, Env } from "../env";
 import { ApiError, unauthorized } from "../http/problem";
 import type { Scope } from "./scopes";
 import { API_TOKEN_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
-type ApiCaller = { accountId: string; scopes: Scope[]; tokenHash: string };
+export type ApiCaller = { accountId: string; scopes: Scope[]; tokenHash: string };
 export type GatedEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: ApiCaller } };
+
+// Bindings of requests the Worker sends to its own app for a caller the gate already admitted (an MCP tool calling its /v1 route).
+const admittedWith = new WeakMap<Env, ApiCaller>();
+
+/**
+ * Bindings under which the gate takes the caller as admitted: it neither checks nor counts again, so
+ * one HTTP request counts once. No client can present them: they exist only inside this isolate.
+ */
+export function bindingsAdmitting(env: Env, caller: ApiCaller): Env {
+  const inner = Object.create(env) as Env;
+  admittedWith.set(inner, caller);
+  return inner;
+}
 
 const POLICY = "per-token";
 
@@ -18,6 +31,11 @@ const invalidToken = (detail: string) => unauthorized("api", detail);
  */
 export const tokenGate = createMiddleware<GatedEnv>(async (c, next) => {
   if (c.req.method === "OPTIONS") return next();
+  const admitted = admittedWith.get(c.env);
+  if (admitted) {
+    c.set("caller", admitted);
+    return next();
+  }
   const token = bearerToken(c.req.header("authorization"));
   if (!token) throw invalidToken("Send a personal API token as Authorization: Bearer pct_….");
   if (!isWellFormedSecret(token, API_TOKEN_PREFIX)) throw invalidToken("The API token is not valid.");

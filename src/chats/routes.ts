@@ -7,6 +7,7 @@ import { eventRoutes } from "./event-routes";
 import { chatLifecycleRoutes } from "./lifecycle-routes";
 import { messageRoutes } from "./message-routes";
 import { MESSAGE_BODY_LIMIT_BYTES } from "./schemas";
+import { projectRoutes } from "../projects/routes";
 import { webhookRoutes } from "../webhooks/routes";
 import { projectCreditRoutes } from "../credits/routes";
 
@@ -14,6 +15,7 @@ import { projectCreditRoutes } from "../credits/routes";
 export const chatRoutes = createRouter<GatedEnv>();
 // Never below the largest valid message body, however the client escapes its characters.
 chatRoutes.use("*", limitBody(MESSAGE_BODY_LIMIT_BYTES), tokenGate, jsonBodyGuard);
+chatRoutes.route("/", projectRoutes);
 chatRoutes.route("/", chatLifecycleRoutes);
 chatRoutes.route("/", messageRoutes);
 chatRoutes.route("/", controlRoutes);

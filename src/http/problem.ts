@@ -92,7 +92,7 @@ export function problemResponse(error: ApiError, requestId: string): Response {
 }
 
 type Target = "json" | "query" | "header" | "param" | string;
-const ROOTS: Record<string, string> = { json: "(body)", query: "(query)", header: "(headers)", param: "(path)" };
+const ROOTS: Record<string, string> = { json: "(body)", query: "(query)", header: "(headers)", param: "(path)", arguments: "(arguments)" };
 
 // A problem answer stays small whatever the body: the first errors found, each cut short (CONTRACT: "Bounded cost of one caller").
 export const FIELD_PROBLEMS_MAX = 20;
@@ -117,7 +117,7 @@ function cut(text: string, maxBytes: number): string {
  * One entry per invalid field, the first FIELD_PROBLEMS_MAX found; an unknown key is named itself
  * (`other`), not its parent object. `total` counts them all.
  */
-function fieldProblems(error: ZodError, target: Target = "json"): { errors: FieldProblem[]; total: number } {
+export function fieldProblems(error: ZodError, target: Target = "json"): { errors: FieldProblem[]; total: number } {
   const at = (path: PropertyKey[]) => (path.length ? path.map(String).join(".") : (ROOTS[target] ?? "(request)"));
   const errors: FieldProblem[] = [];
   let total = 0;

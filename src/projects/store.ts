@@ -1,6 +1,7 @@
-import { and, eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { isForeignKeyViolation, isUniqueViolation } from "../db/errors";
+import { readNearestThenPrimary } from "../db/sessions";
 import { projectMembers, projects } from "../db/schema";
 import type { ProjectStatus, Role } from "./roles";
 
@@ -62,4 +63,19 @@ export async function removeMember(d1: D1Database, projectId: string, accountId:
     .where(and(eq(projectMembers.projectId, projectId), eq(projectMembers.accountId, accountId)))
     .returning();
   return removed.length === 0 ? "not_member" : "removed";
+}
+
+/** The active projects the account is a member of, with its role in each, ordered by name (then id, so equal names keep one order). */
+export async function memberProjects(d1: D1Database, accountId: string): Promise<{ id: string; name: string; role: Role }[]> {
+  const rows = await readNearestThenPrimary(d1, async (db) => {
+    const found = await drizzle(db)
+      .select({ id: projects.id, name: projects.name, role: projectMembers.role })
+      .from(projectMembers)
+      .innerJoin(projects, eq(projects.id, projectMembers.projectId))
+      .where(and(eq(projectMembers.accountId, accountId), eq(projects.status, "active")))
+      .orderBy(asc(projects.name), asc(projects.id));
+    // None on a replica may only mean a membership made a moment ago has not reached it: the primary confirms.
+    return found.length ? found : undefined;
+  });
+  return rows ?? [];
 }

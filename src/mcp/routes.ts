@@ -1,0 +1,93 @@
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { createMiddleware } from "hono/factory";
+import { type GatedEnv, tokenGate } from "../auth/gate";
+import { config } from "../config";
+import { jsonBodyGuard } from "../http/json-body";
+import { limitBody, MiB } from "../http/middleware";
+import { ApiError, invalidRequest } from "../http/problem";
+import { createRouter } from "../http/router";
+import { PROTOCOL_VERSIONS, ToolServer } from "./server";
+import type { AppFetch } from "./v1-call";
+import { v1Caller } from "./v1-call";
+
+const ALLOW = "POST";
+
+/** A request from a browser page of another site is refused (DNS rebinding); one with no Origin (any non-browser client) is not a browser's. */
+const sameSiteOrigins = createMiddleware<GatedEnv>(async (c, next) => {
+  const origin = c.req.header("origin");
+  if (origin !== undefined && !config(c.env).appOrigins.includes(origin)) {
+    throw new ApiError(403, "forbidden", "Requests from this Origin are not accepted on /mcp.");
+  }
+  await next();
+});
+
+const knownRevision = createMiddleware<GatedEnv>(async (c, next) => {
+  const revision = c.req.header("mcp-protocol-version");
+  if (revision !== undefined && !PROTOCOL_VERSIONS.includes(revision)) {
+    throw invalidRequest(`MCP-Protocol-Version ${revision.slice(0, 40)} is not supported; this server speaks ${PROTOCOL_VERSIONS.join(" and ")}.`, [
+      { path: "mcp-protocol-version", message: "unsupported revision" },
+    ]);
+  }
+  await next();
+});
+
+/** One JSON-RPC message as JSON; a batch (an array) is not part of the revisions served here. */
+async function oneMessage(request: Request): Promise<JSONRPCMessage> {
+  let message: unknown;
+  try {
+    message = JSON.parse(await request.text());
+  } catch {
+    throw invalidRequest("The request body is not JSON.", [{ path: "(body)", message: "not JSON" }]);
+  }
+  if (Array.isArray(message)) throw invalidRequest("Send one JSON-RPC message per request; batches are not supported.", [{ path: "(body)", message: "an array" }]);
+  return message as JSONRPCMessage;
+}
+
+/** A call that may send progress answers as an event stream; everything else as one JSON body. */
+function mayReportProgress(message: JSONRPCMessage): boolean {
+  if (!("method" in message) || message.method !== "tools/call" || !("id" in message)) return false;
+  const params = message.params as { name?: unknown; arguments?: { waitSeconds?: unknown }; _meta?: { progressToken?: unknown } } | undefined;
+  return params?.name === "send_message" && params._meta?.progressToken !== undefined && Number(params.arguments?.waitSeconds ?? 0) > 0;
+}
+
+/** The event stream as sent, except that a client that goes away ends the wait behind it (never the work). */
+function endsWaitOnHangUp(response: Response, hangUp: AbortController): Response {
+  const reader = response.body?.getReader();
+  if (!reader) return response;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      hangUp.abort();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, response);
+}
+
+/**
+ * /mcp: the Model Context Protocol over Streamable HTTP, stateless. The personal API token is
+ * checked and counted before any message is read, exactly as on /v1; tools then call /v1 in-process.
+ */
+export function createMcpRoutes(appFetch: AppFetch) {
+  const mcp = createRouter<GatedEnv>();
+  // No session, so no stream to GET and nothing to DELETE.
+  mcp.on(["GET", "HEAD", "DELETE", "PUT", "PATCH", "OPTIONS"], "/", () => {
+    throw new ApiError(405, "method_not_allowed", "This MCP endpoint is stateless: send each JSON-RPC message with POST.", { headers: { allow: ALLOW } });
+  });
+  mcp.post("/", sameSiteOrigins, limitBody(MiB), tokenGate, knownRevision, jsonBodyGuard, async (c) => {
+    const message = await oneMessage(c.req.raw);
+    const hangUp = new AbortController();
+    const server = new ToolServer(v1Caller(c, appFetch), c.get("requestId"), hangUp.signal, (work) => c.executionCtx.waitUntil(work));
+    const streamed = mayReportProgress(message);
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !streamed });
+    await server.connect(transport);
+    const response = await transport.handleRequest(c.req.raw, { parsedBody: message });
+    return streamed ? endsWaitOnHangUp(response, hangUp) : response;
+  });
+  return mcp;
+}

@@ -1,0 +1,105 @@
+import { z } from "@hono/zod-openapi";
+import { ChatParams, Message, type MessagePage, SendMessageBody, SendMessageHeaders, Submission, SubmissionState } from "../chats/schemas";
+import type { ToolContext } from "./tools";
+import { type V1Answer, v1Path } from "./v1-call";
+
+// The contract's bound on a call's wait, and on how often progress is sent (about 4 a second).
+export const WAIT_SECONDS_MAX = 60;
+export const POLL_INTERVAL_MS = 250;
+// Messages read per page while looking for the reply: it is among the newest few (steering texts it took come after it).
+const PAGE = 10;
+
+export const SendMessageInput = z.strictObject({
+  ...ChatParams.shape,
+  ...SendMessageBody.shape,
+  idempotencyKey: SendMessageHeaders.shape["idempotency-key"]
+    .optional()
+    .describe("A UUID of your choosing: calling again with the same key and the same message returns the first answer (replayed: true) instead of sending it twice."),
+  waitSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(WAIT_SECONDS_MAX)
+    .default(0)
+    .describe("How long to wait for the reply to finish, 0 to 60 seconds; 0 answers at once. The work goes on after the wait ends."),
+});
+
+export const SendMessageOutput = z.object({
+  submission: Submission,
+  state: SubmissionState.describe("The submission's state when the call answered"),
+  reply: Message.nullable().describe("The agent's reply as it then stood; null before it exists"),
+  replayed: z.literal(true).optional().describe("Present when an earlier call with this idempotencyKey sent the message; this is its submission"),
+});
+
+type Outcome = { state: SubmissionState; reply: Message | null };
+type Args = z.output<typeof SendMessageInput>;
+
+/** Sends through POST …/messages, then reads the submission's state and reply, waiting for the reply to end when asked. */
+export async function sendMessage(args: Args, context: ToolContext): Promise<V1Answer> {
+  const { projectId, chatId, content, replyToMessageId, idempotencyKey, waitSeconds } = args;
+  // Without a key of the caller's, every call is a new message: a retry is the caller's choice to make.
+  const headers = { "idempotency-key": idempotencyKey ?? crypto.randomUUID() };
+  const sent = await context.v1<Submission>("POST", v1Path(projectId, "chats", chatId, "messages"), { headers, body: { content, replyToMessageId } });
+  if (!sent.ok) return sent;
+  const watched = await watch(args, sent.body.submissionId, waitSeconds * 1000, context);
+  if (!watched.ok) return watched;
+  return { ...sent, body: { submission: sent.body, ...watched.body, ...(sent.replayed ? { replayed: true } : {}) } };
+}
+
+/** Reads the state until the reply has ended, the submission failed or was cancelled, the time is up or the client cancelled; reports the reply's growth. */
+async function watch(chat: { projectId: string; chatId: string }, submissionId: string, waitMs: number, context: ToolContext): Promise<V1Answer<Outcome>> {
+  let timeUp = waitMs === 0;
+  const deadline = setTimeout(() => (timeUp = true), waitMs);
+  const growth = replyGrowth(context);
+  try {
+    for (;;) {
+      const outcome = await readOutcome(chat, submissionId, context);
+      if (!outcome.ok) return outcome;
+      const { state, reply } = outcome.body;
+      if (reply) await growth(reply.content);
+      const ended = state.status === "failed" || state.status === "cancelled" || (reply !== null && reply.status !== "working");
+      if (ended || timeUp || context.signal.aborted) return outcome;
+      await pause(POLL_INTERVAL_MS, context.signal);
+    }
+  } finally {
+    clearTimeout(deadline);
+  }
+}
+
+async function readOutcome({ projectId, chatId }: { projectId: string; chatId: string }, submissionId: string, { v1 }: ToolContext): Promise<V1Answer<Outcome>> {
+  const state = await v1<SubmissionState>("GET", v1Path(projectId, "chats", chatId, "submissions", submissionId));
+  if (!state.ok) return state;
+  const replyId = state.body.replyMessageId;
+  let reply: Message | null = null;
+  // Newest first: the reply is on the first page unless later tasks have ended since; older pages are read only then.
+  for (let cursor: string | undefined; replyId !== null && reply === null; ) {
+    const page = await v1<z.infer<typeof MessagePage>>("GET", v1Path(projectId, "chats", chatId, "messages"), { query: { limit: String(PAGE), cursor } });
+    if (!page.ok) return page;
+    reply = page.body.items.find((m) => m.id === replyId) ?? null;
+    if (page.body.nextCursor === null) break;
+    cursor = page.body.nextCursor;
+  }
+  return { ok: true, body: { state: state.body, reply }, replayed: false };
+}
+
+/** Progress for a growing reply: its length so far in characters (strictly increasing), and the text added since the last report. */
+function replyGrowth({ progress }: ToolContext) {
+  let reported = "";
+  return async (content: string) => {
+    // A reply only grows while it works; the final text (the agent's own) is in the answer whatever it is.
+    if (!progress || content.length <= reported.length || !content.startsWith(reported)) return;
+    await progress({ progress: [...content].length, message: content.slice(reported.length) });
+    reported = content;
+  };
+}
+
+const pause = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+  });

@@ -1,0 +1,128 @@
+import { z } from "@hono/zod-openapi";
+import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  type CallToolResult,
+  ErrorCode,
+  InitializeRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type ServerNotification,
+  type ServerRequest,
+  type ServerResult,
+  type Tool as ToolListing,
+} from "@modelcontextprotocol/sdk/types.js";
+import packageJson from "../../package.json";
+import { type ApiError, fieldProblems, invalidRequest, problemResponse, toApiError } from "../http/problem";
+import { firstCharacters } from "../text";
+import { toolJsonSchema } from "./json-schema";
+import { TOOLS, toolNamed } from "./tools";
+import type { CallV1, V1Answer } from "./v1-call";
+
+export const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18"];
+const [LATEST, OLDEST] = [PROTOCOL_VERSIONS[0]!, PROTOCOL_VERSIONS.at(-1)!];
+
+const INSTRUCTIONS =
+  "Project chat: each project has chats, and each chat has an AI agent that works on the messages sent to it, one task at a time, asynchronously. " +
+  "Start with list_projects: every other tool needs one of its project ids. Sending (send_message) answers at once with a submission; the reply " +
+  "arrives later: pass waitSeconds to wait for it, or follow up with get_submission and read_messages. A tool error's text is a JSON problem whose " +
+  "code says what went wrong (forbidden: your role only reads; not_found: no such project or chat for you; invalid_request: the named arguments).";
+
+/** Revisions this server speaks; an older request gets the oldest of them, one it does not know yet the newest. */
+export const negotiateVersion = (requested: string) => (PROTOCOL_VERSIONS.includes(requested) ? requested : requested < OLDEST ? OLDEST : LATEST);
+
+// Listed once per isolate: the schemas do not change while it runs.
+let listing: ToolListing[] | undefined;
+const toolListing = () =>
+  (listing ??= TOOLS.map((t) => ({
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    inputSchema: toolJsonSchema(t.input, "input"),
+    outputSchema: toolJsonSchema(t.output, "output"),
+    annotations: { title: t.title, ...t.annotations },
+  })));
+
+// The SDK's own CallToolRequestSchema would fail a non-object `arguments` as an internal error (-32603); the contract wants invalid params (-32602).
+const ToolCallRequest = z.object({
+  method: z.literal("tools/call"),
+  params: z.looseObject({ name: z.unknown(), arguments: z.unknown() }).default({ name: undefined, arguments: undefined }),
+});
+
+/**
+ * One MCP server per HTTP request (the endpoint is stateless), on the SDK's Protocol: it frames
+ * JSON-RPC, cancellation and progress. The SDK's Server adds only what this one does not use
+ * (client requests, logging, elicitation), at the price of bundling Ajv (about 43 KB of gzip,
+ * constructed even when unused); its tool answers are
+ * shaped here, as the contract fixes them.
+ */
+export class ToolServer extends Protocol<ServerRequest, ServerNotification, ServerResult> {
+  constructor(
+    private readonly v1: CallV1,
+    private readonly requestId: string,
+    private readonly hangUp: AbortSignal,
+    private readonly waitUntil: (work: Promise<unknown>) => void,
+  ) {
+    super();
+    this.setRequestHandler(InitializeRequestSchema, (request) => ({
+      protocolVersion: negotiateVersion(request.params.protocolVersion),
+      capabilities: { tools: { listChanged: false } },
+      serverInfo: { name: "project-chat", version: packageJson.version },
+      instructions: INSTRUCTIONS,
+    }));
+    this.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolListing() }));
+    this.setRequestHandler(ToolCallRequest, (request, extra) => this.callTool(request.params, extra));
+  }
+
+  private async callTool({ name, arguments: args = {} }: { name: unknown; arguments?: unknown }, extra: ToolExtra): Promise<CallToolResult> {
+    const tool = typeof name === "string" ? toolNamed(name) : undefined;
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `There is no tool named ${JSON.stringify(firstCharacters(String(name), 100))}; tools/list names them.`);
+    if (typeof args !== "object" || args === null || Array.isArray(args)) throw new McpError(ErrorCode.InvalidParams, "The tool's arguments must be a JSON object.");
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success) {
+      const { errors } = fieldProblems(parsed.error, "arguments");
+      return this.problem(invalidRequest(`The arguments of ${tool.name} are invalid; see errors for each field.`, errors));
+    }
+    const token = extra._meta?.progressToken;
+    const progress =
+      token === undefined
+        ? null
+        : (update: { progress: number; message: string }) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...update } });
+    let answer: V1Answer;
+    try {
+      const running = tool.run(parsed.data, { v1: this.v1, signal: AbortSignal.any([extra.signal, this.hangUp]), progress });
+      // A client that hangs up ends the wait, not the work: what a tool started completes.
+      this.waitUntil(running.catch(() => undefined));
+      answer = await running;
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", requestId: this.requestId, tool: tool.name, error: String(error) }));
+      return this.problem(toApiError(error));
+    }
+    if (!answer.ok) return { content: [{ type: "text", text: answer.problem }], isError: true };
+    const structured = answer.body as Record<string, unknown>;
+    return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+  }
+
+  /** The problem+json body /v1 would send, as the one text item of an error result (no structuredContent: the output schema describes success). */
+  private async problem(error: ApiError): Promise<CallToolResult> {
+    return { content: [{ type: "text", text: await problemResponse(error, this.requestId).text() }], isError: true };
+  }
+
+  // This server sends no requests of its own and runs nothing as a task; notifications are progress only.
+  protected assertCapabilityForMethod(method: string): void {
+    throw new Error(`This server does not send ${method} requests.`);
+  }
+  protected assertNotificationCapability(): void {}
+  protected assertRequestHandlerCapability(): void {}
+  protected assertTaskCapability(method: string): void {
+    throw new Error(`This server does not send ${method} requests as tasks.`);
+  }
+  protected assertTaskHandlerCapability(): void {
+    throw new McpError(ErrorCode.InvalidRequest, "This server does not run requests as tasks.");
+  }
+}
+
+type ToolExtra = {
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number };
+  sendNotification(notification: ServerNotification): Promise<void>;
+};

@@ -1,0 +1,196 @@
+import { z } from "@hono/zod-openapi";
+import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import {
+  Chat,
+  ChatList,
+  ChatParams,
+  ChatTitleBody,
+  CreateChatHeaders,
+  Message,
+  MessagePage,
+  MessageParams,
+  MessagesQuery,
+  ProjectParams,
+  Queue,
+  SendMessageBody,
+  SendMessageHeaders,
+  Submission,
+  SubmissionParams,
+  SubmissionState,
+} from "../chats/schemas";
+import { ProjectCredits, ProjectUsage, UsageQuery } from "../credits/schemas";
+import { ProjectList } from "../projects/schemas";
+import { SendMessageInput, SendMessageOutput, sendMessage } from "./send-message";
+import type { CallV1, V1Answer } from "./v1-call";
+import { v1Path } from "./v1-call";
+
+/** What a tool may use while it runs: /v1 in-process for its caller, the client's cancellation, and progress when the client asked for it. */
+export type ToolContext = {
+  v1: CallV1;
+  signal: AbortSignal;
+  progress: ((update: { progress: number; message: string }) => Promise<void>) | null;
+};
+
+export type Tool = {
+  name: string;
+  title: string;
+  description: string;
+  input: z.ZodType;
+  output: z.ZodType;
+  annotations: ToolAnnotations;
+  run(args: unknown, context: ToolContext): Promise<V1Answer>;
+};
+
+const tool = <I extends z.ZodType>(definition: Omit<Tool, "input" | "run"> & { input: I; run(args: z.output<I>, context: ToolContext): Promise<V1Answer> }) => definition as Tool;
+
+const READS: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
+const ADDS: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+const ENDS: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+
+// Arguments are the route's path parameters, body fields and headers under one object; an unknown argument is named back, as /v1 names unknown fields.
+const inProject = z.strictObject(ProjectParams.shape);
+const inChat = z.strictObject(ChatParams.shape);
+const retryKey = <T extends z.ZodType>(header: T, what: string) =>
+  header.optional().describe(`A UUID of your choosing: calling again with the same key and the same arguments ${what} instead of doing it twice.`);
+
+export const TOOLS: Tool[] = [
+  tool({
+    name: "list_projects",
+    title: "List projects",
+    description:
+      "Lists the projects this token can use, each with its id, name and your role (owner and editor may write, viewer only reads). Call it first: every other tool needs a projectId from here.",
+    input: z.strictObject({}),
+    output: ProjectList,
+    annotations: READS,
+    run: (_, { v1 }) => v1("GET", "/v1/projects"),
+  }),
+  tool({
+    name: "list_chats",
+    title: "List chats",
+    description:
+      "Lists a project's chats, most recently updated first, with each chat's title, whether its agent is working and a preview of its latest reply. archived: true lists the archived ones instead.",
+    input: inProject.extend({ archived: z.boolean().optional().describe("true for archived chats; active chats when left out") }),
+    output: ChatList,
+    annotations: READS,
+    run: ({ projectId, archived }, { v1 }) => v1("GET", v1Path(projectId, "chats"), { query: { archived: archived === undefined ? undefined : String(archived) } }),
+  }),
+  tool({
+    name: "create_chat",
+    title: "Create a chat",
+    description: "Creates an empty chat in a project and returns it; send it work with send_message. Needs the owner or editor role.",
+    input: inProject.extend({ ...ChatTitleBody.shape, idempotencyKey: retryKey(CreateChatHeaders.shape["idempotency-key"], "returns the chat it created") }),
+    output: Chat,
+    annotations: ADDS,
+    run: ({ projectId, title, idempotencyKey }, { v1 }) =>
+      v1("POST", v1Path(projectId, "chats"), { body: { title }, headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {} }),
+  }),
+  tool({
+    name: "get_chat",
+    title: "Read a chat",
+    description:
+      "Reads one chat: its title, whether its agent is working (isWorking), waiting for an answer from you (isAwaitingUser), how many messages wait in its queue, and a preview of its latest reply.",
+    input: inChat,
+    output: Chat,
+    annotations: READS,
+    run: ({ projectId, chatId }, { v1 }) => v1("GET", v1Path(projectId, "chats", chatId)),
+  }),
+  tool({
+    name: "send_message",
+    title: "Send a message",
+    description:
+      "Sends a message to a chat's agent, which works on it asynchronously (a task; it costs credits). Returns the submission, its state and the agent's reply so far. " +
+      "Give waitSeconds (up to 60) to wait for the reply to finish; the reply's text arrives as progress while it grows. If the wait ends first, follow up with get_submission and read_messages. " +
+      "To retry safely after an error, pass the same idempotencyKey: a retry then returns the first answer (replayed: true) instead of sending twice.",
+    input: SendMessageInput,
+    output: SendMessageOutput,
+    annotations: ADDS,
+    run: sendMessage,
+  }),
+  tool({
+    name: "read_messages",
+    title: "Read messages",
+    description:
+      "Reads a chat's messages, newest first: yours (role user), the agent's replies (role owner, status working, success, failed or interrupted_by_user) and errors. " +
+      "Pass the answer's nextCursor as cursor to read older ones; it is null on the last page.",
+    input: inChat.extend({ limit: z.number().int().min(1).max(100).default(20).describe("How many messages, 1 to 100"), cursor: MessagesQuery.shape.cursor }),
+    output: MessagePage,
+    annotations: READS,
+    run: ({ projectId, chatId, limit, cursor }, { v1 }) => v1("GET", v1Path(projectId, "chats", chatId, "messages"), { query: { limit: String(limit), cursor } }),
+  }),
+  tool({
+    name: "get_queue",
+    title: "Read the queue",
+    description: "Lists a chat's submissions that wait for the agent (queued, steering), are being handed to it (dispatching) or could not start (failed), in order.",
+    input: inChat,
+    output: Queue,
+    annotations: READS,
+    run: ({ projectId, chatId }, { v1 }) => v1("GET", v1Path(projectId, "chats", chatId, "queue")),
+  }),
+  tool({
+    name: "get_submission",
+    title: "Read a submission",
+    description:
+      "Says what a submission (from send_message or steer) became: its status (queued, steering, dispatching, running, done, failed, cancelled), its task, and the ids of its user message and the agent's reply (null until they exist).",
+    input: z.strictObject(SubmissionParams.shape),
+    output: SubmissionState,
+    annotations: READS,
+    run: ({ projectId, chatId, submissionId }, { v1 }) => v1("GET", v1Path(projectId, "chats", chatId, "submissions", submissionId)),
+  }),
+  tool({
+    name: "stop_reply",
+    title: "Stop a reply",
+    description:
+      "Stops an agent reply that is still working: it ends at once as interrupted_by_user, keeping what it had written, and the next queued message runs. Returns the reply. A reply that already ended is returned as it is, so calling again is safe.",
+    input: z.strictObject(MessageParams.shape),
+    output: Message,
+    annotations: ENDS,
+    run: ({ projectId, chatId, messageId }, { v1 }) => v1("POST", v1Path(projectId, "chats", chatId, "messages", messageId, "stop")),
+  }),
+  tool({
+    name: "cancel_submission",
+    title: "Cancel a submission",
+    description:
+      "Removes a submission that has not started (queued, steering or failed) from the queue for good: it never runs and costs nothing. One that has started answers submission_started; stop its reply with stop_reply instead.",
+    input: z.strictObject(SubmissionParams.shape),
+    output: z.object({ cancelled: z.literal(true) }),
+    annotations: ENDS,
+    run: async ({ projectId, chatId, submissionId }, { v1 }) => {
+      const answer = await v1("DELETE", v1Path(projectId, "chats", chatId, "queue", submissionId));
+      return answer.ok ? { ...answer, body: { cancelled: true } } : answer;
+    },
+  }),
+  tool({
+    name: "steer",
+    title: "Steer the running task",
+    description:
+      "Gives the agent's running task an extra instruction it takes at its next step (at most 5 per task), without starting a new task. With no task running it is sent like a message. Returns the submission; follow it with get_submission.",
+    input: inChat.extend({ content: SendMessageBody.shape.content, idempotencyKey: retryKey(SendMessageHeaders.shape["idempotency-key"], "returns the first answer") }),
+    output: Submission,
+    annotations: ADDS,
+    run: ({ projectId, chatId, content, idempotencyKey }, { v1 }) =>
+      v1("POST", v1Path(projectId, "chats", chatId, "steer"), { body: { content }, headers: { "idempotency-key": idempotencyKey ?? crypto.randomUUID() } }),
+  }),
+  tool({
+    name: "get_credits",
+    title: "Read the project's credits",
+    description:
+      "Says whether a task can run now (canRun), what one task costs (taskCost) and, for the project's owner only, the balance that pays for its tasks (null for other roles). Check it when a reply failed with insufficient credits or before sending much work.",
+    input: inProject,
+    output: ProjectCredits,
+    annotations: READS,
+    run: ({ projectId }, { v1 }) => v1("GET", v1Path(projectId, "credits")),
+  }),
+  tool({
+    name: "get_usage",
+    title: "Read the project's usage",
+    description:
+      "Lists, per UTC day, how many of the project's tasks ended and what they cost in credits and model tokens, oldest first; only days with tasks appear. from and to are inclusive dates (YYYY-MM-DD); by default the last 30 days.",
+    input: inProject.extend(UsageQuery.shape),
+    output: ProjectUsage,
+    annotations: READS,
+    run: ({ projectId, from, to }, { v1 }) => v1("GET", v1Path(projectId, "usage"), { query: { from, to } }),
+  }),
+];
+
+const byName = new Map(TOOLS.map((t) => [t.name, t]));
+export const toolNamed = (name: string): Tool | undefined => byName.get(name);

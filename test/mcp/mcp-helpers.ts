@@ -1,0 +1,57 @@
+import { exports } from "cloudflare:workers";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import { expect } from "vitest";
+import { call } from "../helpers";
+
+export const MCP_URL = "https://service.test/mcp";
+
+/** The SDK's own client over Streamable HTTP, its requests served by the Worker's fetch handler. */
+export async function connect(token: string) {
+  const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+    fetch: (url, init) => exports.default.fetch(new Request(url, init)),
+  });
+  // Ajv (the client's default) compiles with new Function, which workerd forbids.
+  const client = new Client({ name: "mcp-test", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  await client.connect(transport);
+  return client;
+}
+
+export type McpClient = Awaited<ReturnType<typeof connect>>;
+
+/** A tool call's result, checked against the tool's output schema by the client. */
+export const callTool = async (client: McpClient, name: string, args: Record<string, unknown> = {}, options?: RequestOptions) =>
+  (await client.callTool({ name, arguments: args }, CallToolResultSchema, options)) as CallToolResult;
+
+/** The structured answer of a successful call; its one text item holds the same JSON. */
+export function success<T = any>(result: CallToolResult): T {
+  expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+  expect(result.content).toHaveLength(1);
+  expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(result.structuredContent);
+  return result.structuredContent as T;
+}
+
+/** The problem a failed call holds as its one text item, with no structured content. */
+export function toolProblem(result: CallToolResult, code: string) {
+  expect(result.isError).toBe(true);
+  expect(result.structuredContent).toBeUndefined();
+  expect(result.content).toHaveLength(1);
+  const problem = JSON.parse((result.content[0] as { text: string }).text);
+  expect(problem).toMatchObject({ type: `urn:project-chat:problem:${code}`, code, status: expect.any(Number), detail: expect.any(String) });
+  return problem;
+}
+
+/** A raw POST to /mcp, for what the SDK client would never send. */
+export const post = (body: unknown, headers: Record<string, string> = {}, token?: string) =>
+  call("POST", "/mcp", { token, body, headers: { accept: "application/json, text/event-stream", ...headers } });
+
+export const initialize = (protocolVersion = "2025-06-18") => ({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+});
