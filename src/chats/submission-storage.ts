@@ -202,9 +202,14 @@ export class SubmissionStorage {
 
   /** A task's own submission is done when the task ends (it was running, so it had left the queue); a failed task's charge is owed back. */
   finishRunning(id: string, refunded: number): void {
-    this.sql.exec("UPDATE submissions SET status = 'done', refunded = ? WHERE id = ?", refunded, id);
+    // Its text lives on as its user message: dropped in the same statement (rows from before the hash keep it).
+    this.sql.exec(
+      `UPDATE submissions SET status = 'done', refunded = ?, content = IIF(content_hash IS NULL, content, ''),
+         content_bytes = IIF(content_hash IS NULL, content_bytes, 0) WHERE id = ?`,
+      refunded,
+      id,
+    );
     if (this.countsKept) this.countsKept.running--;
-    this.dropText("id = ?", id);
   }
 
   /**

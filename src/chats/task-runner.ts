@@ -247,7 +247,7 @@ export class TaskRunner {
       this.publisher.finishReply(reply, end.status, end.content ?? reply.content, usage, now);
       this.usage.record({ taskId: task.id, endedAt: now, ...usage });
       if (failed) {
-        const error = `${end.error ?? "The agent could not complete this task."} Its credits were returned.`;
+        const error = `${asSentence(end.error ?? "The agent could not complete this task.")} Its credits were returned.`;
         this.publisher.addMessage(
           { id: crypto.randomUUID(), role: "error", content: error, createdAt: iso(now), status: null, taskId: task.id, submissionId: task.submission_id, usage: null },
           now,
@@ -385,6 +385,9 @@ export class TaskRunner {
     };
   }
 }
+
+/** A reason as a sentence of its own, so the note that follows it does not run on from it (a thrown error's message may lack its stop). */
+const asSentence = (text: string) => (/[.!?…]$/.test(text.trimEnd()) ? text.trimEnd() : `${text.trimEnd()}.`);
 
 /** What an ended task cost: its credits after any refund, and the token counts its model calls and its result reported. */
 function usageOf(task: TaskRow, end: TaskEnd, credits: number): Usage {

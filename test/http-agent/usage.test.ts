@@ -61,4 +61,19 @@ describe("an http agent's usage", () => {
     ]);
     expect((await usageOf(w)).map((d: { tasks: number; credits: number }) => [d.tasks, d.credits])).toEqual([[1, 0]]);
   });
+
+  it("says why an agent that could not be reached failed in sentences of their own, costing nothing", async () => {
+    const clock = frozenClock();
+    fakeAgent(() => {
+      throw new TypeError("network down");
+    });
+    const w = await world({ credits: 2 });
+    const c = await newChat(w);
+    await call("POST", `${chatsPath(w)}/${c.id}/messages`, { token: w.token, headers: { "idempotency-key": crypto.randomUUID() }, body: { content: "hello" } });
+    await settle(room(c.id), clock);
+    const [error, reply] = (await historyOf(w, c.id)).items;
+    expect(error!.content).toBe("The agent could not take the task: network down. Its credits were returned.");
+    expect(reply).toMatchObject({ status: "failed", usage: { credits: 0, inputTokens: null, outputTokens: null } });
+    expect(await creditsOf(w.account.id)).toBe(2);
+  });
 });
