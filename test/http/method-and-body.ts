@@ -24,5 +24,10 @@ export async function viaApp(request: Request, bindings: Record<string, unknown>
   const ctx = createExecutionContext();
   const response = await app.fetch(request, { ...env, ...bindings }, ctx);
   await waitOnExecutionContext(ctx);
+  // An event stream does not end by itself: its headers are the answer.
+  if (response.headers.get("content-type")?.startsWith("text/event-stream")) {
+    await response.body?.cancel();
+    return { status: response.status, headers: response.headers, text: "", json: undefined };
+  }
   return answerOf(response);
 }
