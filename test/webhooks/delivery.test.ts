@@ -1,22 +1,18 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
-import { consumeWebhookBatch, deliver, RETRY_DELAYS_S, type WebhookTask } from "../../src/webhooks/delivery";
+import { RETRY_DELAYS_S, type WebhookTask } from "../../src/webhooks/delivery";
 import { FAILURES_TO_DISABLE } from "../../src/webhooks/project-webhooks";
 import { signWebhook } from "../../src/webhooks/signature";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, env, historyOf, newChat, peek, room, send, world, type World } from "../helpers";
-import { fakeReceiver, hooksPath, register } from "./webhook-helpers";
+import { eventFor, fakeReceiver, hooksPath, outboxOf, patchHooksEnv, register } from "./webhook-helpers";
 
 afterEach(() => vi.restoreAllMocks());
 
+/** One attempt by the task's project object, awaited: the delay before the next one, or undefined. */
+const deliver = (task: WebhookTask, now: number) => env.PROJECT_WEBHOOKS.getByName(task.projectId).attempt(task, now);
 const deliveriesOf = async (w: World, endpointId: string) => (await call("GET", `${hooksPath(w)}/${endpointId}/deliveries`, { token: w.token })).json.items;
-/** The chat's outbox rows, oldest first. */
-const outboxOf = (chatId: string) =>
-  runInDurableObject(room(chatId), (_: ChatRoom, state) =>
-    state.storage.sql.exec<{ id: string; type: string; handed_off: number }>("SELECT id, type, handed_off_at IS NOT NULL AS handed_off FROM webhook_outbox ORDER BY seq").toArray(),
-  );
-
 describe("webhook delivery", () => {
   it("delivers a finished reply as message.completed through the queue, signed with the endpoint's secret", async () => {
     const received = fakeReceiver();
@@ -54,7 +50,7 @@ describe("webhook delivery", () => {
     const task: WebhookTask = { projectId: w.projectId, chatId: c.id, eventId: event!.id, endpointId: hook.json.endpoint.id, type: "message.completed" };
     const delays: (number | undefined)[] = [];
     for (let attempt = 0; attempt <= RETRY_DELAYS_S.length; attempt++) {
-      const delay = await deliver(task, env, clock.now());
+      const delay = await deliver(task, clock.now());
       delays.push(delay);
       const [delivery] = await deliveriesOf(w, hook.json.endpoint.id);
       expect(delivery.attempts).toBe(attempt + 1);
@@ -67,7 +63,7 @@ describe("webhook delivery", () => {
     expect((await deliveriesOf(w, hook.json.endpoint.id))[0]).toMatchObject({ status: "failed", attempts: 7 });
     expect(new Set(received.map((r) => r.headers["webhook-id"])).size).toBe(1);
     // Ended: another copy of the message (a retried hand-off) makes no attempt.
-    expect(await deliver(task, env, clock.now())).toBeUndefined();
+    expect(await deliver(task, clock.now())).toBeUndefined();
     expect(received).toHaveLength(7);
   });
 
@@ -81,7 +77,7 @@ describe("webhook delivery", () => {
     await settle(room(c.id), clock);
     const [event] = await outboxOf(c.id);
     const task: WebhookTask = { projectId: w.projectId, chatId: c.id, eventId: event!.id, endpointId: hook.json.endpoint.id, type: "message.completed" };
-    expect(await deliver(task, env, clock.now())).toBe(5);
+    expect(await deliver(task, clock.now())).toBe(5);
     expect((await deliveriesOf(w, hook.json.endpoint.id))[0]).toMatchObject({ status: "pending", lastStatusCode: 302, lastError: "the receiver answered HTTP 302" });
   });
 
@@ -151,14 +147,14 @@ describe("webhook delivery", () => {
     const received = fakeReceiver(() => new Response("no", { status: 503 }));
     const clock = frozenClock();
     const { w, task } = await eventFor("https://receiver.test/twice", clock);
-    const [one, two] = await Promise.all([deliver(task, env, clock.now()), deliver(task, env, clock.now())]);
+    const [one, two] = await Promise.all([deliver(task, clock.now()), deliver(task, clock.now())]);
     expect([one, two].sort()).toEqual([5, undefined]);
     expect(received).toHaveLength(1);
     // A copy that comes a minute before the retry's time does nothing; the retry itself goes.
     clock.advance(1_000);
-    expect(await deliver(task, env, clock.now())).toBeUndefined();
+    expect(await deliver(task, clock.now())).toBeUndefined();
     clock.advance(4_000);
-    expect(await deliver(task, env, clock.now())).toBe(300);
+    expect(await deliver(task, clock.now())).toBe(300);
     expect(received).toHaveLength(2);
     expect((await deliveriesOf(w, task.endpointId))[0]).toMatchObject({ attempts: 2, status: "pending" });
   });
@@ -167,10 +163,10 @@ describe("webhook delivery", () => {
     const received = fakeReceiver(() => new Response("no", { status: 500 }));
     const clock = frozenClock();
     const { w, task } = await eventFor("https://receiver.test/gone", clock);
-    expect(await deliver(task, env, clock.now())).toBe(5);
+    expect(await deliver(task, clock.now())).toBe(5);
     expect((await call("DELETE", `${hooksPath(w)}/${task.endpointId}`, { token: w.token })).status).toBe(204);
     clock.advance(5_000);
-    expect(await deliver(task, env, clock.now())).toBeUndefined();
+    expect(await deliver(task, clock.now())).toBeUndefined();
     expect(received).toHaveLength(1);
   });
 
@@ -178,24 +174,10 @@ describe("webhook delivery", () => {
     const received = fakeReceiver();
     const clock = frozenClock();
     const { w, task } = await eventFor("https://receiver.test/rekeyed", clock);
-    expect(await deliver(task, { ...env, WEBHOOK_KEY: "another key" }, clock.now())).toBeUndefined();
+    await patchHooksEnv(w.projectId, { WEBHOOK_KEY: "another key" });
+    expect(await deliver(task, clock.now())).toBeUndefined();
     expect(received).toHaveLength(0);
     expect((await deliveriesOf(w, task.endpointId))[0]).toMatchObject({ status: "failed", attempts: 0, lastError: expect.stringContaining("WEBHOOK_KEY changed") });
-  });
-
-  it("acks a delivered message and retries a failed one after its delay (the consumer)", async () => {
-    fakeReceiver((_, index) => (index === 0 ? new Response("no", { status: 500 }) : new Response("ok")));
-    const clock = frozenClock();
-    const { task } = await eventFor("https://receiver.test/consumer", clock);
-    const message = () => ({ body: task, ack: vi.fn(), retry: vi.fn() });
-    const first = message();
-    await consumeWebhookBatch({ messages: [first] } as unknown as MessageBatch<WebhookTask>, env);
-    expect(first.retry).toHaveBeenCalledWith({ delaySeconds: 5 });
-    expect(first.ack).not.toHaveBeenCalled();
-    clock.advance(5_000);
-    const second = message();
-    await consumeWebhookBatch({ messages: [second] } as unknown as MessageBatch<WebhookTask>, env);
-    expect(second.ack).toHaveBeenCalled();
   });
 
   it("sends submission.failed with the queue entry when a message cannot start", async () => {
@@ -215,15 +197,3 @@ describe("webhook delivery", () => {
     });
   }, 15_000);
 });
-
-/** A chat with one finished reply and an endpoint that subscribes to nothing it sends, so only the test's attempts reach it. */
-async function eventFor(url: string, clock: ReturnType<typeof frozenClock>) {
-  const w = await world();
-  const hook = await register(w, url, { events: ["chat.awaiting_user"] });
-  const c = await newChat(w);
-  await send(w, c.id, "hello");
-  await settle(room(c.id), clock);
-  const [event] = await outboxOf(c.id);
-  const task: WebhookTask = { projectId: w.projectId, chatId: c.id, eventId: event!.id, endpointId: hook.json.endpoint.id, type: "message.completed" };
-  return { w, task };
-}
