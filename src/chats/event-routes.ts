@@ -4,10 +4,11 @@ import { MAX_STREAMS_PER_TOKEN } from "../auth/token-gate";
 import { ApiError } from "../http/problem";
 import { createRouter } from "../http/router";
 import { chatInProject, chatNotFound, chatProblems, read, security } from "./route-access";
-import { ChatEvent, ChatParams, EventsHeaders, EventsQuery } from "./schemas";
+import { ChatEvent, ChatParams, EVENT_DATA_COMPONENTS, EventsHeaders, EventsQuery } from "./schemas";
 
 /** Following a chat live: its resumable event stream. */
 export const eventRoutes = createRouter<GatedEnv>();
+for (const [name, schema] of Object.entries(EVENT_DATA_COMPONENTS)) eventRoutes.openAPIRegistry.register(name, schema);
 
 eventRoutes.openapi(
   createRoute({
@@ -31,7 +32,7 @@ eventRoutes.openapi(
       200: {
         description:
           "The event stream: `text/event-stream` frames of `id`, `event` and one `data:` line of JSON, and `: keep-alive` comments. OpenAPI 3.1 cannot type " +
-          "a stream's items, so the schema is that of one frame: ChatEvent, a union by `event` whose `data` are the named components (Chat, QueueEntry, Message, …).",
+          "a stream's items, so the schema is that of one frame: ChatEvent, a union by `event` whose `data` is JSON text of the component its `contentSchema` names (Chat, QueueEntry, Message, …).",
         content: { "text/event-stream": { schema: ChatEvent } },
       },
       ...chatProblems,

@@ -130,17 +130,31 @@ const MessageDelta = z.object({ id: z.uuid(), text: z.string() }).openapi("Messa
 const QueueRemoved = z.object({ id: z.uuid() }).openapi("QueueRemoved", { description: "The id of the entry that left the queue" });
 const Snapshot = z.object({ chat: Chat, queue: Queue }).openapi("ChatSnapshot");
 
-const frame = <T extends z.ZodType>(event: string, data: T, description: string) =>
-  z.object({ id: z.string().regex(/^[0-9]+$/), event: z.literal(event), data }).openapi({ description });
+/** The components a frame's `data` carries that nothing else names: the events router registers them so contentSchema resolves. */
+export const EVENT_DATA_COMPONENTS = { ChatSnapshot: Snapshot, QueueRemoved, MessageDelta };
 
-/** One Server-Sent Event of a chat's stream; `data` is shown parsed, as a client sees it after JSON.parse. */
+// On the wire `data` is one line of JSON text; contentSchema names what it parses to (JSON Schema 2020-12, OpenAPI 3.1).
+const frame = (event: string, component: string, description: string) =>
+  z
+    .object({
+      id: z.string().regex(/^[0-9]+$/),
+      event: z.literal(event),
+      data: z.string().openapi({
+        description: `JSON text of a ${component}`,
+        contentMediaType: "application/json",
+        contentSchema: { $ref: `#/components/schemas/${component}` },
+      } as Record<string, unknown>),
+    })
+    .openapi({ description });
+
+/** One Server-Sent Event of a chat's stream: `data` is JSON text, of the component its contentSchema names. */
 export const ChatEvent = z
   .discriminatedUnion("event", [
-    frame("snapshot", Snapshot, "First event of a stream that does not resume; its id is the chat's newest event id (0 when none)"),
-    frame("chat", Chat, "The chat after any change to it"),
-    frame("queue.entry", QueueEntry, "A queue entry, as GET queue shows it, when it joins the queue and whenever its status changes"),
-    frame("queue.removed", QueueRemoved, "An entry left the queue: its task started, it was cancelled or taken as steering, or a failed entry's time in the queue ended"),
-    frame("message", Message, "A message when it is created and whenever its status changes; a reply's last one has its final status and whole content"),
-    frame("message.delta", MessageDelta, "Text appended to a working reply (no message event per delta)"),
+    frame("snapshot", "ChatSnapshot", "First event of a stream that does not resume; its id is the chat's newest event id (0 when none)"),
+    frame("chat", "Chat", "The chat after any change to it"),
+    frame("queue.entry", "QueueEntry", "A queue entry, as GET queue shows it, when it joins the queue and whenever its status changes"),
+    frame("queue.removed", "QueueRemoved", "An entry left the queue: its task started, it was cancelled or taken as steering, or a failed entry's time in the queue ended"),
+    frame("message", "Message", "A message when it is created and whenever its status changes; a reply's last one has its final status and whole content"),
+    frame("message.delta", "MessageDelta", "Text appended to a working reply (no message event per delta)"),
   ])
   .openapi("ChatEvent");

@@ -10,6 +10,7 @@ const DESCRIPTION_MAX = 200;
 export const CreateWebhookBody = z
   .strictObject({
     url: z.string().max(WEBHOOK_URL_MAX).openapi({
+      format: "uri",
       description:
         "https (http only for localhost, 127.0.0.1 or [::1] while WEBHOOK_ALLOW_LOOPBACK is true); no user info, no fragment; no private, loopback, link-local or reserved IP literal",
       example: "https://example.com/hooks/project-chat",
@@ -26,7 +27,7 @@ export const CreateWebhookBody = z
 export const WebhookEndpoint = z
   .object({
     id: z.uuid(),
-    url: z.string(),
+    url: z.string().openapi({ format: "uri" }),
     events: z.array(WebhookEventType),
     description: z.string(),
     createdAt: z.iso.datetime(),

@@ -18,7 +18,7 @@ describe("webhook delivery", () => {
     const received = fakeReceiver();
     const clock = frozenClock();
     const w = await world();
-    const hook = await register(w, "https://receiver.test/done");
+    const hook = await register(w, "https://receiver.example.com/done");
     const c = await newChat(w);
     await send(w, c.id, "tell me when done");
     await settle(room(c.id), clock);
@@ -42,7 +42,7 @@ describe("webhook delivery", () => {
     const clock = frozenClock();
     const w = await world();
     // Subscribed to nothing the chat will send, so only this test's attempts reach it.
-    const hook = await register(w, "https://receiver.test/flaky", { events: ["chat.awaiting_user"] });
+    const hook = await register(w, "https://receiver.example.com/flaky", { events: ["chat.awaiting_user"] });
     const c = await newChat(w);
     await send(w, c.id, "hello");
     await settle(room(c.id), clock);
@@ -68,10 +68,10 @@ describe("webhook delivery", () => {
   });
 
   it("follows no redirect: a 3xx is a failed attempt", async () => {
-    fakeReceiver(() => new Response(null, { status: 302, headers: { location: "https://receiver.test/elsewhere" } }));
+    fakeReceiver(() => new Response(null, { status: 302, headers: { location: "https://receiver.example.com/elsewhere" } }));
     const clock = frozenClock();
     const w = await world();
-    const hook = await register(w, "https://receiver.test/moved", { events: ["chat.awaiting_user"] });
+    const hook = await register(w, "https://receiver.example.com/moved", { events: ["chat.awaiting_user"] });
     const c = await newChat(w);
     await send(w, c.id, "hello");
     await settle(room(c.id), clock);
@@ -83,7 +83,7 @@ describe("webhook delivery", () => {
 
   it(`disables an endpoint after ${FAILURES_TO_DISABLE} failed deliveries in a row; a delivered one resets the count`, async () => {
     const w = await world();
-    const hook = await register(w, "https://receiver.test/down");
+    const hook = await register(w, "https://receiver.example.com/down");
     const endpointId = hook.json.endpoint.id;
     const project = env.PROJECT_WEBHOOKS.getByName(w.projectId);
     const failDelivery = async (i: number) => {
@@ -106,7 +106,7 @@ describe("webhook delivery", () => {
     const received = fakeReceiver();
     const clock = frozenClock();
     const w = await world();
-    await register(w, "https://receiver.test/later");
+    await register(w, "https://receiver.example.com/later");
     const c = await newChat(w);
     // The queue refuses the hand-off.
     await runInDurableObject(room(c.id), (r: ChatRoom) => {
@@ -130,7 +130,7 @@ describe("webhook delivery", () => {
     const received = fakeReceiver(() => new Promise((resolve) => setTimeout(() => resolve(new Response("late")), 2_000)));
     const clock = frozenClock();
     const w = await world();
-    const hook = await register(w, "https://receiver.test/slow");
+    const hook = await register(w, "https://receiver.example.com/slow");
     const c = await newChat(w);
     await send(w, c.id, "first");
     await settle(room(c.id), clock);
@@ -146,7 +146,7 @@ describe("webhook delivery", () => {
   it("makes one attempt when two copies of a message arrive, and none ahead of the schedule", async () => {
     const received = fakeReceiver(() => new Response("no", { status: 503 }));
     const clock = frozenClock();
-    const { w, task } = await eventFor("https://receiver.test/twice", clock);
+    const { w, task } = await eventFor("https://receiver.example.com/twice", clock);
     const [one, two] = await Promise.all([deliver(task, clock.now()), deliver(task, clock.now())]);
     expect([one, two].sort()).toEqual([5, undefined]);
     expect(received).toHaveLength(1);
@@ -162,7 +162,7 @@ describe("webhook delivery", () => {
   it("starts no attempt after the endpoint was deleted, also one already scheduled", async () => {
     const received = fakeReceiver(() => new Response("no", { status: 500 }));
     const clock = frozenClock();
-    const { w, task } = await eventFor("https://receiver.test/gone", clock);
+    const { w, task } = await eventFor("https://receiver.example.com/gone", clock);
     expect(await deliver(task, clock.now())).toBe(5);
     expect((await call("DELETE", `${hooksPath(w)}/${task.endpointId}`, { token: w.token })).status).toBe(204);
     clock.advance(5_000);
@@ -173,7 +173,7 @@ describe("webhook delivery", () => {
   it("fails a delivery whose secret can no longer be opened (WEBHOOK_KEY changed), without an attempt", async () => {
     const received = fakeReceiver();
     const clock = frozenClock();
-    const { w, task } = await eventFor("https://receiver.test/rekeyed", clock);
+    const { w, task } = await eventFor("https://receiver.example.com/rekeyed", clock);
     await patchHooksEnv(w.projectId, { WEBHOOK_KEY: "another key" });
     expect(await deliver(task, clock.now())).toBeUndefined();
     expect(received).toHaveLength(0);
@@ -184,12 +184,12 @@ describe("webhook delivery", () => {
     const received = fakeReceiver();
     const clock = frozenClock();
     const w = await world({ credits: 0 });
-    await register(w, "https://receiver.test/failed", { events: ["submission.failed"] });
+    await register(w, "https://receiver.example.com/failed", { events: ["submission.failed"] });
     const c = await newChat(w);
     const sent = await send(w, c.id, "no credits for this");
     await settle(room(c.id), clock);
     // Only this endpoint's: the queue may still carry earlier tests' deliveries to their receivers.
-    const mine = () => received.filter((r) => r.url === "https://receiver.test/failed");
+    const mine = () => received.filter((r) => r.url === "https://receiver.example.com/failed");
     await vi.waitFor(() => expect(mine()).toHaveLength(1), { timeout: 10_000 });
     expect(JSON.parse(mine()[0]!.body)).toMatchObject({
       type: "submission.failed",

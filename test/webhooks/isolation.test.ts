@@ -31,18 +31,18 @@ describe("webhook tenants", () => {
     };
     const received = fakeReceiver((got) => (got.url.includes("/hang-") ? answerWhenReleased() : new Response("ok")));
     const clock = frozenClock();
-    const { w: slow, task } = await eventFor("https://receiver.test/hang-0", clock);
+    const { w: slow, task } = await eventFor("https://receiver.example.com/hang-0", clock);
     const slowTasks = [task];
     for (let i = 1; i < 10; i++) {
-      const hook = await register(slow, `https://receiver.test/hang-${i}`, { events: ["chat.awaiting_user"] });
+      const hook = await register(slow, `https://receiver.example.com/hang-${i}`, { events: ["chat.awaiting_user"] });
       slowTasks.push({ ...task, endpointId: hook.json.endpoint.id });
     }
-    const { w: fast, task: fastTask } = await eventFor("https://receiver.test/fast", clock);
+    const { w: fast, task: fastTask } = await eventFor("https://receiver.example.com/fast", clock);
     const { messages, batch } = batchOf([...slowTasks, fastTask]);
     // Resolves although no hanging receiver has answered: the attempts run in the project's object, not in the batch.
     await consumeWebhookBatch(batch, env);
     for (const m of messages) expect(m.ack).toHaveBeenCalled();
-    await vi.waitFor(() => expect(received.filter((r) => r.url === "https://receiver.test/fast")).toHaveLength(1));
+    await vi.waitFor(() => expect(received.filter((r) => r.url === "https://receiver.example.com/fast")).toHaveLength(1));
     await vi.waitFor(async () => expect((await deliveriesOf(fast, fastTask.endpointId))[0]).toMatchObject({ status: "delivered", attempts: 1 }));
     await vi.waitFor(() => expect(hanging).toBe(10));
     expect((await deliveriesOf(slow, task.endpointId))[0]).toMatchObject({ status: "pending", attempts: 1 });
@@ -53,7 +53,7 @@ describe("webhook tenants", () => {
   it("a failing receiver's retries are queued by its project's object on the schedule (5 s, then 5 min)", async () => {
     const received = fakeReceiver(() => new Response("no", { status: 500 }));
     const clock = frozenClock();
-    const { w, task } = await eventFor("https://receiver.test/failing", clock);
+    const { w, task } = await eventFor("https://receiver.example.com/failing", clock);
     const queued = await recordQueued(w.projectId);
     const first = batchOf([task]);
     await consumeWebhookBatch(first.batch, env);
@@ -69,7 +69,7 @@ describe("webhook tenants", () => {
   it("a pending delivery whose message was lost is handed to the queue again by the alarm, once per step of the schedule", async () => {
     fakeReceiver(() => new Response("no", { status: 500 }));
     const clock = frozenClock();
-    const { w, task } = await eventFor("https://receiver.test/lost", clock);
+    const { w, task } = await eventFor("https://receiver.example.com/lost", clock);
     // Every message the object sends is lost: recorded, never delivered.
     const queued = await recordQueued(w.projectId);
     const stub = hooks(w.projectId);
@@ -97,7 +97,7 @@ describe("webhook tenants", () => {
 
   it("an attempt that never reports (its object restarted under it) is handed over again after its claim ends", async () => {
     const clock = frozenClock();
-    const { w, task } = await eventFor("https://receiver.test/cut-off", clock);
+    const { w, task } = await eventFor("https://receiver.example.com/cut-off", clock);
     const queued = await recordQueued(w.projectId);
     const stub = hooks(w.projectId);
     const plan = await stub.beginAttempt(task.endpointId, await webhookIdOf(task.eventId, task.endpointId), task.type, clock.now(), task);
@@ -116,7 +116,7 @@ describe("webhook tenants", () => {
       await settle(room(c.id), clock);
     }
     // Registered after the events were handed off, so only this test's batch carries them.
-    const hook = await register(w, "https://receiver.test/free-events", { events: ["submission.failed"] });
+    const hook = await register(w, "https://receiver.example.com/free-events", { events: ["submission.failed"] });
     const events = (await outboxOf(c.id)).filter((e) => e.type === "submission.failed");
     expect(events).toHaveLength(SUBMISSION_FAILED_PER_MINUTE + 2);
     const tasks = events.map((e): WebhookTask => ({ projectId: w.projectId, chatId: c.id, eventId: e.id, endpointId: hook.json.endpoint.id, type: "submission.failed" }));
