@@ -57,7 +57,7 @@ export async function postToReceiver(url: string, webhookId: string, body: strin
 
 /**
  * The queue consumer. Each message is handed to its project's ProjectWebhooks object, which claims
- * the attempt and makes it there, then queues the retry itself: the batch is done in milliseconds
+ * the attempt and makes it there, and whose alarm hands a retry back at its time: the batch is done in milliseconds
  * whatever the receivers do, so a receiver that hangs holds no other project's (or endpoint's) message.
  */
 export async function consumeWebhookBatch(batch: MessageBatch<WebhookTask>, env: Env): Promise<void> {

@@ -14,7 +14,7 @@ const DELIVERIES_KEPT = 100;
 const IN_FLIGHT_MS = 60_000;
 // A retry's message may come this much before its time (queue delays are not exact).
 const SCHEDULE_SLACK_MS = 2_000;
-// A pending delivery whose attempt has not begun this long after its time (or whose attempt never reported) lost its message.
+// A pending delivery whose attempt has not begun this long after it was handed over (or whose attempt never reported) lost its message.
 export const OVERDUE_MS = 60_000;
 // Events a caller causes at no cost (a send refused for credits): at most this many deliveries per endpoint and minute.
 export const SUBMISSION_FAILED_PER_MINUTE = 10;
@@ -28,8 +28,8 @@ const MIGRATIONS = [
        next_attempt_at TEXT, created_at TEXT NOT NULL, delivered_at TEXT, next_attempt_ms INTEGER, in_flight_until INTEGER)`,
     "CREATE INDEX deliveries_by_endpoint ON deliveries (endpoint_id, seq)",
   ],
-  // The delivery's queue message, so it can be sent again; the attempt count at which it last was.
-  ["ALTER TABLE deliveries ADD COLUMN task TEXT", "ALTER TABLE deliveries ADD COLUMN rehanded_at_attempt INTEGER"],
+  // The delivery's queue message, so it can be sent again; the attempt counts at which it was handed over and handed over again.
+  ["ALTER TABLE deliveries ADD COLUMN task TEXT", "ALTER TABLE deliveries ADD COLUMN handed_at_attempt INTEGER", "ALTER TABLE deliveries ADD COLUMN rehanded_at_attempt INTEGER"],
 ];
 
 type EndpointRow = {
@@ -44,6 +44,7 @@ type EndpointRow = {
 };
 type DeliveryRow = {
   task: string | null;
+  handed_at_attempt: number | null;
   rehanded_at_attempt: number | null;
   next_attempt_ms: number | null;
   in_flight_until: number | null;
@@ -65,8 +66,11 @@ type Claimed = { url: string; attempt: number; webhookId: string; body: string; 
 export type AttemptOutcome = { ok: boolean; statusCode: number | null; error: string | null; nextAttemptAt: number | null };
 
 const iso = (ms: number) => new Date(ms).toISOString();
+// A retry waiting for its time: the alarm hands it to the queue then (a durable timer, where a queue message's delay is not one under wrangler dev).
+const WAITING =
+  "status = 'pending' AND task IS NOT NULL AND next_attempt_ms IS NOT NULL AND in_flight_until IS NULL AND (handed_at_attempt IS NULL OR handed_at_attempt < attempts)";
 // When a pending delivery counts as lost: OVERDUE_MS after its next attempt's time or its claim's end, whichever is later.
-const DUE = `MAX(COALESCE(in_flight_until, 0), COALESCE(next_attempt_ms, 0)) + ${OVERDUE_MS}`;
+const OVERDUE_AT = `MAX(COALESCE(in_flight_until, 0), COALESCE(next_attempt_ms, 0)) + ${OVERDUE_MS}`;
 // Pending, with the event's address kept, and not handed over yet at this attempt count.
 const STRANDED = "status = 'pending' AND task IS NOT NULL AND (rehanded_at_attempt IS NULL OR rehanded_at_attempt < attempts)";
 const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({
@@ -156,13 +160,13 @@ export class ProjectWebhooks extends DurableObject<Env> {
 
   /**
    * The consumer's call for each queue message: claims the attempt and makes it here, not in the
-   * consumer, so the queue's batch never waits on a receiver; a failed attempt queues its own retry
-   * with the schedule's delay. Returns once the attempt has begun (or was not needed).
+   * consumer, so the queue's batch never waits on a receiver; a failed attempt's retry is handed to
+   * the queue by the alarm at its time. Returns once the attempt has begun (or was not needed).
    */
   async start(task: WebhookTask): Promise<void> {
     const now = Date.now();
     const claimed = await this.claim(task, now);
-    if (claimed) this.ctx.waitUntil(this.complete(task, claimed, now).then((delay) => (delay === undefined ? undefined : this.requeue(task, delay))));
+    if (claimed) this.ctx.waitUntil(this.complete(task, claimed, now));
   }
 
   /** One attempt, awaited: the delay before the next one, or undefined when the delivery has ended (or this copy had nothing to do). */
@@ -197,15 +201,6 @@ export class ProjectWebhooks extends DurableObject<Env> {
     const delay = error ? RETRY_DELAYS_S[claimed.attempt - 1] : undefined;
     await this.recordAttempt(task.endpointId, claimed.webhookId, { ok: !error, statusCode, error, nextAttemptAt: delay === undefined ? null : now + delay * 1000 });
     return delay;
-  }
-
-  /** Queues the next attempt; if the queue cannot take it, the alarm hands the delivery over once it is overdue. */
-  private async requeue(task: WebhookTask, delaySeconds: number): Promise<void> {
-    try {
-      await this.env.WEBHOOK_DELIVERIES.send(task, { delaySeconds });
-    } catch (error) {
-      console.warn(JSON.stringify({ level: "warn", event: "webhook_retry_not_queued", error: (error as Error)?.name }));
-    }
   }
 
   /**
@@ -248,6 +243,8 @@ export class ProjectWebhooks extends DurableObject<Env> {
   /** The delivery's row, created pending when it is new; the log keeps the newest ended deliveries and every pending one. */
   private delivery(endpointId: string, webhookId: string, eventType: WebhookEventType, task?: WebhookTask): DeliveryRow {
     const found = this.sql.exec<DeliveryRow>("SELECT * FROM deliveries WHERE webhook_id = ?", webhookId).toArray()[0];
+    // A delivery logged before its message was kept keeps it now, so the alarm can hand its retries over.
+    if (found && !found.task && task) this.sql.exec("UPDATE deliveries SET task = ? WHERE webhook_id = ?", JSON.stringify(task), webhookId);
     if (found) return found;
     const created = this.sql
       .exec<DeliveryRow>(
@@ -271,19 +268,28 @@ export class ProjectWebhooks extends DurableObject<Env> {
   }
 
   /**
-   * Pending deliveries whose message was lost (a retry the queue never took or dropped, an attempt cut
-   * off by a restart): each is handed to the queue again once it is OVERDUE_MS past its time, at most
-   * once per attempt count, so a step of the schedule is never handed over twice.
+   * The delivery timer: a retry whose time has come is handed to the queue; a pending delivery whose
+   * message was lost (the queue dropped it, an attempt was cut off by a restart) is handed over again
+   * once OVERDUE_MS past its time, once per attempt count, so a step of the schedule is never
+   * handed over a third time.
    */
   override async alarm(): Promise<void> {
     const now = Date.now();
-    const lost = this.sql.exec<DeliveryRow & { due: number }>(`SELECT *, ${DUE} AS due FROM deliveries WHERE ${STRANDED} AND ${DUE} <= ?`, now).toArray();
-    if (lost.length > 0) {
-      const tasks = lost.map((d) => ({ body: JSON.parse(d.task!) as WebhookTask }));
-      for (let i = 0; i < tasks.length; i += 100) await this.env.WEBHOOK_DELIVERIES.sendBatch(tasks.slice(i, i + 100));
-      for (const d of lost) this.sql.exec("UPDATE deliveries SET rehanded_at_attempt = attempts WHERE webhook_id = ?", d.webhook_id);
-    }
-    const next = this.sql.exec<{ due: number | null }>(`SELECT MIN(${DUE}) AS due FROM deliveries WHERE ${STRANDED}`).one().due;
+    const due = this.sql.exec<DeliveryRow>(`SELECT * FROM deliveries WHERE ${WAITING} AND next_attempt_ms <= ?`, now).toArray();
+    const handed = new Set(due.map((d) => d.webhook_id));
+    const lost = this.sql
+      .exec<DeliveryRow>(`SELECT * FROM deliveries WHERE ${STRANDED} AND ${OVERDUE_AT} <= ?`, now)
+      .toArray()
+      .filter((d) => !handed.has(d.webhook_id));
+    const tasks = [...due, ...lost].map((d) => ({ body: JSON.parse(d.task!) as WebhookTask }));
+    for (let i = 0; i < tasks.length; i += 100) await this.env.WEBHOOK_DELIVERIES.sendBatch(tasks.slice(i, i + 100));
+    for (const d of due) this.sql.exec("UPDATE deliveries SET handed_at_attempt = attempts WHERE webhook_id = ?", d.webhook_id);
+    for (const d of lost) this.sql.exec("UPDATE deliveries SET rehanded_at_attempt = attempts WHERE webhook_id = ?", d.webhook_id);
+    const next = this.sql
+      .exec<{ at: number | null }>(
+        `SELECT MIN(at) AS at FROM (SELECT MIN(next_attempt_ms) AS at FROM deliveries WHERE ${WAITING} UNION ALL SELECT MIN(${OVERDUE_AT}) FROM deliveries WHERE ${STRANDED})`,
+      )
+      .one().at;
     if (next !== null) await this.ctx.storage.setAlarm(Math.max(next, now + 1_000));
   }
 
@@ -309,7 +315,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
       webhookId,
     );
     if (status === "delivered") this.sql.exec("UPDATE endpoints SET failures_in_a_row = 0 WHERE id = ?", endpointId);
-    if (status === "pending" && outcome.nextAttemptAt !== null) await this.sweepAt(outcome.nextAttemptAt + OVERDUE_MS);
+    if (status === "pending" && outcome.nextAttemptAt !== null) await this.sweepAt(outcome.nextAttemptAt);
     if (status === "failed") {
       this.sql.exec(
         "UPDATE endpoints SET failures_in_a_row = failures_in_a_row + 1, disabled_at = CASE WHEN failures_in_a_row + 1 >= ? THEN ? ELSE disabled_at END WHERE id = ?",
