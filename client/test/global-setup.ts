@@ -5,11 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 // @ts-expect-error: the project's scripts are JavaScript
-import { applyLocalMigrations, startWranglerDev, stopWranglerDev, waitUntilUp } from "../../scripts/lib.mjs";
+import { applyLocalMigrations, isUp, startWranglerDev, stopWranglerDev, waitUntilUp } from "../../scripts/lib.mjs";
 
 const PORT = 8850;
 
 export default async function setup(project: TestProject) {
+  const base = `http://127.0.0.1:${PORT}`;
+  // A server already there (another checkout running these tests) would answer with its own admin token: every test would fail on 401.
+  if (await isUp(base)) throw new Error(`port ${PORT} is in use, likely by another run of the client tests; run them again when it is free`);
   const state = mkdtempSync(join(tmpdir(), "client-tests-"));
   const adminToken = `client-admin-${randomBytes(12).toString("hex")}`;
   applyLocalMigrations(["--persist-to", state], { quiet: true });
@@ -20,7 +23,6 @@ export default async function setup(project: TestProject) {
     quiet: true,
     extraArgs: ["--persist-to", state, "--log-level", "error", ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
   });
-  const base = `http://127.0.0.1:${PORT}`;
   await waitUntilUp(base, server);
   project.provide("base", base);
   project.provide("adminToken", adminToken);
