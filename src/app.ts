@@ -3,10 +3,11 @@ import { agentCallbackRoutes } from "./agent/callback-routes";
 import { authRoutes } from "./auth/routes";
 import { catalogRoutes } from "./catalog/routes";
 import { chatRoutes } from "./chats/routes";
+import { config } from "./config";
 import { describeForLog } from "./db/errors";
 import { mountDocs } from "./docs/routes";
 import { requestId } from "./http/middleware";
-import { notFoundOrMethodNotAllowed } from "./http/not-found";
+import { methodAndBodyFirst, notFoundOrMethodNotAllowed } from "./http/not-found";
 import { registerComponents } from "./http/openapi-components";
 import { ApiError, problemResponse, toApiError } from "./http/problem";
 import { createMcpRoutes } from "./mcp/routes";
@@ -17,6 +18,11 @@ import { registerWebhookEvents } from "./webhooks/openapi-webhooks";
 export function createApp() {
   const app = createRouter();
   app.use("*", requestId);
+  // /admin/* is 404 while ADMIN_TOKEN is unset: a 405 there would tell that it exists.
+  app.use(
+    "*",
+    methodAndBodyFirst(app, (c) => c.req.path.startsWith("/admin") && !config(c.env).adminToken),
+  );
 
   app.route("/v1", catalogRoutes);
   app.route("/v1/projects", chatRoutes);

@@ -11,29 +11,51 @@ const MessageDelta = z.object({ id: z.uuid(), text: z.string() }).openapi("Messa
 const QueueRemoved = z.object({ id: z.uuid() }).openapi("QueueRemoved", { description: "The id of the entry that left the queue" });
 const Snapshot = z.object({ chat: Chat, queue: Queue }).openapi("ChatSnapshot");
 
-/** A chat stream's events, in the order the documentation names them: what `data` holds, and when each is sent. */
+/** A chat stream's events, in the order the documentation names them: what `data` holds (its component), and when each is sent. */
 export const STREAM_EVENTS = {
-  snapshot: { data: Snapshot, about: "First event of a stream that does not resume; its id is the chat's newest event id (0 when none)" },
-  chat: { data: Chat, about: "The chat after any change to it" },
-  "queue.entry": { data: QueueEntry, about: "A queue entry, as GET queue shows it, when it joins the queue and whenever its status changes" },
+  snapshot: { data: Snapshot, component: "ChatSnapshot", about: "First event of a stream that does not resume; its id is the chat's newest event id (0 when none)" },
+  chat: { data: Chat, component: "Chat", about: "The chat after any change to it" },
+  "queue.entry": {
+    data: QueueEntry,
+    component: "QueueEntry",
+    about: "A queue entry, as GET queue shows it, when it joins the queue and whenever its status changes",
+  },
   "queue.removed": {
     data: QueueRemoved,
+    component: "QueueRemoved",
     about: "An entry left the queue: its task started, it was cancelled or taken as steering, or a failed entry's time in the queue ended",
   },
-  message: { data: Message, about: "A message when it is created and whenever its status changes; a reply's last one has its final status and whole content" },
-  "message.delta": { data: MessageDelta, about: "Text appended to a working reply (no message event per delta)" },
+  message: {
+    data: Message,
+    component: "Message",
+    about: "A message when it is created and whenever its status changes; a reply's last one has its final status and whole content",
+  },
+  "message.delta": { data: MessageDelta, component: "MessageDelta", about: "Text appended to a working reply (no message event per delta)" },
 } as const;
 export type StreamEventType = keyof typeof STREAM_EVENTS;
 /** What the event log stores: every stream event but the snapshot, which is made when a stream opens. */
 export type ChatEventType = Exclude<StreamEventType, "snapshot">;
 export const LOGGED_EVENT_TYPES = Object.keys(STREAM_EVENTS).filter((type): type is ChatEventType => type !== "snapshot");
 
-type Frame<T extends StreamEventType> = z.ZodObject<{ id: z.ZodString; event: z.ZodLiteral<T>; data: (typeof STREAM_EVENTS)[T]["data"] }>;
-const frame = <T extends StreamEventType>(event: T): Frame<T> =>
-  z.object({ id: z.string().regex(/^[0-9]+$/), event: z.literal(event), data: STREAM_EVENTS[event].data }).openapi({ description: STREAM_EVENTS[event].about }) as Frame<T>;
+/** The components a frame's `data` carries that nothing else names: the events router registers them so contentSchema resolves. */
+export const EVENT_DATA_COMPONENTS = { ChatSnapshot: Snapshot, QueueRemoved, MessageDelta };
+
+// On the wire `data` is one line of JSON text; contentSchema names what it parses to (JSON Schema 2020-12, OpenAPI 3.1).
+const frame = (event: StreamEventType) =>
+  z
+    .object({
+      id: z.string().regex(/^[0-9]+$/),
+      event: z.literal(event),
+      data: z.string().openapi({
+        description: `JSON text of a ${STREAM_EVENTS[event].component}`,
+        contentMediaType: "application/json",
+        contentSchema: { $ref: `#/components/schemas/${STREAM_EVENTS[event].component}` },
+      } as Record<string, unknown>),
+    })
+    .openapi({ description: STREAM_EVENTS[event].about });
 const [first, ...rest] = (Object.keys(STREAM_EVENTS) as StreamEventType[]).map(frame);
 
-/** One Server-Sent Event of a chat's stream; `data` is shown parsed, as a client sees it after JSON.parse. */
+/** One Server-Sent Event of a chat's stream: `data` is JSON text, of the component its contentSchema names. */
 export const ChatEvent = z.discriminatedUnion("event", [first!, ...rest]).openapi("ChatEvent");
 
 /**

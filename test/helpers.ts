@@ -15,7 +15,11 @@ export async function call(method: string, path: string, options: CallOptions = 
     body = JSON.stringify(options.body);
     if (!headers.has("content-type")) headers.set("content-type", "application/json");
   }
-  const response = await exports.default.fetch(new Request(`https://service.test${path}`, { method, headers, body }));
+  return answerOf(await exports.default.fetch(new Request(`https://service.test${path}`, { method, headers, body })));
+}
+
+/** A response read whole: status, headers, text and the JSON it holds (undefined when it is not JSON). */
+export async function answerOf(response: Response) {
   const text = await response.text();
   let json: any;
   try {

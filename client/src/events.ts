@@ -5,8 +5,17 @@ import { ProblemError } from "./problem.ts";
 type Schemas = components["schemas"];
 type Data<T extends string, D> = { id: number; type: T; data: D };
 type WireEvent = Schemas["ChatEvent"];
-/** One event of a chat's stream, typed by its name (CONTRACT "Following a chat live"): the document's ChatEvent frames (generated), its id a number. */
-export type ChatEvent = { [T in WireEvent["event"]]: Data<T, Extract<WireEvent, { event: T }>["data"]> }[WireEvent["event"]];
+/** What each frame's `data` (JSON text) parses to: the component its contentSchema names; an event the document adds fails to compile here until named. */
+type EventData = {
+  snapshot: Schemas["ChatSnapshot"];
+  chat: Schemas["Chat"];
+  "queue.entry": Schemas["QueueEntry"];
+  "queue.removed": Schemas["QueueRemoved"];
+  message: Schemas["Message"];
+  "message.delta": Schemas["MessageDelta"];
+};
+/** One event of a chat's stream, typed by its name (CONTRACT "Following a chat live"): the document's ChatEvent frames (generated), parsed, its id a number. */
+export type ChatEvent = { [T in WireEvent["event"]]: Data<T, EventData[T]> }[WireEvent["event"]];
 
 type Frame = { id?: string; event?: string; data: string[]; comment?: string };
 

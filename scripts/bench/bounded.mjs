@@ -20,12 +20,14 @@ import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { projectDir as here, stopWranglerDev, waitUntilUp } from "../lib.mjs";
 import { startFreshWorker } from "./fresh-worker.mjs";
+import { jsonApi } from "./json-api.mjs";
 
 const { values } = parseArgs({ options: { project: { type: "string", default: here }, only: { type: "string", default: "1,2,3,4" } } });
 const only = new Set(values.only.split(",").map((n) => n.trim()));
 const projectDir = resolve(values.project);
 const port = 8860;
 const base = `http://127.0.0.1:${port}`;
+const api = jsonApi(base);
 const ADMIN = `bounded-admin-${randomUUID()}`;
 // A 40 ms agent writes a part every 10 ms, whole milliseconds, so earlier commits (whose alarms stalled on fractions) run too.
 const vars = { ADMIN_TOKEN: ADMIN, RATE_LIMIT_PER_MINUTE: "100000000", LOCAL_AGENT_DELAY_MS: "40", TASK_CREDIT_COST: "1", AGENT_MODE: "local" };
@@ -230,20 +232,6 @@ async function newChat(w, title) {
 
 function admin(method, path, body) {
   return api(method, path, ADMIN, body);
-}
-
-async function api(method, path, token, body, headers = {}) {
-  const r = await fetch(base + path, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { "content-type": "application/json" } : {}), ...headers },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await r.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {}
-  return { status: r.status, text, json };
 }
 
 /** A stream read to the end, counting the bytes it carries. */

@@ -46,7 +46,7 @@ export function httpAgent(options: { url: string; secret: string; resultTimeoutM
     async start(task, now) {
       // A timer cleared once the answer is in, so nothing lingers in the object after the call.
       const abort = new AbortController();
-      const timer = setTimeout(() => abort.abort(new Error("the agent did not answer in time")), options.startTimeoutMs ?? START_TIMEOUT_MS);
+      const timer = setTimeout(() => abort.abort(new Error("the agent did not answer in time.")), options.startTimeoutMs ?? START_TIMEOUT_MS);
       try {
         const response = await send(options.url, {
           method: "POST",
@@ -60,10 +60,10 @@ export function httpAgent(options: { url: string; secret: string; resultTimeoutM
         }
         if (!response.ok) {
           await response.body?.cancel();
-          throw new Error(`the agent answered HTTP ${response.status}`);
+          throw new Error(`the agent answered HTTP ${response.status}.`);
         }
         const parsed = AgentResultBody.safeParse(await response.json().catch(() => undefined));
-        if (!parsed.success) throw new Error("the agent answered with a body that is not a result");
+        if (!parsed.success) throw new Error("the agent answered with a body that is not a result.");
         return { kind: "finished", result: parsed.data };
       } finally {
         clearTimeout(timer);

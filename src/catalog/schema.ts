@@ -103,7 +103,8 @@ const bannerFields = {
 const httpOrRootRelative = z
   .string()
   .max(2048)
-  .refine((v) => /^https?:\/\/[^\s]+$/i.test(v) || /^\/(?!\/)\S*$/.test(v), "must be an http(s) URL or a root-relative path");
+  .refine((v) => /^https?:\/\/[^\s]+$/i.test(v) || /^\/(?!\/)\S*$/.test(v), "must be an http(s) URL or a root-relative path")
+  .openapi({ format: "uri-reference" });
 
 const ChatBannerDocument = z.strictObject({
   ...bannerFields,

@@ -5,10 +5,11 @@ import { ApiError } from "../http/problem";
 import { createRouter } from "../http/router";
 import { chatInProject, chatNotFound, chatProblems, read, security } from "./route-access";
 import { ChatParams, EventsHeaders, EventsQuery } from "./schemas";
-import { ChatEvent, LOGGED_EVENT_TYPES, spokenList } from "../event-registry";
+import { ChatEvent, EVENT_DATA_COMPONENTS, LOGGED_EVENT_TYPES, spokenList } from "../event-registry";
 
 /** Following a chat live: its resumable event stream. */
 export const eventRoutes = createRouter<GatedEnv>();
+for (const [name, schema] of Object.entries(EVENT_DATA_COMPONENTS)) eventRoutes.openAPIRegistry.register(name, schema);
 
 eventRoutes.openapi(
   createRoute({
@@ -32,7 +33,7 @@ eventRoutes.openapi(
       200: {
         description:
           "The event stream: `text/event-stream` frames of `id`, `event` and one `data:` line of JSON, and `: keep-alive` comments. OpenAPI 3.1 cannot type " +
-          "a stream's items, so the schema is that of one frame: ChatEvent, a union by `event` whose `data` are the named components (Chat, QueueEntry, Message, …).",
+          "a stream's items, so the schema is that of one frame: ChatEvent, a union by `event` whose `data` is JSON text of the component its `contentSchema` names (Chat, QueueEntry, Message, …).",
         content: { "text/event-stream": { schema: ChatEvent } },
       },
       ...chatProblems,

@@ -40,7 +40,7 @@ function hasUnpairedSurrogate(text: string): boolean {
  */
 export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const header = c.req.header("content-type");
-  if (!header || !c.req.raw.body) return next();
+  if (!header || !c.req.raw.body || c.req.method === "GET" || c.req.method === "HEAD") return next();
   const [type = "", ...params] = header.split(";");
   const mediaType = type.trim();
   if (!JSON_MEDIA_TYPE.test(mediaType)) return next();

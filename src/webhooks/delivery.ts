@@ -1,6 +1,6 @@
 import type { Env } from "../env";
 import { decryptSecret } from "./secrets";
-import { signWebhook, webhookIdOf } from "./signature";
+import { signWebhook } from "./signature";
 import type { WebhookEventType } from "./schemas";
 import { log } from "../log";
 
@@ -25,36 +25,22 @@ export function webhookKey(env: Env): string | undefined {
   return env.WEBHOOK_ALLOW_LOOPBACK === "true" ? DEVELOPMENT_KEY : undefined;
 }
 
-/**
- * One attempt at one delivery; the delay before the next attempt, or undefined when the delivery has
- * ended (or this copy of the message has nothing to do). The payload is read and the secret opened
- * first; the attempt is claimed and counted last, right before the request, so a delete that has
- * returned stops it and a failure on the way costs no attempt.
- */
-export async function deliver(task: WebhookTask, env: Env, now = Date.now()): Promise<number | undefined> {
-  const webhookId = await webhookIdOf(task.eventId, task.endpointId);
-  const project = env.PROJECT_WEBHOOKS.getByName(task.projectId);
-  const target = await project.target(task.endpointId);
-  if (!target) return undefined;
+/** What an attempt sends: the event's body and the endpoint's opened secret; or why the delivery can never be made. */
+export async function openDelivery(task: WebhookTask, env: Env, sealedSecret: string): Promise<{ body: string; secret: string } | { why: string }> {
   const key = webhookKey(env);
-  const body = key ? await env.CHAT_ROOM.getByName(task.chatId).webhookPayload(task.eventId) : null;
-  const secret = key && (await decryptSecret(target.sealedSecret, key).catch(() => undefined));
-  if (!key || body === null || !secret) {
-    const why = !key
-      ? "WEBHOOK_KEY is not set"
-      : body === null
-        ? "the event is no longer kept"
-        : "the endpoint's secret cannot be read (WEBHOOK_KEY changed): re-create the endpoint";
-    await project.giveUp(task.endpointId, webhookId, task.type, why);
-    return undefined;
-  }
-  const plan = await project.beginAttempt(task.endpointId, webhookId, task.type, now);
-  if (plan.kind === "skip") return undefined;
+  if (!key) return { why: "WEBHOOK_KEY is not set" };
+  const body = await env.CHAT_ROOM.getByName(task.chatId).webhookPayload(task.eventId);
+  if (body === null) return { why: "the event is no longer kept" };
+  const secret = await decryptSecret(sealedSecret, key).catch(() => undefined);
+  if (!secret) return { why: "the endpoint's secret cannot be read (WEBHOOK_KEY changed). Re-create the endpoint." };
+  return { body, secret };
+}
+
+/** One signed POST to a receiver: its status code, and why it did not deliver (null when it did). */
+export async function postToReceiver(url: string, webhookId: string, body: string, secret: string, now: number) {
   const timestamp = Math.floor(now / 1000);
-  let statusCode: number | null = null;
-  let error: string | null = null;
   try {
-    const response = await fetch(plan.url, {
+    const response = await fetch(url, {
       method: "POST",
       headers: {
         "content-type": "application/json",
@@ -67,27 +53,28 @@ export async function deliver(task: WebhookTask, env: Env, now = Date.now()): Pr
       redirect: "manual",
       signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
     });
-    statusCode = response.status;
     await response.body?.cancel();
-    if (statusCode < 200 || statusCode > 299) error = `the receiver answered HTTP ${statusCode}`;
+    const ok = response.status >= 200 && response.status <= 299;
+    return { statusCode: response.status, error: ok ? null : `the receiver answered HTTP ${response.status}` };
   } catch (cause) {
-    error = (cause as Error)?.name === "TimeoutError" ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : "the receiver could not be reached";
+    const error = (cause as Error)?.name === "TimeoutError" ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : "the receiver could not be reached";
+    return { statusCode: null, error };
   }
-  const delay = error ? RETRY_DELAYS_S[plan.attempt - 1] : undefined;
-  await project.recordAttempt(task.endpointId, webhookId, { ok: !error, statusCode, error, nextAttemptAt: delay === undefined ? null : now + delay * 1000 });
-  return delay;
 }
 
-/** The queue consumer: each message is one attempt; a failed one comes back after its delay. */
+/**
+ * The queue consumer. Each message is handed to its project's ProjectWebhooks object, which claims
+ * the attempt and makes it there, and whose alarm hands a retry back at its time: the batch is done in milliseconds
+ * whatever the receivers do, so a receiver that hangs holds no other project's (or endpoint's) message.
+ */
 export async function consumeWebhookBatch(batch: MessageBatch<WebhookTask>, env: Env): Promise<void> {
   await Promise.all(
     batch.messages.map(async (message) => {
       try {
-        const delay = await deliver(message.body, env);
-        if (delay === undefined) message.ack();
-        else message.retry({ delaySeconds: delay });
+        await env.PROJECT_WEBHOOKS.getByName(message.body.projectId).start(message.body);
+        message.ack();
       } catch (error) {
-        // The project or chat object could not be asked: the attempt did not happen, try again shortly.
+        // The project or chat object could not be asked: the attempt did not start, try again shortly.
         log.warn("webhook_attempt_failed", { error: (error as Error)?.name });
         message.retry({ delaySeconds: RETRY_DELAYS_S[0] });
       }

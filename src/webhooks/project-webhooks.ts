@@ -1,8 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { migrateSchema } from "../db/object-schema";
 import type { Env } from "../env";
+import { openDelivery, postToReceiver, RETRY_DELAYS_S, type WebhookTask } from "./delivery";
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from "./schemas";
 import { iso } from "../time";
+import { webhookIdOf } from "./signature";
 
 export const WEBHOOKS_PER_PROJECT = 10;
 // After this many deliveries in a row end failed, the endpoint is disabled.
@@ -13,6 +15,10 @@ const DELIVERIES_KEPT = 100;
 const IN_FLIGHT_MS = 60_000;
 // A retry's message may come this much before its time (queue delays are not exact).
 const SCHEDULE_SLACK_MS = 2_000;
+// A pending delivery whose attempt has not begun this long after it was handed over (or whose attempt never reported) lost its message.
+export const OVERDUE_MS = 60_000;
+// Events a caller causes at no cost (a send refused for credits): at most this many deliveries per endpoint and minute.
+export const SUBMISSION_FAILED_PER_MINUTE = 10;
 
 const MIGRATIONS = [
   [
@@ -23,6 +29,8 @@ const MIGRATIONS = [
        next_attempt_at TEXT, created_at TEXT NOT NULL, delivered_at TEXT, next_attempt_ms INTEGER, in_flight_until INTEGER)`,
     "CREATE INDEX deliveries_by_endpoint ON deliveries (endpoint_id, seq)",
   ],
+  // The delivery's queue message, so it can be sent again; the attempt counts at which it was handed over and handed over again.
+  ["ALTER TABLE deliveries ADD COLUMN task TEXT", "ALTER TABLE deliveries ADD COLUMN handed_at_attempt INTEGER", "ALTER TABLE deliveries ADD COLUMN rehanded_at_attempt INTEGER"],
 ];
 
 type EndpointRow = {
@@ -36,6 +44,9 @@ type EndpointRow = {
   failures_in_a_row: number;
 };
 type DeliveryRow = {
+  task: string | null;
+  handed_at_attempt: number | null;
+  rehanded_at_attempt: number | null;
   next_attempt_ms: number | null;
   in_flight_until: number | null;
   id: string;
@@ -52,8 +63,16 @@ type DeliveryRow = {
 };
 export type NewEndpoint = { url: string; events: WebhookEventType[]; description: string; sealedSecret: string };
 export type AttemptPlan = { kind: "attempt"; url: string; sealedSecret: string; attempt: number } | { kind: "skip" };
+type Claimed = { url: string; attempt: number; webhookId: string; body: string; secret: string };
 export type AttemptOutcome = { ok: boolean; statusCode: number | null; error: string | null; nextAttemptAt: number | null };
 
+// A retry waiting for its time: the alarm hands it to the queue then (a durable timer, where a queue message's delay is not one under wrangler dev).
+const WAITING =
+  "status = 'pending' AND task IS NOT NULL AND next_attempt_ms IS NOT NULL AND in_flight_until IS NULL AND (handed_at_attempt IS NULL OR handed_at_attempt < attempts)";
+// When a pending delivery counts as lost: OVERDUE_MS after its next attempt's time or its claim's end, whichever is later.
+const OVERDUE_AT = `MAX(COALESCE(in_flight_until, 0), COALESCE(next_attempt_ms, 0)) + ${OVERDUE_MS}`;
+// Pending, with the event's address kept, and not handed over yet at this attempt count.
+const STRANDED = "status = 'pending' AND task IS NOT NULL AND (rehanded_at_attempt IS NULL OR rehanded_at_attempt < attempts)";
 const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({
   id: r.id,
   url: r.url,
@@ -140,40 +159,102 @@ export class ProjectWebhooks extends DurableObject<Env> {
   }
 
   /**
+   * The consumer's call for each queue message: claims the attempt and makes it here, not in the
+   * consumer, so the queue's batch never waits on a receiver; a failed attempt's retry is handed to
+   * the queue by the alarm at its time. Returns once the attempt has begun (or was not needed).
+   */
+  async start(task: WebhookTask): Promise<void> {
+    const now = Date.now();
+    const claimed = await this.claim(task, now);
+    if (claimed) this.ctx.waitUntil(this.complete(task, claimed, now));
+  }
+
+  /** One attempt, awaited: the delay before the next one, or undefined when the delivery has ended (or this copy had nothing to do). */
+  async attempt(task: WebhookTask, now = Date.now()): Promise<number | undefined> {
+    const claimed = await this.claim(task, now);
+    return claimed ? this.complete(task, claimed, now) : undefined;
+  }
+
+  /**
+   * Everything before the request: the payload is read and the secret opened first (a delivery that
+   * can never be made fails at once); the attempt is claimed and counted last, so a delete that has
+   * returned stops it and a failure on the way costs no attempt.
+   */
+  private async claim(task: WebhookTask, now: number): Promise<Claimed | undefined> {
+    const webhookId = await webhookIdOf(task.eventId, task.endpointId);
+    const endpoint = this.endpoint(task.endpointId);
+    if (!endpoint || endpoint.disabled_at) return undefined;
+    const opened = await openDelivery(task, this.env, endpoint.sealed_secret);
+    if ("why" in opened) {
+      await this.giveUp(task.endpointId, webhookId, task.type, opened.why, task);
+      return undefined;
+    }
+    // Checked in the same synchronous stretch as beginAttempt creates the row, so copies running at once count each other.
+    if (this.overFreeEventBudget(task, webhookId, now)) return undefined;
+    const plan = await this.beginAttempt(task.endpointId, webhookId, task.type, now, task);
+    return plan.kind === "attempt" ? { url: plan.url, attempt: plan.attempt, webhookId, ...opened } : undefined;
+  }
+
+  /** The request and its outcome recorded: the delay before the next attempt, undefined when the delivery has ended. */
+  private async complete(task: WebhookTask, claimed: Claimed, now: number): Promise<number | undefined> {
+    const { statusCode, error } = await postToReceiver(claimed.url, claimed.webhookId, claimed.body, claimed.secret, now);
+    const delay = error ? RETRY_DELAYS_S[claimed.attempt - 1] : undefined;
+    await this.recordAttempt(task.endpointId, claimed.webhookId, { ok: !error, statusCode, error, nextAttemptAt: delay === undefined ? null : now + delay * 1000 });
+    return delay;
+  }
+
+  /**
+   * A new submission.failed delivery past the endpoint's budget for the minute: not made (an owner
+   * without credits gets one such event per refused send, at no cost to the sender).
+   */
+  private overFreeEventBudget(task: WebhookTask, webhookId: string, now: number): boolean {
+    if (task.type !== "submission.failed" || this.sql.exec("SELECT 1 FROM deliveries WHERE webhook_id = ?", webhookId).toArray().length > 0) return false;
+    const recent = this.sql
+      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM deliveries WHERE endpoint_id = ? AND event_type = 'submission.failed' AND created_at > ?", task.endpointId, iso(now - 60_000))
+      .one().n;
+    return recent >= SUBMISSION_FAILED_PER_MINUTE;
+  }
+
+  /**
    * Right before an attempt: whether it may start (the endpoint still exists and is enabled, the
    * delivery has not ended, no other copy of its message is attempting it or ahead of its schedule);
    * counts it and claims it until the outcome is recorded.
    */
-  async beginAttempt(endpointId: string, webhookId: string, eventType: WebhookEventType, now = Date.now()): Promise<AttemptPlan> {
+  async beginAttempt(endpointId: string, webhookId: string, eventType: WebhookEventType, now = Date.now(), task?: WebhookTask): Promise<AttemptPlan> {
     const endpoint = this.endpoint(endpointId);
     if (!endpoint || endpoint.disabled_at) return { kind: "skip" };
-    const delivery = this.delivery(endpointId, webhookId, eventType);
+    const delivery = this.delivery(endpointId, webhookId, eventType, task);
     if (delivery.status !== "pending") return { kind: "skip" };
     // A second copy of a queue message (a retried hand-off, the queue's at-least-once) neither doubles an attempt nor runs ahead of the schedule.
     if ((delivery.in_flight_until ?? 0) > now || (delivery.next_attempt_ms ?? 0) > now + SCHEDULE_SLACK_MS) return { kind: "skip" };
     this.sql.exec("UPDATE deliveries SET attempts = attempts + 1, in_flight_until = ? WHERE webhook_id = ?", now + IN_FLIGHT_MS, webhookId);
+    // An attempt that never reports (the object restarted under it) is handed over again once overdue.
+    await this.sweepAt(now + IN_FLIGHT_MS + OVERDUE_MS);
     return { kind: "attempt", url: endpoint.url, sealedSecret: endpoint.sealed_secret, attempt: delivery.attempts + 1 };
   }
 
   /** A delivery that cannot be made at all (its event is no longer kept, its secret cannot be read): failed now. */
-  async giveUp(endpointId: string, webhookId: string, eventType: WebhookEventType, error: string): Promise<void> {
+  async giveUp(endpointId: string, webhookId: string, eventType: WebhookEventType, error: string, task?: WebhookTask): Promise<void> {
     if (!this.endpoint(endpointId)) return;
-    this.delivery(endpointId, webhookId, eventType);
+    this.delivery(endpointId, webhookId, eventType, task);
     await this.recordAttempt(endpointId, webhookId, { ok: false, statusCode: null, error, nextAttemptAt: null });
   }
 
   /** The delivery's row, created pending when it is new; the log keeps the newest ended deliveries and every pending one. */
-  private delivery(endpointId: string, webhookId: string, eventType: WebhookEventType): DeliveryRow {
+  private delivery(endpointId: string, webhookId: string, eventType: WebhookEventType, task?: WebhookTask): DeliveryRow {
     const found = this.sql.exec<DeliveryRow>("SELECT * FROM deliveries WHERE webhook_id = ?", webhookId).toArray()[0];
+    // A delivery logged before its message was kept keeps it now, so the alarm can hand its retries over.
+    if (found && !found.task && task) this.sql.exec("UPDATE deliveries SET task = ? WHERE webhook_id = ?", JSON.stringify(task), webhookId);
     if (found) return found;
     const created = this.sql
       .exec<DeliveryRow>(
-        "INSERT INTO deliveries (id, webhook_id, endpoint_id, event_type, status, created_at) VALUES (?, ?, ?, ?, 'pending', ?) RETURNING *",
+        "INSERT INTO deliveries (id, webhook_id, endpoint_id, event_type, status, created_at, task) VALUES (?, ?, ?, ?, 'pending', ?, ?) RETURNING *",
         crypto.randomUUID(),
         webhookId,
         endpointId,
         eventType,
         iso(Date.now()),
+        task ? JSON.stringify(task) : null,
       )
       .one();
     this.sql.exec(
@@ -184,6 +265,38 @@ export class ProjectWebhooks extends DurableObject<Env> {
       DELIVERIES_KEPT,
     );
     return created;
+  }
+
+  /**
+   * The delivery timer: a retry whose time has come is handed to the queue; a pending delivery whose
+   * message was lost (the queue dropped it, an attempt was cut off by a restart) is handed over again
+   * once OVERDUE_MS past its time, once per attempt count, so a step of the schedule is never
+   * handed over a third time.
+   */
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    const due = this.sql.exec<DeliveryRow>(`SELECT * FROM deliveries WHERE ${WAITING} AND next_attempt_ms <= ?`, now).toArray();
+    const handed = new Set(due.map((d) => d.webhook_id));
+    const lost = this.sql
+      .exec<DeliveryRow>(`SELECT * FROM deliveries WHERE ${STRANDED} AND ${OVERDUE_AT} <= ?`, now)
+      .toArray()
+      .filter((d) => !handed.has(d.webhook_id));
+    const tasks = [...due, ...lost].map((d) => ({ body: JSON.parse(d.task!) as WebhookTask }));
+    for (let i = 0; i < tasks.length; i += 100) await this.env.WEBHOOK_DELIVERIES.sendBatch(tasks.slice(i, i + 100));
+    for (const d of due) this.sql.exec("UPDATE deliveries SET handed_at_attempt = attempts WHERE webhook_id = ?", d.webhook_id);
+    for (const d of lost) this.sql.exec("UPDATE deliveries SET rehanded_at_attempt = attempts WHERE webhook_id = ?", d.webhook_id);
+    const next = this.sql
+      .exec<{ at: number | null }>(
+        `SELECT MIN(at) AS at FROM (SELECT MIN(next_attempt_ms) AS at FROM deliveries WHERE ${WAITING} UNION ALL SELECT MIN(${OVERDUE_AT}) FROM deliveries WHERE ${STRANDED})`,
+      )
+      .one().at;
+    if (next !== null) await this.ctx.storage.setAlarm(Math.max(next, now + 1_000));
+  }
+
+  /** Sets the sweep's alarm for `at` unless an earlier one is set. */
+  private async sweepAt(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
   }
 
   /** After an attempt: the delivery's state, and the endpoint's failures in a row (disabled at FAILURES_TO_DISABLE). */
@@ -202,6 +315,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
       webhookId,
     );
     if (status === "delivered") this.sql.exec("UPDATE endpoints SET failures_in_a_row = 0 WHERE id = ?", endpointId);
+    if (status === "pending" && outcome.nextAttemptAt !== null) await this.sweepAt(outcome.nextAttemptAt);
     if (status === "failed") {
       this.sql.exec(
         "UPDATE endpoints SET failures_in_a_row = failures_in_a_row + 1, disabled_at = CASE WHEN failures_in_a_row + 1 >= ? THEN ? ELSE disabled_at END WHERE id = ?",

@@ -10,11 +10,16 @@ const DESCRIPTION_MAX = 200;
 
 export const CreateWebhookBody = z
   .strictObject({
-    url: z.string().max(WEBHOOK_URL_MAX).openapi({
-      description:
-        "https (http only for localhost, 127.0.0.1 or [::1] while WEBHOOK_ALLOW_LOOPBACK is true); no user info, no fragment; no private, loopback, link-local or reserved IP literal",
-      example: "https://example.com/hooks/project-chat",
-    }),
+    url: z
+      .string()
+      .max(WEBHOOK_URL_MAX)
+      .openapi({
+        format: "uri",
+        description:
+          "https (http only for localhost, 127.0.0.1 or [::1] while WEBHOOK_ALLOW_LOOPBACK is true); no user info, no fragment; no private, loopback, link-local or reserved IP literal; " +
+          "a public host name (not a single label such as `vm`, nor a name under .localhost, .local, .internal, .home.arpa, .test or another special-use or private suffix)",
+        example: "https://example.com/hooks/project-chat",
+      }),
     events: z.array(WebhookEventType).min(1).optional().openapi({ description: "The event types to receive; every type when left out" }),
     description: z
       .string()
@@ -27,7 +32,7 @@ export const CreateWebhookBody = z
 export const WebhookEndpoint = z
   .object({
     id: z.uuid(),
-    url: z.string(),
+    url: z.string().openapi({ format: "uri" }),
     events: z.array(WebhookEventType),
     description: z.string(),
     createdAt: z.iso.datetime(),

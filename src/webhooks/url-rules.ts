@@ -21,7 +21,20 @@ export function webhookUrlProblem(raw: string, allowLoopback: boolean): string |
   }
   if (developmentHost && allowLoopback) return null;
   if (isReservedAddress(url.hostname)) return "a private, loopback, link-local or reserved address";
+  if (isNonPublicName(url.hostname))
+    return "a host name that is not public (a single label, or a name under .localhost, .local, .internal or another special-use or private suffix)";
   return null;
+}
+
+// Suffixes no public receiver lives under: special-use names (RFC 6761, 6762, 7686, 8375, 9476) and ones networks use privately.
+const NON_PUBLIC_SUFFIXES = ["localhost", "local", "internal", "intranet", "lan", "home", "corp", "private", "localdomain", "arpa", "onion", "alt", "test", "example", "invalid"];
+
+/** Whether a URL host is a name (not an IP literal) that leads to a host nearby rather than a public one: a single label resolves through a search domain. */
+export function isNonPublicName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.$/, "");
+  if (name.startsWith("[") || ipv4(name)) return false;
+  if (!name.includes(".")) return true;
+  return NON_PUBLIC_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
 }
 
 /** Whether a URL host is an IP literal in a range the public internet does not route to a receiver. */

@@ -46,7 +46,7 @@ describe("http agent", () => {
   it("gives up on an agent that does not answer the start request in time", async () => {
     const hanging: typeof fetch = (_input, init) => new Promise((_, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal!.reason)));
     const agent = httpAgent({ url: "https://agent.test", secret: "s", resultTimeoutMs: 1000, startTimeoutMs: 50, fetch: hanging });
-    await expect(agent.start(task, 0)).rejects.toThrow("the agent did not answer in time");
+    await expect(agent.start(task, 0)).rejects.toThrow("the agent did not answer in time.");
   });
 
   it("fails a pending task once the result deadline passes", () => {
@@ -57,9 +57,9 @@ describe("http agent", () => {
 
   it("rejects answers that are not a result", async () => {
     const answers: [Response, string][] = [
-      [new Response("not json", { status: 200 }), "the agent answered with a body that is not a result"],
-      [Response.json({ status: "done" }), "the agent answered with a body that is not a result"],
-      [new Response("boom", { status: 500 }), "the agent answered HTTP 500"],
+      [new Response("not json", { status: 200 }), "the agent answered with a body that is not a result."],
+      [Response.json({ status: "done" }), "the agent answered with a body that is not a result."],
+      [new Response("boom", { status: 500 }), "the agent answered HTTP 500."],
     ];
     for (const [response, message] of answers) {
       const agent = httpAgent({ url: "https://agent.test", secret: "s", resultTimeoutMs: 1000, fetch: async () => response });

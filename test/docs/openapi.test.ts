@@ -151,3 +151,16 @@ describe("the operator OpenAPI document", () => {
     expect(((await unset.json()) as { code: string }).code).toBe("not_found");
   });
 });
+
+describe("the event stream's frame in the document", () => {
+  it("types data as JSON text and names, by contentSchema, a component that exists", async () => {
+    const doc: Doc = (await call("GET", "/v1/openapi.json")).json;
+    const frames = doc.components.schemas!.ChatEvent.oneOf as { properties: { event: { const?: string; enum?: string[] }; data: Record<string, any> } }[];
+    expect(frames).toHaveLength(6);
+    for (const frame of frames) {
+      const { data } = frame.properties;
+      expect(data).toMatchObject({ type: "string", contentMediaType: "application/json", contentSchema: { $ref: expect.stringMatching(/^#\/components\/schemas\//) } });
+      expect(doc.components.schemas![data.contentSchema.$ref.split("/").pop()], data.contentSchema.$ref).toBeDefined();
+    }
+  });
+});

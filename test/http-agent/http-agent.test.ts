@@ -89,6 +89,16 @@ describe("http agent adapter", () => {
     expect(summary.isWorking).toBe(false);
   });
 
+  it("shows why in separate sentences when the agent refuses the task", async () => {
+    const clock = frozenClock();
+    fakeAgent(() => new Response("boom", { status: 500 }));
+    const w = await world();
+    const c = await newChat(w);
+    await send(w, c.id, "try");
+    const [error] = await settled(w, c.id, clock);
+    expect(error!.content).toBe("The agent could not take the task: the agent answered HTTP 500. Its credits were returned.");
+  });
+
   it("fails a task whose agent never calls back once the deadline passes, then runs the next", async () => {
     const clock = frozenClock();
     let answer = () => new Response(null, { status: 202 });

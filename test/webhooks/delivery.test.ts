@@ -3,26 +3,22 @@ import { describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import type { Env as AppBindings } from "../../src/env";
 import worker from "../../src/index";
-import { deliver, RETRY_DELAYS_S, type WebhookTask } from "../../src/webhooks/delivery";
-import { FAILURES_TO_DISABLE } from "../../src/webhooks/project-webhooks";
+import { RETRY_DELAYS_S, type WebhookTask } from "../../src/webhooks/delivery";
+import { FAILURES_TO_DISABLE, ProjectWebhooks } from "../../src/webhooks/project-webhooks";
 import { signWebhook } from "../../src/webhooks/signature";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, env, historyOf, newChat, peek, room, send, world, type World } from "../helpers";
-import { fakeReceiver, hooksPath, register } from "./webhook-helpers";
+import { eventFor, fakeReceiver, hooksPath, outboxOf, patchHooksEnv, register } from "./webhook-helpers";
 
+/** One attempt by the task's project object, awaited: the delay before the next one, or undefined. */
+const deliver = (task: WebhookTask, now: number) => env.PROJECT_WEBHOOKS.getByName(task.projectId).attempt(task, now);
 const deliveriesOf = async (w: World, endpointId: string) => (await call("GET", `${hooksPath(w)}/${endpointId}/deliveries`, { token: w.token })).json.items;
-/** The chat's outbox rows, oldest first. */
-const outboxOf = (chatId: string) =>
-  runInDurableObject(room(chatId), (_: ChatRoom, state) =>
-    state.storage.sql.exec<{ id: string; type: string; handed_off: number }>("SELECT id, type, handed_off_at IS NOT NULL AS handed_off FROM webhook_outbox ORDER BY seq").toArray(),
-  );
-
 describe("webhook delivery", () => {
   it("delivers a finished reply as message.completed through the queue, signed with the endpoint's secret", async () => {
     const received = fakeReceiver();
     const clock = frozenClock();
     const w = await world();
-    const hook = await register(w, "https://receiver.test/done");
+    const hook = await register(w, "https://receiver.example.com/done");
     const c = await newChat(w);
     await send(w, c.id, "tell me when done");
     await settle(room(c.id), clock);
@@ -46,7 +42,7 @@ describe("webhook delivery", () => {
     const clock = frozenClock();
     const w = await world();
     // Subscribed to nothing the chat will send, so only this test's attempts reach it.
-    const hook = await register(w, "https://receiver.test/flaky", { events: ["chat.awaiting_user"] });
+    const hook = await register(w, "https://receiver.example.com/flaky", { events: ["chat.awaiting_user"] });
     const c = await newChat(w);
     await send(w, c.id, "hello");
     await settle(room(c.id), clock);
@@ -54,7 +50,7 @@ describe("webhook delivery", () => {
     const task: WebhookTask = { projectId: w.projectId, chatId: c.id, eventId: event!.id, endpointId: hook.json.endpoint.id, type: "message.completed" };
     const delays: (number | undefined)[] = [];
     for (let attempt = 0; attempt <= RETRY_DELAYS_S.length; attempt++) {
-      const delay = await deliver(task, env, clock.now());
+      const delay = await deliver(task, clock.now());
       delays.push(delay);
       const [delivery] = await deliveriesOf(w, hook.json.endpoint.id);
       expect(delivery.attempts).toBe(attempt + 1);
@@ -67,27 +63,27 @@ describe("webhook delivery", () => {
     expect((await deliveriesOf(w, hook.json.endpoint.id))[0]).toMatchObject({ status: "failed", attempts: 7 });
     expect(new Set(received.map((r) => r.headers["webhook-id"])).size).toBe(1);
     // Ended: another copy of the message (a retried hand-off) makes no attempt.
-    expect(await deliver(task, env, clock.now())).toBeUndefined();
+    expect(await deliver(task, clock.now())).toBeUndefined();
     expect(received).toHaveLength(7);
   });
 
   it("follows no redirect: a 3xx is a failed attempt", async () => {
-    fakeReceiver(() => new Response(null, { status: 302, headers: { location: "https://receiver.test/elsewhere" } }));
+    fakeReceiver(() => new Response(null, { status: 302, headers: { location: "https://receiver.example.com/elsewhere" } }));
     const clock = frozenClock();
     const w = await world();
-    const hook = await register(w, "https://receiver.test/moved", { events: ["chat.awaiting_user"] });
+    const hook = await register(w, "https://receiver.example.com/moved", { events: ["chat.awaiting_user"] });
     const c = await newChat(w);
     await send(w, c.id, "hello");
     await settle(room(c.id), clock);
     const [event] = await outboxOf(c.id);
     const task: WebhookTask = { projectId: w.projectId, chatId: c.id, eventId: event!.id, endpointId: hook.json.endpoint.id, type: "message.completed" };
-    expect(await deliver(task, env, clock.now())).toBe(5);
+    expect(await deliver(task, clock.now())).toBe(5);
     expect((await deliveriesOf(w, hook.json.endpoint.id))[0]).toMatchObject({ status: "pending", lastStatusCode: 302, lastError: "the receiver answered HTTP 302" });
   });
 
   it(`disables an endpoint after ${FAILURES_TO_DISABLE} failed deliveries in a row; a delivered one resets the count`, async () => {
     const w = await world();
-    const hook = await register(w, "https://receiver.test/down");
+    const hook = await register(w, "https://receiver.example.com/down");
     const endpointId = hook.json.endpoint.id;
     const project = env.PROJECT_WEBHOOKS.getByName(w.projectId);
     const failDelivery = async (i: number) => {
@@ -110,7 +106,7 @@ describe("webhook delivery", () => {
     const received = fakeReceiver();
     const clock = frozenClock();
     const w = await world();
-    await register(w, "https://receiver.test/later");
+    await register(w, "https://receiver.example.com/later");
     const c = await newChat(w);
     // The queue refuses the hand-off.
     await runInDurableObject(room(c.id), (r: ChatRoom) => {
@@ -134,7 +130,7 @@ describe("webhook delivery", () => {
     const received = fakeReceiver(() => new Promise((resolve) => setTimeout(() => resolve(new Response("late")), 2_000)));
     const clock = frozenClock();
     const w = await world();
-    const hook = await register(w, "https://receiver.test/slow");
+    const hook = await register(w, "https://receiver.example.com/slow");
     const c = await newChat(w);
     await send(w, c.id, "first");
     await settle(room(c.id), clock);
@@ -150,15 +146,15 @@ describe("webhook delivery", () => {
   it("makes one attempt when two copies of a message arrive, and none ahead of the schedule", async () => {
     const received = fakeReceiver(() => new Response("no", { status: 503 }));
     const clock = frozenClock();
-    const { w, task } = await eventFor("https://receiver.test/twice", clock);
-    const [one, two] = await Promise.all([deliver(task, env, clock.now()), deliver(task, env, clock.now())]);
+    const { w, task } = await eventFor("https://receiver.example.com/twice", clock);
+    const [one, two] = await Promise.all([deliver(task, clock.now()), deliver(task, clock.now())]);
     expect([one, two].sort()).toEqual([5, undefined]);
     expect(received).toHaveLength(1);
     // A copy that comes a minute before the retry's time does nothing; the retry itself goes.
     clock.advance(1_000);
-    expect(await deliver(task, env, clock.now())).toBeUndefined();
+    expect(await deliver(task, clock.now())).toBeUndefined();
     clock.advance(4_000);
-    expect(await deliver(task, env, clock.now())).toBe(300);
+    expect(await deliver(task, clock.now())).toBe(300);
     expect(received).toHaveLength(2);
     expect((await deliveriesOf(w, task.endpointId))[0]).toMatchObject({ attempts: 2, status: "pending" });
   });
@@ -166,56 +162,57 @@ describe("webhook delivery", () => {
   it("starts no attempt after the endpoint was deleted, also one already scheduled", async () => {
     const received = fakeReceiver(() => new Response("no", { status: 500 }));
     const clock = frozenClock();
-    const { w, task } = await eventFor("https://receiver.test/gone", clock);
-    expect(await deliver(task, env, clock.now())).toBe(5);
+    const { w, task } = await eventFor("https://receiver.example.com/gone", clock);
+    expect(await deliver(task, clock.now())).toBe(5);
     expect((await call("DELETE", `${hooksPath(w)}/${task.endpointId}`, { token: w.token })).status).toBe(204);
     clock.advance(5_000);
-    expect(await deliver(task, env, clock.now())).toBeUndefined();
+    expect(await deliver(task, clock.now())).toBeUndefined();
     expect(received).toHaveLength(1);
   });
 
   it("fails a delivery whose secret can no longer be opened (WEBHOOK_KEY changed), without an attempt", async () => {
     const received = fakeReceiver();
     const clock = frozenClock();
-    const { w, task } = await eventFor("https://receiver.test/rekeyed", clock);
-    expect(await deliver(task, { ...env, WEBHOOK_KEY: "another key" }, clock.now())).toBeUndefined();
+    const { w, task } = await eventFor("https://receiver.example.com/rekeyed", clock);
+    await patchHooksEnv(w.projectId, { WEBHOOK_KEY: "another key" });
+    expect(await deliver(task, clock.now())).toBeUndefined();
     expect(received).toHaveLength(0);
     expect((await deliveriesOf(w, task.endpointId))[0]).toMatchObject({ status: "failed", attempts: 0, lastError: expect.stringContaining("WEBHOOK_KEY changed") });
   });
 
-  it("acks a delivered message and retries a failed one after its delay (the consumer)", async () => {
-    fakeReceiver((_, index) => (index === 0 ? new Response("no", { status: 500 }) : new Response("ok")));
+  it("hands each message to its project's object and acks it; one whose project cannot be asked is retried after 5 s (the consumer)", async () => {
+    fakeReceiver();
     const clock = frozenClock();
-    const { task } = await eventFor("https://receiver.test/consumer", clock);
+    const { task } = await eventFor("https://receiver.example.com/consumer", clock);
     // The Worker's own queue handler, given a batch as the runtime builds it.
-    const consume = async (id: string, attempts: number) => {
-      const batch = createMessageBatch<WebhookTask>("webhook-deliveries", [{ id, timestamp: clock.now(), attempts, body: task }]);
+    const consume = async (id: string) => {
+      const batch = createMessageBatch<WebhookTask>("webhook-deliveries", [{ id, timestamp: clock.now(), attempts: 1, body: task }]);
       // The local queue result does not keep a retry's delay: the message's own call says it.
       const retry = vi.spyOn(batch.messages[0]!, "retry");
       const ctx = createExecutionContext();
       await (worker as ExportedHandler<AppBindings>).queue!(batch, env, ctx);
       return { ...(await getQueueResult(batch, ctx)), retry };
     };
-    const first = await consume("first", 1);
-    expect(first.retryMessages).toEqual([{ msgId: "first" }]);
-    expect(first.retry).toHaveBeenCalledWith({ delaySeconds: RETRY_DELAYS_S[0] });
-    expect(first.explicitAcks).toEqual([]);
-    clock.advance(RETRY_DELAYS_S[0]! * 1000);
-    const second = await consume("second", 2);
-    expect(second.explicitAcks).toEqual(["second"]);
-    expect(second.retryMessages).toEqual([]);
+    const handed = await consume("handed");
+    expect(handed.explicitAcks).toEqual(["handed"]);
+    expect(handed.retryMessages).toEqual([]);
+    vi.spyOn(ProjectWebhooks.prototype, "start").mockRejectedValueOnce(new Error("Network connection lost."));
+    const lost = await consume("lost");
+    expect(lost.retryMessages).toEqual([{ msgId: "lost" }]);
+    expect(lost.retry).toHaveBeenCalledWith({ delaySeconds: RETRY_DELAYS_S[0] });
+    expect(lost.explicitAcks).toEqual([]);
   });
 
   it("sends submission.failed with the queue entry when a message cannot start", async () => {
     const received = fakeReceiver();
     const clock = frozenClock();
     const w = await world({ credits: 0 });
-    await register(w, "https://receiver.test/failed", { events: ["submission.failed"] });
+    await register(w, "https://receiver.example.com/failed", { events: ["submission.failed"] });
     const c = await newChat(w);
     const sent = await send(w, c.id, "no credits for this");
     await settle(room(c.id), clock);
     // Only this endpoint's: the queue may still carry earlier tests' deliveries to their receivers.
-    const mine = () => received.filter((r) => r.url === "https://receiver.test/failed");
+    const mine = () => received.filter((r) => r.url === "https://receiver.example.com/failed");
     await vi.waitFor(() => expect(mine()).toHaveLength(1), { timeout: 10_000 });
     expect(JSON.parse(mine()[0]!.body)).toMatchObject({
       type: "submission.failed",
@@ -223,15 +220,3 @@ describe("webhook delivery", () => {
     });
   }, 15_000);
 });
-
-/** A chat with one finished reply and an endpoint that subscribes to nothing it sends, so only the test's attempts reach it. */
-async function eventFor(url: string, clock: ReturnType<typeof frozenClock>) {
-  const w = await world();
-  const hook = await register(w, url, { events: ["chat.awaiting_user"] });
-  const c = await newChat(w);
-  await send(w, c.id, "hello");
-  await settle(room(c.id), clock);
-  const [event] = await outboxOf(c.id);
-  const task: WebhookTask = { projectId: w.projectId, chatId: c.id, eventId: event!.id, endpointId: hook.json.endpoint.id, type: "message.completed" };
-  return { w, task };
-}

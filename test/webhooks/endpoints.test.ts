@@ -5,11 +5,11 @@ import { hooksPath, register } from "./webhook-helpers";
 describe("webhook endpoints", () => {
   it("are created by the project's owner with a secret shown once, listed without it, and deleted once", async () => {
     const w = await world();
-    const r = await register(w, "https://receiver.test/a", { description: "mine", events: ["submission.failed", "message.completed"] });
+    const r = await register(w, "https://receiver.example.com/a", { description: "mine", events: ["submission.failed", "message.completed"] });
     expect(r.status).toBe(201);
     expect(r.json.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    expect(r.json.endpoint).toMatchObject({ url: "https://receiver.test/a", description: "mine", events: ["message.completed", "submission.failed"], disabledAt: null });
-    const everything = await register(w, "https://receiver.test/b");
+    expect(r.json.endpoint).toMatchObject({ url: "https://receiver.example.com/a", description: "mine", events: ["message.completed", "submission.failed"], disabledAt: null });
+    const everything = await register(w, "https://receiver.example.com/b");
     expect(everything.json.endpoint.events).toEqual(["message.completed", "chat.awaiting_user", "submission.failed"]);
     const list = await call("GET", hooksPath(w), { token: w.token });
     expect(list.status).toBe(200);
@@ -28,11 +28,11 @@ describe("webhook endpoints", () => {
       const member = await newAccount();
       expect((await admin("PUT", `/admin/projects/${w.projectId}/members/${member.id}`, { role })).status).toBe(200);
       const token = await newToken(await signIn(member));
-      expectProblem(await register(w, "https://receiver.test/x", {}, token), 403, "forbidden");
+      expectProblem(await register(w, "https://receiver.example.com/x", {}, token), 403, "forbidden");
       expectProblem(await call("GET", hooksPath(w), { token }), 403, "forbidden");
     }
     const readOnly = await newToken(w.session, ["chat:read"]);
-    expectProblem(await register(w, "https://receiver.test/x", {}, readOnly), 403, "insufficient_scope");
+    expectProblem(await register(w, "https://receiver.example.com/x", {}, readOnly), 403, "insufficient_scope");
     expect((await call("GET", hooksPath(w), { token: readOnly })).status).toBe(200);
     const stranger = await world();
     expectProblem(await call("GET", hooksPath(w), { token: stranger.token }), 404, "not_found");
@@ -46,11 +46,11 @@ describe("webhook endpoints", () => {
       expectProblem(r, 400, "invalid_request");
       expect(r.json.errors[0].path).toBe("url");
     }
-    expectProblem(await register(w, "https://receiver.test/x", { events: [] }), 400, "invalid_request");
-    expectProblem(await register(w, "https://receiver.test/x", { events: ["message.completed", "no.such"] }), 400, "invalid_request");
-    expectProblem(await register(w, "https://receiver.test/x", { secret: "mine" }), 400, "invalid_request");
-    expectProblem(await register(w, "https://receiver.test/x", { description: "d".repeat(201) }), 400, "invalid_request");
-    for (let i = 0; i < 10; i++) expect((await register(w, `https://receiver.test/${i}`)).status).toBe(201);
-    expectProblem(await register(w, "https://receiver.test/11"), 409, "webhook_limit_reached");
+    expectProblem(await register(w, "https://receiver.example.com/x", { events: [] }), 400, "invalid_request");
+    expectProblem(await register(w, "https://receiver.example.com/x", { events: ["message.completed", "no.such"] }), 400, "invalid_request");
+    expectProblem(await register(w, "https://receiver.example.com/x", { secret: "mine" }), 400, "invalid_request");
+    expectProblem(await register(w, "https://receiver.example.com/x", { description: "d".repeat(201) }), 400, "invalid_request");
+    for (let i = 0; i < 10; i++) expect((await register(w, `https://receiver.example.com/${i}`)).status).toBe(201);
+    expectProblem(await register(w, "https://receiver.example.com/11"), 409, "webhook_limit_reached");
   });
 });

@@ -2,9 +2,15 @@ import { describe, expect, it } from "vitest";
 import { webhookUrlProblem } from "../../src/webhooks/url-rules";
 
 describe("where a webhook may point", () => {
-  it.each(["https://example.com/hook", "https://93.184.216.34/hook", "https://[2606:4700::1111]/hook", "https://example.com:8443/hooks?project=1"])("accepts %s", (url) =>
-    expect(webhookUrlProblem(url, false)).toBeNull(),
-  );
+  it.each([
+    "https://example.com/hook",
+    "https://hooks.example.com./in",
+    "https://local.example.com/hook",
+    "https://internal.example.org/hook",
+    "https://93.184.216.34/hook",
+    "https://[2606:4700::1111]/hook",
+    "https://example.com:8443/hooks?project=1",
+  ])("accepts %s", (url) => expect(webhookUrlProblem(url, false)).toBeNull());
 
   it.each([
     ["ftp://example.com/hook", "https only"],
@@ -41,6 +47,18 @@ describe("where a webhook may point", () => {
     ["https://192.88.99.1/hook", "reserved"],
     ["https://0x7f.1/hook", "reserved"],
     ["https://2130706433/hook", "reserved"],
+    ["https://vm/hook", "not public"],
+    ["https://vm./hook", "not public"],
+    ["https://printer.local/hook", "not public"],
+    ["https://api.localhost/hook", "not public"],
+    ["https://localhost./hook", "not public"],
+    ["https://metadata.google.internal/hook", "not public"],
+    ["https://nas.home.arpa/hook", "not public"],
+    ["https://1.0.0.10.in-addr.arpa/hook", "not public"],
+    ["https://svc.corp/hook", "not public"],
+    ["https://x.onion/hook", "not public"],
+    ["https://receiver.test/hook", "not public"],
+    ["https://EXAMPLE.INVALID/hook", "not public"],
   ])("refuses %s", (url, why) => expect(webhookUrlProblem(url, false)).toContain(why));
 
   it("takes http to a development host only while WEBHOOK_ALLOW_LOOPBACK is true", () => {

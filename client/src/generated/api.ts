@@ -668,6 +668,24 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        ChatSnapshot: {
+            chat: components["schemas"]["Chat"];
+            queue: components["schemas"]["Queue"];
+        };
+        Queue: {
+            items: components["schemas"]["QueueEntry"][];
+        };
+        /** @description The id of the entry that left the queue */
+        QueueRemoved: {
+            /** Format: uuid */
+            id: string;
+        };
+        /** @description Text appended to a working agent reply */
+        MessageDelta: {
+            /** Format: uuid */
+            id: string;
+            text: string;
+        };
         /** @description RFC 9457 problem details */
         Problem: {
             /** @description A URN naming the problem kind: urn:project-chat:problem:<code> */
@@ -804,6 +822,7 @@ export interface components {
             contentMarkdownEn: string;
             contentMarkdownRu: string;
             contentMarkdownEs: string;
+            /** Format: uri-reference */
             linkUrl: string;
             banner?: {
                 backgroundColor: string;
@@ -927,9 +946,6 @@ export interface components {
              */
             replyToMessageId?: string;
         };
-        Queue: {
-            items: components["schemas"]["QueueEntry"][];
-        };
         /** @description What a submission became */
         SubmissionState: {
             /** Format: uuid */
@@ -962,47 +978,38 @@ export interface components {
             id: string;
             /** @enum {string} */
             event: "snapshot";
-            data: components["schemas"]["ChatSnapshot"];
+            /** @description JSON text of a ChatSnapshot */
+            data: string;
         } | {
             id: string;
             /** @enum {string} */
             event: "chat";
-            data: components["schemas"]["Chat"];
+            /** @description JSON text of a Chat */
+            data: string;
         } | {
             id: string;
             /** @enum {string} */
             event: "queue.entry";
-            data: components["schemas"]["QueueEntry"];
+            /** @description JSON text of a QueueEntry */
+            data: string;
         } | {
             id: string;
             /** @enum {string} */
             event: "queue.removed";
-            data: components["schemas"]["QueueRemoved"];
+            /** @description JSON text of a QueueRemoved */
+            data: string;
         } | {
             id: string;
             /** @enum {string} */
             event: "message";
-            data: components["schemas"]["Message"];
+            /** @description JSON text of a Message */
+            data: string;
         } | {
             id: string;
             /** @enum {string} */
             event: "message.delta";
-            data: components["schemas"]["MessageDelta"];
-        };
-        ChatSnapshot: {
-            chat: components["schemas"]["Chat"];
-            queue: components["schemas"]["Queue"];
-        };
-        /** @description The id of the entry that left the queue */
-        QueueRemoved: {
-            /** Format: uuid */
-            id: string;
-        };
-        /** @description Text appended to a working agent reply */
-        MessageDelta: {
-            /** Format: uuid */
-            id: string;
-            text: string;
+            /** @description JSON text of a MessageDelta */
+            data: string;
         };
         CreatedWebhook: {
             endpoint: components["schemas"]["WebhookEndpoint"];
@@ -1015,6 +1022,7 @@ export interface components {
         WebhookEndpoint: {
             /** Format: uuid */
             id: string;
+            /** Format: uri */
             url: string;
             events: ("message.completed" | "chat.awaiting_user" | "submission.failed")[];
             description: string;
@@ -1028,7 +1036,8 @@ export interface components {
         };
         CreateWebhook: {
             /**
-             * @description https (http only for localhost, 127.0.0.1 or [::1] while WEBHOOK_ALLOW_LOOPBACK is true); no user info, no fragment; no private, loopback, link-local or reserved IP literal
+             * Format: uri
+             * @description https (http only for localhost, 127.0.0.1 or [::1] while WEBHOOK_ALLOW_LOOPBACK is true); no user info, no fragment; no private, loopback, link-local or reserved IP literal; a public host name (not a single label such as `vm`, nor a name under .localhost, .local, .internal, .home.arpa, .test or another special-use or private suffix)
              * @example https://example.com/hooks/project-chat
              */
             url: string;
@@ -3349,7 +3358,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The event stream: `text/event-stream` frames of `id`, `event` and one `data:` line of JSON, and `: keep-alive` comments. OpenAPI 3.1 cannot type a stream's items, so the schema is that of one frame: ChatEvent, a union by `event` whose `data` are the named components (Chat, QueueEntry, Message, …). */
+            /** @description The event stream: `text/event-stream` frames of `id`, `event` and one `data:` line of JSON, and `: keep-alive` comments. OpenAPI 3.1 cannot type a stream's items, so the schema is that of one frame: ChatEvent, a union by `event` whose `data` is JSON text of the component its `contentSchema` names (Chat, QueueEntry, Message, …). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];

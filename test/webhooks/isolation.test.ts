@@ -1,0 +1,143 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { consumeWebhookBatch, type WebhookTask } from "../../src/webhooks/delivery";
+import { OVERDUE_MS, SUBMISSION_FAILED_PER_MINUTE } from "../../src/webhooks/project-webhooks";
+import { webhookIdOf } from "../../src/webhooks/signature";
+import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
+import { call, env, newChat, room, send, world, type World } from "../helpers";
+import { eventFor, fakeReceiver, hooksPath, outboxOf, recordQueued, register } from "./webhook-helpers";
+
+afterEach(() => vi.restoreAllMocks());
+
+const deliveriesOf = async (w: World, endpointId: string) => (await call("GET", `${hooksPath(w)}/${endpointId}/deliveries`, { token: w.token })).json.items;
+const hooks = (projectId: string) => env.PROJECT_WEBHOOKS.getByName(projectId);
+
+/** A queue batch as the consumer gets it, each message's ack and retry recorded. */
+function batchOf(tasks: WebhookTask[]) {
+  const messages = tasks.map((body) => ({ body, ack: vi.fn(), retry: vi.fn() }));
+  return { messages, batch: { messages } as unknown as MessageBatch<WebhookTask> };
+}
+
+describe("webhook tenants", () => {
+  it("a batch is done while ten receivers of one project hang, and another project's first attempt goes out meanwhile", async () => {
+    // A hanging receiver answers once released; it polls from the object's own context, where its request was made.
+    let released = false;
+    let hanging = 0;
+    const answerWhenReleased = () => {
+      hanging++;
+      return new Promise<Response>((resolve) => {
+        const check = () => (released ? resolve(new Response("late")) : setTimeout(check, 20));
+        check();
+      });
+    };
+    const received = fakeReceiver((got) => (got.url.includes("/hang-") ? answerWhenReleased() : new Response("ok")));
+    const clock = frozenClock();
+    const { w: slow, task } = await eventFor("https://receiver.example.com/hang-0", clock);
+    const slowTasks = [task];
+    for (let i = 1; i < 10; i++) {
+      const hook = await register(slow, `https://receiver.example.com/hang-${i}`, { events: ["chat.awaiting_user"] });
+      slowTasks.push({ ...task, endpointId: hook.json.endpoint.id });
+    }
+    const { w: fast, task: fastTask } = await eventFor("https://receiver.example.com/fast", clock);
+    const { messages, batch } = batchOf([...slowTasks, fastTask]);
+    // Resolves although no hanging receiver has answered: the attempts run in the project's object, not in the batch.
+    await consumeWebhookBatch(batch, env);
+    for (const m of messages) expect(m.ack).toHaveBeenCalled();
+    await vi.waitFor(() => expect(received.filter((r) => r.url === "https://receiver.example.com/fast")).toHaveLength(1));
+    await vi.waitFor(async () => expect((await deliveriesOf(fast, fastTask.endpointId))[0]).toMatchObject({ status: "delivered", attempts: 1 }));
+    await vi.waitFor(() => expect(hanging).toBe(10));
+    expect((await deliveriesOf(slow, task.endpointId))[0]).toMatchObject({ status: "pending", attempts: 1 });
+    released = true;
+    await vi.waitFor(async () => expect((await deliveriesOf(slow, task.endpointId))[0]).toMatchObject({ status: "delivered" }));
+  });
+
+  it("a failing receiver's retries are handed to the queue by its project's alarm on the schedule (5 s, then 5 min)", async () => {
+    const received = fakeReceiver(() => new Response("no", { status: 500 }));
+    const clock = frozenClock();
+    const { w, task } = await eventFor("https://receiver.example.com/failing", clock);
+    const queued = await recordQueued(w.projectId);
+    const stub = hooks(w.projectId);
+    const first = batchOf([task]);
+    await consumeWebhookBatch(first.batch, env);
+    expect(first.messages[0]!.ack).toHaveBeenCalled();
+    await vi.waitFor(async () => expect((await deliveriesOf(w, task.endpointId))[0]).toMatchObject({ status: "pending", attempts: 1 }));
+    const firstAt = clock.now();
+    expect((await deliveriesOf(w, task.endpointId))[0].nextAttemptAt).toBe(new Date(firstAt + 5_000).toISOString());
+    // Nothing goes before its time; at its time the alarm hands the retry over.
+    expect(queued).toEqual([]);
+    expect(await alarmOf(stub)).toBe(firstAt + 5_000);
+    expect(await runNextAlarm(stub, clock)).toBe(true);
+    expect(queued).toEqual([{ body: task, delaySeconds: undefined }]);
+    await consumeWebhookBatch(batchOf([queued[0]!.body]).batch, env);
+    await vi.waitFor(async () => expect((await deliveriesOf(w, task.endpointId))[0]).toMatchObject({ attempts: 2 }));
+    const secondAt = clock.now();
+    while (queued.length < 2 && (await runNextAlarm(stub, clock))) {}
+    expect(queued).toHaveLength(2);
+    expect(clock.now()).toBe(secondAt + 300_000 + 1);
+    expect(received).toHaveLength(2);
+  });
+
+  it("a retry whose message was lost is handed to the queue again by the alarm, once per step of the schedule", async () => {
+    fakeReceiver(() => new Response("no", { status: 500 }));
+    const clock = frozenClock();
+    const { w, task } = await eventFor("https://receiver.example.com/lost", clock);
+    // Every message the object sends is lost: recorded, never delivered.
+    const queued = await recordQueued(w.projectId);
+    const stub = hooks(w.projectId);
+    expect(await stub.attempt(task, clock.now())).toBe(5);
+    const firstAt = clock.now();
+    expect(await runNextAlarm(stub, clock)).toBe(true);
+    expect(queued).toHaveLength(1);
+    // The retry did not begin: once overdue it is handed over again, and then no more for this step.
+    expect(await alarmOf(stub)).toBe(firstAt + 5_000 + OVERDUE_MS);
+    expect(await runNextAlarm(stub, clock)).toBe(true);
+    expect(queued).toEqual([
+      { body: task, delaySeconds: undefined },
+      { body: task, delaySeconds: undefined },
+    ]);
+    expect(await alarmOf(stub)).toBeNull();
+    // The second copy arrives; its attempt fails and the next step is handed over (and again) in turn.
+    expect(await stub.attempt(queued[1]!.body, clock.now())).toBe(300);
+    const secondAt = clock.now();
+    while (queued.length < 4 && (await runNextAlarm(stub, clock))) {}
+    expect(queued).toHaveLength(4);
+    expect(clock.now()).toBe(secondAt + 300_000 + OVERDUE_MS + 1);
+    expect(await alarmOf(stub)).toBeNull();
+    expect((await deliveriesOf(w, task.endpointId))[0]).toMatchObject({ status: "pending", attempts: 2 });
+  });
+
+  it("an attempt that never reports (its object restarted under it) is handed over again after its claim ends", async () => {
+    const clock = frozenClock();
+    const { w, task } = await eventFor("https://receiver.example.com/cut-off", clock);
+    const queued = await recordQueued(w.projectId);
+    const stub = hooks(w.projectId);
+    const plan = await stub.beginAttempt(task.endpointId, await webhookIdOf(task.eventId, task.endpointId), task.type, clock.now(), task);
+    expect(plan.kind).toBe("attempt");
+    expect(await runNextAlarm(stub, clock)).toBe(true);
+    expect(queued).toEqual([{ body: task, delaySeconds: undefined }]);
+  });
+
+  it(`submission.failed, which a sender causes at no cost, reaches an endpoint at most ${SUBMISSION_FAILED_PER_MINUTE} times a minute`, async () => {
+    const received = fakeReceiver();
+    const clock = frozenClock();
+    const w = await world({ credits: 0 });
+    const c = await newChat(w);
+    for (let i = 0; i < SUBMISSION_FAILED_PER_MINUTE + 2; i++) {
+      expect((await send(w, c.id, `no credits ${i}`)).status).toBe(202);
+      await settle(room(c.id), clock);
+    }
+    // Registered after the events were handed off, so only this test's batch carries them.
+    const hook = await register(w, "https://receiver.example.com/free-events", { events: ["submission.failed"] });
+    const events = (await outboxOf(c.id)).filter((e) => e.type === "submission.failed");
+    expect(events).toHaveLength(SUBMISSION_FAILED_PER_MINUTE + 2);
+    const tasks = events.map((e): WebhookTask => ({ projectId: w.projectId, chatId: c.id, eventId: e.id, endpointId: hook.json.endpoint.id, type: "submission.failed" }));
+    const { messages, batch } = batchOf(tasks.slice(0, -1));
+    await consumeWebhookBatch(batch, env);
+    for (const m of messages) expect(m.ack).toHaveBeenCalled();
+    await vi.waitFor(() => expect(received).toHaveLength(SUBMISSION_FAILED_PER_MINUTE));
+    expect(await deliveriesOf(w, hook.json.endpoint.id)).toHaveLength(SUBMISSION_FAILED_PER_MINUTE);
+    // A minute later the endpoint gets them again; other event types were never limited.
+    clock.advance(60_001);
+    await consumeWebhookBatch(batchOf(tasks.slice(-1)).batch, env);
+    await vi.waitFor(() => expect(received).toHaveLength(SUBMISSION_FAILED_PER_MINUTE + 1));
+  });
+});
