@@ -1,14 +1,31 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { unstable_getVarsForDev, unstable_readConfig } from "wrangler";
+
+const configPath = "./wrangler.toml";
+
+/**
+ * The plugin builds each Worker through wrangler, which lays a developer's .dev.vars (or .env) over the
+ * configuration's vars. Every name found there is set back to its configured value, or to "" (unset for
+ * config()), so a local AGENT_MODE=openai never reaches a test; each project then pins its own vars.
+ */
+function withoutLocalVars(): Record<string, unknown> {
+  const declared: Record<string, unknown> = unstable_readConfig({ config: configPath }).vars;
+  const local = unstable_getVarsForDev(configPath, undefined, {}, undefined, true);
+  return Object.fromEntries(Object.keys(local).map((name) => [name, declared[name] ?? ""]));
+}
 
 // Four workerd projects: the default (built-in local agent), property tests, and chats on the http agent and on a model.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
+  const unsetLocalVars = withoutLocalVars();
   const project = (name: string, include: string[], vars: Record<string, string>, exclude: string[] = []) => ({
     plugins: [
       cloudflareTest({
-        wrangler: { configPath: "./wrangler.toml" },
-        miniflare: { bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", LOCAL_AGENT_DELAY_MS: "50", WEBHOOK_KEY: "test-webhook-key", ...vars } },
+        wrangler: { configPath },
+        miniflare: {
+          bindings: { ...unsetLocalVars, TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", LOCAL_AGENT_DELAY_MS: "50", WEBHOOK_KEY: "test-webhook-key", ...vars },
+        },
       }),
     ],
     test: { name, include, exclude, setupFiles: ["./test/apply-migrations.ts"] },
