@@ -45,8 +45,9 @@ export default defineConfig(async () => {
           AGENT_TIMEOUT_SECONDS: "60",
           PUBLIC_URL: "https://api.example.test",
         }),
-        // The TypeScript client (client/), in Node against a real wrangler dev started by its global setup.
-        { test: { name: "client", include: ["client/test/**/*.test.ts"], environment: "node", globalSetup: ["client/test/global-setup.ts"], testTimeout: 30_000 } },
+        // The TypeScript client (client/) and the scripts that talk to a Worker (npm run token), in Node against a real
+        // wrangler dev started by the global setup.
+        { test: { name: "client", include: ["client/test/**/*.test.ts", "scripts/test/**/*.test.ts"], environment: "node", globalSetup: ["client/test/global-setup.ts"], testTimeout: 30_000 } },
         // Chats on a model: an OpenAI-compatible server that the tests play (test/model-agent/fake-model.ts).
         project("model-agent", ["test/model-agent/**/*.test.ts"], {
           AGENT_MODE: "openai",
