@@ -47,7 +47,15 @@ export default defineConfig(async () => {
         }),
         // The TypeScript client (client/) and the scripts that talk to a Worker (npm run token), in Node against a real
         // wrangler dev started by the global setup.
-        { test: { name: "client", include: ["client/test/**/*.test.ts", "scripts/test/**/*.test.ts"], environment: "node", globalSetup: ["client/test/global-setup.ts"], testTimeout: 30_000 } },
+        {
+          test: {
+            name: "client",
+            include: ["client/test/**/*.test.ts", "scripts/test/**/*.test.ts"],
+            environment: "node",
+            globalSetup: ["client/test/global-setup.ts"],
+            testTimeout: 30_000,
+          },
+        },
         // Chats on a model: an OpenAI-compatible server that the tests play (test/model-agent/fake-model.ts).
         project("model-agent", ["test/model-agent/**/*.test.ts"], {
           AGENT_MODE: "openai",

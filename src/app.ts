@@ -4,6 +4,7 @@ import { authRoutes } from "./auth/routes";
 import { catalogRoutes } from "./catalog/routes";
 import { chatRoutes } from "./chats/routes";
 import { describeForLog } from "./db/errors";
+import { mountFrontPage } from "./docs/front-page";
 import { mountDocs } from "./docs/routes";
 import { requestId } from "./http/middleware";
 import { notFoundOrMethodNotAllowed } from "./http/not-found";
@@ -25,6 +26,7 @@ export function createApp() {
   registerComponents(app.openAPIRegistry);
   registerWebhookEvents(app);
   mountDocs(app);
+  mountFrontPage(app);
 
   app.notFound(notFoundOrMethodNotAllowed(app));
   app.onError((error, c) => {

@@ -43,6 +43,13 @@ describe("npm run token", () => {
     expect(r.status).toBe(200);
   });
 
+  it("uses the demo data that the reference's try-it examples name", async () => {
+    const doc = await (await fetch(`${inject("base")}/v1/openapi.json`)).json();
+    const listChats = doc.paths["/v1/projects/{projectId}/chats"].get;
+    expect(listChats.parameters.find((p: { name: string }) => p.name === "projectId").schema.example).toBe(DEMO.projectId);
+    expect(doc.components.schemas.SignInRequest.example).toEqual({ email: DEMO.email, password: DEMO.password });
+  });
+
   it("says how to start the server when nothing answers on DEV_PORT, and exits 1", async () => {
     const failed = await token("9");
     expect(failed.code).toBe(1);

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Chat, Message, QueueEntry } from "../chats/schemas";
+import { Chat, Message, ProjectId, QueueEntry } from "../chats/schemas";
 import { WEBHOOK_URL_MAX } from "./url-rules";
 
 export const WEBHOOK_EVENT_TYPES = ["message.completed", "chat.awaiting_user", "submission.failed"] as const;
@@ -62,7 +62,7 @@ export const WebhookDelivery = z
 export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 export const WebhookDeliveryList = z.object({ items: z.array(WebhookDelivery) }).openapi("WebhookDeliveryList");
 
-export const WebhookParams = z.object({ projectId: z.string().openapi({ format: "uuid" }), endpointId: z.string().openapi({ format: "uuid" }) });
+export const WebhookParams = z.object({ projectId: ProjectId, endpointId: z.string().openapi({ format: "uuid" }) });
 
 // What a receiver gets: { type, timestamp, data }, data carrying the state at the event.
 const envelope = <T extends z.ZodType>(type: WebhookEventType, data: T, name: string) => z.object({ type: z.literal(type), timestamp: z.iso.datetime(), data }).openapi(name);
