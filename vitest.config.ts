@@ -2,7 +2,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { unstable_getVarsForDev, unstable_readConfig } from "wrangler";
 
-const configPath = "./wrangler.toml";
+const configPath = "./wrangler.jsonc";
 
 /**
  * The plugin builds each Worker through wrangler, which lays a developer's .dev.vars (or .env) over the

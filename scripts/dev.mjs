@@ -10,7 +10,7 @@ const child = startWranglerDev({ port: LOCAL_PORT, inspectorPort: LOCAL_INSPECTO
 const filter = devOutputFilter({
   onTypesWarning: (print) =>
     typesUpToDate(projectDir).then((fresh) => {
-      if (!fresh) print("worker-configuration.d.ts does not match wrangler.toml: run npm run types");
+      if (!fresh) print("worker-configuration.d.ts does not match wrangler.jsonc: run npm run types");
     }),
 });
 pipeLines(child.stdout, process.stdout, filter);
