@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { adminClient, applyLocalMigrations, isUp, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
+import { adminClient, applyLocalMigrations, ensureChromium, isUp, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
 import { DEMO, seedDemoData } from "./seed-data.mjs";
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: "string", default: "8802" }, "update-client": { type: "boolean", default: false } } });
@@ -63,19 +63,6 @@ async function client() {
   console.log(run("node", ["scripts/client-check/client.ts", base, DEMO.email, DEMO.password, DEMO.projectId]).trim());
 }
 
-/** Chromium, installed first when missing: before the server starts, so a long install never runs beside it. */
-function ensureChromium() {
-  if (spawnSync("chromium", ["--version"]).status === 0) return;
-  // CI runs as root on Debian; a developer machine without Chromium gets told rather than changed.
-  if (process.getuid?.() !== 0) throw new Error("chromium is missing: apt-get install -y chromium");
-  const install = () => spawnSync("apt-get", ["install", "-y", "-qq", "chromium"], { stdio: "ignore", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } }).status === 0;
-  // A fresh machine may have no package lists yet.
-  if (!install()) {
-    run("apt-get", ["update", "-qq"]);
-    if (!install()) throw new Error("apt-get install chromium failed");
-  }
-}
-
 const escapeHtml = (text) => text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 
 async function docs() {
@@ -120,6 +107,7 @@ let server;
 try {
   // Another server on the port would be checked instead of this tree's Worker.
   if (await isUp(base)) throw new Error(`port ${port} is in use; pass --port`);
+  // Before the server starts, so a long install never runs beside it.
   if (steps.includes("docs")) ensureChromium();
   applyLocalMigrations(["--persist-to", state], { quiet: true });
   server = startWranglerDev({

@@ -2,6 +2,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, appendFileSync, openSync } from "node:fs";
+import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { summariseMigrations } from "./dev-output.mjs";
@@ -134,4 +135,24 @@ export function expect(answer, statuses, what) {
     throw new Error(`${what}: HTTP ${answer.status}\n${detail}`);
   }
   return answer;
+}
+
+/** A loopback port that nothing listens on now, as the system picks it: two test runs at once get different ones. */
+export async function freePort() {
+  const server = createServer();
+  await new Promise((resolve, reject) => server.once("error", reject).listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Chromium's path, installed first when missing (CI runs as root on Debian; anyone else is told rather than changed). */
+export function ensureChromium() {
+  const found = () => spawnSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" }).stdout.trim();
+  if (found()) return found();
+  if (process.getuid?.() !== 0) throw new Error("chromium is missing: apt-get install -y chromium");
+  const install = () => spawnSync("apt-get", ["install", "-y", "-qq", "chromium"], { stdio: "ignore", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } }).status === 0;
+  // A fresh machine may have no package lists yet.
+  if (!install() && !(spawnSync("apt-get", ["update", "-qq"], { stdio: "ignore" }).status === 0 && install())) throw new Error("apt-get install chromium failed");
+  return found();
 }

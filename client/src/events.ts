@@ -1,5 +1,5 @@
 import type { components } from "./generated/api.ts";
-import { backoff, type Http, sleep } from "./http.ts";
+import { backoff, type CallOptions, Deadline, type Http, retryDelay, sleep } from "./http.ts";
 import { ProblemError } from "./problem.ts";
 
 type Schemas = components["schemas"];
@@ -52,57 +52,61 @@ export async function* sseFrames(body: ReadableStream<Uint8Array>): AsyncGenerat
   }
 }
 
-export type FollowOptions = {
+export type FollowOptions = CallOptions & {
   /** Resume after this event id (as Chat-Event-Id or an earlier follow gave); without it the stream starts with a snapshot. */
   after?: number;
-  signal?: AbortSignal;
 };
 
 /**
  * A chat's events, each once and in id order, for as long as the caller iterates: after a dropped or
- * ended stream it reconnects with Last-Event-ID (with backoff, honouring Retry-After), so the events
- * go on without a gap; a resume point the server no longer keeps yields a fresh `snapshot`.
- * Keep-alives are swallowed. A refusal that retrying cannot change (401, 403, 404) throws ProblemError.
+ * ended stream it reconnects with Last-Event-ID (with backoff, honouring Retry-After up to a minute),
+ * so the events go on without a gap; a resume point the server no longer keeps yields a fresh
+ * `snapshot`. Keep-alives are swallowed. The timeout bounds opening each stream and any silence in an
+ * open one (the server sends a keep-alive at least every 15 s): a stream that keeps it waiting longer
+ * is dropped and opened again, like one that failed. It ends when the signal aborts; a refusal that
+ * retrying cannot change (401, 403, 404) throws ProblemError.
  */
 export async function* followChat(http: Http, path: string, options: FollowOptions = {}): AsyncGenerator<ChatEvent> {
+  const { signal } = options;
+  const timeout = http.timeoutOf(options);
   let last = options.after;
   let failures = 0;
-  const { signal } = options;
   while (!signal?.aborted) {
-    let response: Response;
+    let wait = backoff(0);
+    const connection = new Deadline(timeout, signal);
     try {
-      response = await http.fetch(http.url(path, { after: last }), {
+      const response = await http.fetch(http.url(path, { after: last }), {
         headers: http.headers({ accept: "text/event-stream", ...(last !== undefined ? { "last-event-id": String(last) } : {}) }),
-        signal,
+        signal: connection.signal,
       });
-    } catch {
-      if (signal?.aborted) return;
-      await pause(backoff(failures++), signal);
-      continue;
-    }
-    if (!response.ok) {
-      const problem = await ProblemError.from(response);
-      if (problem.status !== 429 && problem.status < 500) throw problem;
-      await pause(problem.retryAfter !== null ? problem.retryAfter * 1000 : backoff(failures++), signal);
-      continue;
-    }
-    failures = 0;
-    try {
-      for await (const frame of sseFrames(response.body!)) {
-        if (frame.id === undefined || !frame.event || frame.data.length === 0) continue;
-        const id = Number(frame.id);
-        if (last !== undefined && id <= last) continue;
-        last = id;
-        yield { id, type: frame.event, data: JSON.parse(frame.data.join("\n")) } as ChatEvent;
+      if (response.ok) {
+        failures = 0;
+        connection.restart();
+        for await (const frame of sseFrames(response.body!)) {
+          connection.restart();
+          if (frame.id === undefined || !frame.event || frame.data.length === 0) continue;
+          const id = Number(frame.id);
+          if (last !== undefined && id <= last) continue;
+          last = id;
+          // The caller's time with an event is not the server's silence.
+          connection.pause();
+          yield { id, type: frame.event, data: JSON.parse(frame.data.join("\n")) } as ChatEvent;
+          connection.restart();
+        }
+        // The server ended the stream (it does every few minutes): go on from the last id.
+      } else {
+        const problem = await ProblemError.from(response);
+        if (problem.status !== 429 && problem.status < 500) throw problem;
+        wait = retryDelay(problem, failures++);
       }
-    } catch {
+    } catch (error) {
+      if (error instanceof ProblemError) throw error;
+      // Not reached, timed out or dropped: go on from the last id, backing off while it keeps failing.
       if (signal?.aborted) return;
+      wait = backoff(failures++);
+    } finally {
+      connection.close();
     }
-    // The server ended the stream (it does every few minutes) or the connection dropped: go on from the last id.
-    await pause(backoff(0), signal);
+    await sleep(wait, signal).catch(() => undefined);
   }
-}
-
-async function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  await sleep(ms, signal).catch(() => undefined);
 }

@@ -1,12 +1,15 @@
 export { AccountClient, type ApiTokenItem, type CreatedApiToken, type Scope } from "./account-client.ts";
+export { ApiPromise, type RateLimit, type WithEventId, type WithResponse } from "./answer.ts";
+export { ConnectionError, TimeoutError } from "./errors.ts";
 export { type ChatEvent, type FollowOptions, sseFrames } from "./events.ts";
 export type { components, paths } from "./generated/api.ts";
-export type { ClientOptions } from "./http.ts";
+export type { CallOptions, ClientOptions } from "./http.ts";
 export { type Problem, type ProblemCode, ProblemError } from "./problem.ts";
 export {
   type Chat,
   type CreatedWebhook,
   type Message,
+  type MessagePage,
   ProjectChatClient,
   type Queue,
   type SendInput,

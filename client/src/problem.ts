@@ -28,7 +28,11 @@ export class ProblemError extends Error {
 
   /** Builds it from a response that is not ok (reads the body). */
   static async from(response: Response): Promise<ProblemError> {
-    const text = await response.text().catch(() => "");
+    return ProblemError.of(response, await response.text().catch(() => ""));
+  }
+
+  /** Builds it from a response that is not ok and its body's text. */
+  static of(response: Response, text: string): ProblemError {
     let problem: Partial<Problem> | undefined;
     try {
       problem = text ? JSON.parse(text) : undefined;

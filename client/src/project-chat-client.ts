@@ -1,28 +1,34 @@
+import { ApiPromise, itemsOf, type WithEventId, withEventId } from "./answer.ts";
+import { TimeoutError } from "./errors.ts";
 import { type ChatEvent, type FollowOptions, followChat } from "./events.ts";
 import type { components } from "./generated/api.ts";
-import { type ClientOptions, Http } from "./http.ts";
+import { type CallOptions, type ClientOptions, callOptions, checkTimeout, Http } from "./http.ts";
 
 type Schemas = components["schemas"];
 export type Chat = Schemas["Chat"];
 export type Message = Schemas["Message"];
+export type MessagePage = Schemas["MessagePage"];
 export type Submission = Schemas["Submission"];
 export type Queue = Schemas["Queue"];
 export type WebhookEndpoint = Schemas["WebhookEndpoint"];
 export type CreatedWebhook = Schemas["CreatedWebhook"];
 export type WebhookDelivery = Schemas["WebhookDelivery"];
 export type SendInput = { content: string; replyToMessageId?: string };
-export type SendOptions = { idempotencyKey?: string; signal?: AbortSignal };
+export type SendOptions = CallOptions & { idempotencyKey?: string };
 
 const enc = encodeURIComponent;
 const chatsPath = (projectId: string) => `/v1/projects/${enc(projectId)}/chats`;
 const chatPath = (projectId: string, chatId: string) => `${chatsPath(projectId)}/${enc(chatId)}`;
+const webhooksPath = (projectId: string) => `/v1/projects/${enc(projectId)}/webhooks`;
 // How long sendAndWait waits for the reply unless told otherwise.
 const DEFAULT_WAIT_MS = 10 * 60_000;
 
 /**
  * The project-chat API with a personal API token. Sends are exactly-once: each intended message
  * gets one idempotency key (yours or a new UUID) that every retry reuses, so a retried send can
- * never become two messages. Errors are ProblemError.
+ * never become two messages. Every method takes `signal` and `timeout`; a call's promise gives its
+ * body, and its `withResponse()` the body with the answer's headers. Errors are ProblemError,
+ * ConnectionError or TimeoutError.
  */
 export class ProjectChatClient {
   readonly chats;
@@ -33,8 +39,14 @@ export class ProjectChatClient {
 
   constructor(options: ClientOptions & { token: string }) {
     const http = new Http(options, options.token);
-    const call = async <T>(method: string, path: string, rest: Omit<Parameters<Http["request"]>[2], "repeatable"> & { repeatable?: boolean } = {}) =>
-      (await http.request<T>(method, path, { repeatable: method !== "POST", ...rest })).body;
+    type Request = Parameters<Http["request"]>[2];
+    const answer = <T>(method: string, path: string, rest: Omit<Request, "repeatable"> & { repeatable?: boolean }) =>
+      http.request<T>(method, path, { repeatable: method !== "POST", ...rest });
+    const call = <T>(method: string, path: string, rest: Omit<Request, "repeatable"> & { repeatable?: boolean }) => new ApiPromise<T>(answer<T>(method, path, rest));
+    // The chat, its queue and its message pages say which event they show: Chat-Event-Id.
+    const read = <T>(path: string, rest: Omit<Request, "repeatable">) => new ApiPromise<T, WithEventId<T>>(answer<T>("GET", path, rest).then(withEventId));
+    const list = <T>(path: string, options?: CallOptions, query?: Request["query"]) => itemsOf(answer<{ items: T[] }>("GET", path, { query, ...callOptions(options) }));
+    const remove = (path: string, options?: CallOptions) => call<void>("DELETE", path, callOptions(options));
     const follow = (projectId: string, chatId: string, options?: FollowOptions): AsyncGenerator<ChatEvent> => followChat(http, `${chatPath(projectId, chatId)}/events`, options);
     const submit =
       (what: "messages" | "steer") =>
@@ -43,75 +55,93 @@ export class ProjectChatClient {
           body: input,
           headers: { "idempotency-key": options.idempotencyKey ?? crypto.randomUUID() },
           repeatable: true,
-          signal: options.signal,
+          ...callOptions(options),
         });
+    const page = (projectId: string, chatId: string, options: CallOptions & { cursor?: string; limit?: number } = {}) =>
+      read<MessagePage>(`${chatPath(projectId, chatId)}/messages`, { query: { limit: options.limit, cursor: options.cursor }, ...callOptions(options) });
 
     this.chats = {
-      list: async (projectId: string, options: { archived?: boolean } = {}) =>
-        (await call<{ items: Chat[] }>("GET", chatsPath(projectId), { query: { archived: options.archived ? "true" : undefined } })).items,
+      list: (projectId: string, options: CallOptions & { archived?: boolean } = {}) =>
+        list<Chat>(chatsPath(projectId), options, { archived: options.archived ? "true" : undefined }),
       /** Idempotent: one key per intended chat (a new UUID unless given), reused by every retry. */
-      create: (projectId: string, input: { title: string }, options: { idempotencyKey?: string } = {}) =>
-        call<Chat>("POST", chatsPath(projectId), { body: input, headers: { "idempotency-key": options.idempotencyKey ?? crypto.randomUUID() }, repeatable: true }),
-      get: (projectId: string, chatId: string) => call<Chat>("GET", chatPath(projectId, chatId)),
-      rename: (projectId: string, chatId: string, input: { title: string }) => call<Chat>("PATCH", chatPath(projectId, chatId), { body: input, repeatable: true }),
-      archive: (projectId: string, chatId: string) => call<Chat>("POST", `${chatPath(projectId, chatId)}/archive`, { repeatable: true }),
-      restore: (projectId: string, chatId: string) => call<Chat>("POST", `${chatPath(projectId, chatId)}/restore`, { repeatable: true }),
+      create: (projectId: string, input: { title: string }, options: CallOptions & { idempotencyKey?: string } = {}) =>
+        call<Chat>("POST", chatsPath(projectId), {
+          body: input,
+          headers: { "idempotency-key": options.idempotencyKey ?? crypto.randomUUID() },
+          repeatable: true,
+          ...callOptions(options),
+        }),
+      get: (projectId: string, chatId: string, options?: CallOptions) => read<Chat>(chatPath(projectId, chatId), callOptions(options)),
+      rename: (projectId: string, chatId: string, input: { title: string }, options?: CallOptions) =>
+        call<Chat>("PATCH", chatPath(projectId, chatId), { body: input, repeatable: true, ...callOptions(options) }),
+      archive: (projectId: string, chatId: string, options?: CallOptions) =>
+        call<Chat>("POST", `${chatPath(projectId, chatId)}/archive`, { repeatable: true, ...callOptions(options) }),
+      restore: (projectId: string, chatId: string, options?: CallOptions) =>
+        call<Chat>("POST", `${chatPath(projectId, chatId)}/restore`, { repeatable: true, ...callOptions(options) }),
     };
 
     this.messages = {
       send: submit("messages"),
       steer: submit("steer"),
       /** Stops a working reply (a finished one is answered as it is, so repeating is safe). */
-      stop: (projectId: string, chatId: string, messageId: string) => call<Message>("POST", `${chatPath(projectId, chatId)}/messages/${enc(messageId)}/stop`, { repeatable: true }),
-      /** Every message, newest first, page after page. */
-      list: (projectId: string, chatId: string, options: { limit?: number; signal?: AbortSignal } = {}): AsyncIterable<Message> => ({
+      stop: (projectId: string, chatId: string, messageId: string, options?: CallOptions) =>
+        call<Message>("POST", `${chatPath(projectId, chatId)}/messages/${enc(messageId)}/stop`, { repeatable: true, ...callOptions(options) }),
+      /** One page of messages, newest first; its Chat-Event-Id (withResponse) is where to follow the chat from. */
+      page,
+      /** Every message, newest first, page after page (the signal and timeout apply to each page). */
+      list: (projectId: string, chatId: string, options: CallOptions & { limit?: number } = {}): AsyncIterable<Message> => ({
         async *[Symbol.asyncIterator]() {
           let cursor: string | undefined;
           do {
-            const page = await call<Schemas["MessagePage"]>("GET", `${chatPath(projectId, chatId)}/messages`, { query: { limit: options.limit, cursor }, signal: options.signal });
-            yield* page.items;
-            cursor = page.nextCursor ?? undefined;
+            const next = await page(projectId, chatId, { ...options, cursor });
+            yield* next.items;
+            cursor = next.nextCursor ?? undefined;
           } while (cursor);
         },
       }),
-      /** Sends a message and waits for its task's reply to end (success, failed or interrupted_by_user): that reply. */
-      sendAndWait: async (projectId: string, chatId: string, input: SendInput, options: SendOptions & { timeoutMs?: number } = {}): Promise<Message> => {
-        const signal = AbortSignal.any([AbortSignal.timeout(options.timeoutMs ?? DEFAULT_WAIT_MS), ...(options.signal ? [options.signal] : [])]);
-        const watching = new AbortController();
+      /**
+       * Sends a message and waits for its task's reply to end (success, failed or interrupted_by_user): that reply.
+       * Its timeout is the whole wait (default 10 minutes); a reply that takes longer throws TimeoutError.
+       */
+      sendAndWait: async (projectId: string, chatId: string, input: SendInput, options: SendOptions = {}): Promise<Message> => {
+        const wait = checkTimeout(options.timeout ?? DEFAULT_WAIT_MS);
+        const clock = new AbortController();
+        const timer = setTimeout(() => clock.abort(new TimeoutError(wait)), wait);
+        const signal = AbortSignal.any([clock.signal, ...(options.signal ? [options.signal] : [])]);
         // Following first, from the stream's own snapshot, so the end cannot pass before we look.
-        const events = follow(projectId, chatId, { signal: AbortSignal.any([signal, watching.signal]) });
+        const events = follow(projectId, chatId, { signal });
         try {
           const first = await events.next();
           if (first.done) throw signal.reason ?? new Error("the chat's event stream ended");
-          const sent = await submit("messages")(projectId, chatId, input, { ...options, signal });
+          const sent = await submit("messages")(projectId, chatId, input, { idempotencyKey: options.idempotencyKey, signal });
           for await (const event of events) {
             const m = event.type === "message" ? event.data : undefined;
             if (m?.role === "owner" && m.submissionId === sent.submissionId && m.status !== "working") return m;
           }
           throw signal.reason ?? new Error("the chat's event stream ended");
         } finally {
-          watching.abort();
+          clearTimeout(timer);
+          clock.abort();
           await events.return(undefined);
         }
       },
     };
 
     this.queue = {
-      get: (projectId: string, chatId: string) => call<Queue>("GET", `${chatPath(projectId, chatId)}/queue`),
+      get: (projectId: string, chatId: string, options?: CallOptions) => read<Queue>(`${chatPath(projectId, chatId)}/queue`, callOptions(options)),
       /** Removes a submission that has not started; 204 again when repeated. */
-      cancel: async (projectId: string, chatId: string, submissionId: string) => void (await call("DELETE", `${chatPath(projectId, chatId)}/queue/${enc(submissionId)}`)),
+      cancel: (projectId: string, chatId: string, submissionId: string, options?: CallOptions) => remove(`${chatPath(projectId, chatId)}/queue/${enc(submissionId)}`, options),
     };
 
     this.events = { follow };
 
     this.webhooks = {
       /** Not repeated after a network error (it would make a second endpoint): list and check instead. */
-      create: (projectId: string, input: { url: string; events?: WebhookEndpoint["events"]; description?: string }) =>
-        call<CreatedWebhook>("POST", `/v1/projects/${enc(projectId)}/webhooks`, { body: input, repeatable: false }),
-      list: async (projectId: string) => (await call<{ items: WebhookEndpoint[] }>("GET", `/v1/projects/${enc(projectId)}/webhooks`)).items,
-      delete: async (projectId: string, endpointId: string) => void (await call("DELETE", `/v1/projects/${enc(projectId)}/webhooks/${enc(endpointId)}`)),
-      deliveries: async (projectId: string, endpointId: string) =>
-        (await call<{ items: WebhookDelivery[] }>("GET", `/v1/projects/${enc(projectId)}/webhooks/${enc(endpointId)}/deliveries`)).items,
+      create: (projectId: string, input: { url: string; events?: WebhookEndpoint["events"]; description?: string }, options?: CallOptions) =>
+        call<CreatedWebhook>("POST", webhooksPath(projectId), { body: input, repeatable: false, ...callOptions(options) }),
+      list: (projectId: string, options?: CallOptions) => list<WebhookEndpoint>(webhooksPath(projectId), options),
+      delete: (projectId: string, endpointId: string, options?: CallOptions) => remove(`${webhooksPath(projectId)}/${enc(endpointId)}`, options),
+      deliveries: (projectId: string, endpointId: string, options?: CallOptions) => list<WebhookDelivery>(`${webhooksPath(projectId)}/${enc(endpointId)}/deliveries`, options),
     };
   }
 }

@@ -1,24 +1,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { AccountClient, type ChatEvent, type Message, ProblemError, verifyWebhook, WebhookVerificationError } from "../src/index.ts";
-import { base, dropFirstAnswer, pass, proxy, world } from "./helpers.ts";
-
-describe("the account client", () => {
-  it("signs in, creates, lists and revokes tokens, and says why a sign-in is refused", async () => {
-    const w = await world();
-    const created = await w.session.tokens.create({ name: "second", scopes: ["chat:read"], expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
-    expect(created.token).toMatch(/^pct_/);
-    expect((await w.session.tokens.list()).map((t) => t.name)).toContain("second");
-    await w.session.tokens.revoke(created.item.id);
-    expect((await w.session.tokens.list()).map((t) => t.id)).not.toContain(created.item.id);
-    const refused = await AccountClient.signIn({ baseUrl: base(), email: w.email, password: "wrong" }).catch((e) => e);
-    expect(refused).toBeInstanceOf(ProblemError);
-    expect(refused).toMatchObject({ status: 401, code: "unauthorized" });
-    expect(refused.requestId).toEqual(expect.any(String));
-    await w.session.signOut();
-  });
-});
+import { type ChatEvent, type Message, ProblemError, verifyWebhook, WebhookVerificationError } from "../src/index.ts";
+import { dropFirstAnswer, pass, proxy, world } from "./helpers.ts";
+import { followUntilReply } from "./world.ts";
 
 describe("the project-chat client", () => {
   it("sends once however often a lost answer makes it retry: one message stored, the same submission", async () => {
@@ -81,17 +66,11 @@ describe("the project-chat client", () => {
     });
     const w = await world(p.url);
     const chat = await w.client.chats.create(w.projectId, { title: "cut" });
-    const stop = new AbortController();
-    const events: ChatEvent[] = [];
-    const following = (async () => {
-      for await (const event of w.client.events.follow(w.projectId, chat.id, { signal: stop.signal })) {
-        events.push(event);
-        if (event.type === "message" && event.data.role === "owner" && event.data.status === "success") stop.abort();
-      }
-    })();
+    const following = followUntilReply(w.client, w.projectId, chat.id);
     await new Promise((resolve) => setTimeout(resolve, 300));
     await w.client.messages.send(w.projectId, chat.id, { content: "a reply to cut" });
-    await following;
+    await following.done;
+    const { events } = following;
     expect(cut).toBe(1);
     const ids = events.map((e) => e.id);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));

@@ -1,31 +1,12 @@
-import { randomUUID } from "node:crypto";
 import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { inject } from "vitest";
-import { AccountClient, ProjectChatClient } from "../src/index.ts";
+import { world as portableWorld } from "./world.ts";
 
 export const base = () => inject("base");
 
-async function admin(method: string, path: string, body?: unknown) {
-  const r = await fetch(`${base()}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${inject("adminToken")}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
-  return r.json();
-}
-
 /** An account owning a project, signed in through the client, with a token; the client talks to `baseUrl` (a proxy, say). */
-export async function world(baseUrl = base()) {
-  const email = `client-${randomUUID()}@example.test`;
-  const password = `pw-${randomUUID()}`;
-  const account = await admin("POST", "/admin/accounts", { email, password, credits: 1000 });
-  const project = await admin("POST", "/admin/projects", { name: "client tests", ownerAccountId: account.id });
-  const session = await AccountClient.signIn({ baseUrl: base(), email, password });
-  const { token } = await session.tokens.create({ name: "client tests", scopes: ["chat:read", "chat:write"], expiresAt: new Date(Date.now() + 86_400_000).toISOString() });
-  return { email, password, session, token, projectId: project.id as string, client: new ProjectChatClient({ baseUrl, token }) };
-}
+export const world = (baseUrl = base()) => portableWorld({ base: base(), adminToken: inject("adminToken") }, baseUrl);
 
 type Intercept = (req: IncomingMessage, res: ServerResponse, forward: () => Promise<IncomingMessage>) => Promise<void> | void;
 

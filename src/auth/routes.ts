@@ -11,6 +11,7 @@ import { signInThrottleFor } from "./sign-in-throttle";
 import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, accountCors, invalidSession, isAppOrigin, requireSession, type SessionEnv } from "./session";
 import { jsonBodyGuard } from "../http/json-body";
 import { MiB, limitBody } from "../http/middleware";
+import { accountCreditRoutes } from "../credits/account-routes";
 
 /** Sign-in, sign-out and API token management, mounted at /auth: credentialed CORS for APP_ORIGINS only. */
 export const authRoutes = createRouter<SessionEnv>();
@@ -82,6 +83,9 @@ authRoutes.openapi(
     return c.body(null, 204);
   },
 );
+
+authRoutes.use("/credits", requireSession);
+authRoutes.route("/", accountCreditRoutes);
 
 authRoutes.use("/api-tokens", requireSession);
 authRoutes.use("/api-tokens/*", requireSession);

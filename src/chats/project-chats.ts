@@ -4,6 +4,7 @@ import type { Env } from "../env";
 import { readChatListToMove } from "./moved-chat-lists";
 import type { JsonText } from "../http/router";
 import type { Chat, ChatList } from "./schemas";
+import { ProjectUsage, type TaskUsage, type UsageDay } from "../credits/project-usage";
 
 export type ListMoveOutcome = "moved" | "already_moved";
 export type CreateClaim = { kind: "new"; chatId: string } | { kind: "replay"; chatId: string; answer: string | null } | { kind: "conflict" };
@@ -15,12 +16,15 @@ type Listing = "active" | "archived";
  * One object per project (named by its id): the summaries of its chats, for the chat list. Each
  * ChatRoom sends its summary with a version after every change; an older version never replaces a
  * newer one, so retries and late deliveries are harmless. The list is served as JSON text built
- * once per change, so a read is one call that returns a string.
+ * once per change, so a read is one call that returns a string. The same hand-off carries what the
+ * chat's ended tasks cost, so the project's daily usage costs a task's end no call of its own.
  */
 export class ProjectChats extends DurableObject<Env> {
   private started = false;
+  private schemaReady = false;
   private starting: Promise<void> | undefined;
   private readonly lists: Partial<Record<Listing, string>> = {};
+  private readonly usage = new ProjectUsage(this.ctx.storage.sql);
 
   /** A new project: nothing to bring from D1. */
   async open(): Promise<void> {
@@ -29,10 +33,19 @@ export class ProjectChats extends DurableObject<Env> {
     this.started = true;
   }
 
-  /** Records a chat's summary unless a newer version of it is held. */
-  async upsert(projectId: string, chat: Chat, version: number): Promise<void> {
+  /** Records a chat's summary unless a newer version of it is held, and counts its ended tasks' usage (each task once). */
+  async upsert(projectId: string, chat: Chat, version: number, usage: readonly TaskUsage[] = []): Promise<void> {
     await this.start(projectId);
     this.put(chat, version);
+    if (usage.length === 0) return;
+    this.createSchema();
+    this.usage.record(usage, Date.now());
+  }
+
+  /** The project's usage per UTC day from `from` to `to` (YYYY-MM-DD, inclusive), oldest first. */
+  async usageDays(from: string, to: string): Promise<UsageDay[]> {
+    this.createSchema();
+    return this.usage.days(from, to);
   }
 
   /** `{"items":[…]}`: the project's active (or archived) chats, newest updatedAt first. */
@@ -120,11 +133,15 @@ export class ProjectChats extends DurableObject<Env> {
   }
 
   private createSchema(): void {
+    // Once per wake: objects from before a table was added get it the first time they are used.
+    if (this.schemaReady) return;
+    this.schemaReady = true;
     const sql = this.ctx.storage.sql;
     sql.exec("CREATE TABLE IF NOT EXISTS create_keys (key TEXT PRIMARY KEY, chat_id TEXT NOT NULL, title TEXT NOT NULL, at INTEGER NOT NULL, answer TEXT)");
     sql.exec("CREATE INDEX IF NOT EXISTS create_keys_by_age ON create_keys (at)");
     sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
     sql.exec("CREATE TABLE IF NOT EXISTS chats (id TEXT PRIMARY KEY, version INTEGER NOT NULL, archived INTEGER NOT NULL, updated_at TEXT NOT NULL, summary TEXT NOT NULL)");
     sql.exec("CREATE INDEX IF NOT EXISTS chats_by_listing ON chats (archived, updated_at DESC, id DESC)");
+    for (const statement of ProjectUsage.schema) sql.exec(statement);
   }
 }

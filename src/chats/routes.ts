@@ -8,6 +8,7 @@ import { chatLifecycleRoutes } from "./lifecycle-routes";
 import { messageRoutes } from "./message-routes";
 import { MESSAGE_BODY_LIMIT_BYTES } from "./schemas";
 import { webhookRoutes } from "../webhooks/routes";
+import { projectCreditRoutes } from "../credits/routes";
 
 /** The project-chat API, mounted at /v1/projects: personal API tokens only, counted per token. */
 export const chatRoutes = createRouter<GatedEnv>();
@@ -18,3 +19,4 @@ chatRoutes.route("/", messageRoutes);
 chatRoutes.route("/", controlRoutes);
 chatRoutes.route("/", eventRoutes);
 chatRoutes.route("/", webhookRoutes);
+chatRoutes.route("/", projectCreditRoutes);

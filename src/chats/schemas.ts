@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { pageSize } from "../http/query";
+import { pageQuery } from "../http/query";
 
 const TITLE_MAX = 160;
 export const CONTENT_MAX = 100_000;
@@ -109,15 +109,7 @@ export const StopBody = z.strictObject({}).openapi("StopReply");
 export const ListChatsQuery = z.strictObject({
   archived: z.enum(["true", "false"]).optional().openapi({ default: "false", description: "true lists the archived chats instead of the active ones" }),
 });
-export const MessagesQuery = z.strictObject({
-  cursor: z
-    .string()
-    .min(1)
-    .max(200)
-    .optional()
-    .openapi({ description: "Opaque: pass the nextCursor of the previous page unchanged to get older messages; any other value is refused with 400" }),
-  limit: pageSize("limit", { max: 100, fallback: 50 }),
-});
+export const MessagesQuery = pageQuery("messages");
 export const CreateChatHeaders = z.object({
   "idempotency-key": z.uuid({ message: "idempotency-key must be a UUID, one per intended chat" }).optional(),
 });
