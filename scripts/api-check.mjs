@@ -8,7 +8,7 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { devNull, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { adminClient, applyLocalMigrations, ensureChromium, isUp, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
@@ -114,7 +114,8 @@ try {
     port,
     inspectorPort: port + 1000,
     quiet: true,
-    extraArgs: ["--persist-to", state, "--log-level", "error", "--var", `ADMIN_TOKEN:${adminToken}`, "--var", "LOCAL_AGENT_DELAY_MS:200"],
+    // --env-file: an empty file instead of the developer's .dev.vars, so a local AGENT_MODE cannot change what is checked.
+    extraArgs: ["--persist-to", state, "--log-level", "error", "--env-file", devNull, "--var", `ADMIN_TOKEN:${adminToken}`, "--var", "LOCAL_AGENT_DELAY_MS:200"],
   });
   await waitUntilUp(base, server);
   await seedDemoData(adminClient(base, adminToken));
