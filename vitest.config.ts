@@ -1,14 +1,31 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { unstable_getVarsForDev, unstable_readConfig } from "wrangler";
+
+const configPath = "./wrangler.jsonc";
+
+/**
+ * The plugin builds each Worker through wrangler, which lays a developer's .dev.vars (or .env) over the
+ * configuration's vars. Every name found there is set back to its configured value, or to "" (unset for
+ * config()), so a local AGENT_MODE=openai never reaches a test; each project then pins its own vars.
+ */
+function withoutLocalVars(): Record<string, unknown> {
+  const declared: Record<string, unknown> = unstable_readConfig({ config: configPath }).vars;
+  const local = unstable_getVarsForDev(configPath, undefined, {}, undefined, true);
+  return Object.fromEntries(Object.keys(local).map((name) => [name, declared[name] ?? ""]));
+}
 
 // Four workerd projects: the default (built-in local agent), property tests, and chats on the http agent and on a model.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
+  const unsetLocalVars = withoutLocalVars();
   const project = (name: string, include: string[], vars: Record<string, string>, exclude: string[] = []) => ({
     plugins: [
       cloudflareTest({
-        wrangler: { configPath: "./wrangler.toml" },
-        miniflare: { bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", LOCAL_AGENT_DELAY_MS: "50", WEBHOOK_KEY: "test-webhook-key", ...vars } },
+        wrangler: { configPath },
+        miniflare: {
+          bindings: { ...unsetLocalVars, TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", LOCAL_AGENT_DELAY_MS: "50", WEBHOOK_KEY: "test-webhook-key", ...vars },
+        },
       }),
     ],
     // Spies (the frozen clock, fetch fakes) are restored before every test, so no file has to remember it.
@@ -29,8 +46,17 @@ export default defineConfig(async () => {
           AGENT_TIMEOUT_SECONDS: "60",
           PUBLIC_URL: "https://api.example.test",
         }),
-        // The TypeScript client (client/), in Node against a real wrangler dev started by its global setup.
-        { test: { name: "client", include: ["client/test/**/*.test.ts"], environment: "node", globalSetup: ["client/test/global-setup.ts"], testTimeout: 30_000 } },
+        // The TypeScript client (client/) and the scripts that talk to a Worker (npm run token), in Node against a real
+        // wrangler dev started by the global setup.
+        {
+          test: {
+            name: "client",
+            include: ["client/test/**/*.test.ts", "scripts/test/**/*.test.ts"],
+            environment: "node",
+            globalSetup: ["client/test/global-setup.ts"],
+            testTimeout: 30_000,
+          },
+        },
         // Chats on a model: an OpenAI-compatible server that the tests play (test/model-agent/fake-model.ts).
         project("model-agent", ["test/model-agent/**/*.test.ts"], {
           AGENT_MODE: "openai",

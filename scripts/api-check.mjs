@@ -4,11 +4,11 @@
 //   lint    redocly lint (recommended rules) of /v1/openapi.json and /admin/openapi.json: no error, no warning
 //   client  openapi-typescript types from the served document (equal to client/src/generated/api.ts, or --update-client
 //           writes them there), a type-checked openapi-fetch client run against it
-//   docs    /v1/docs rendered by headless Chromium with no network beyond loopback; the operations must show
+//   docs    /v1/docs and the front page / rendered by headless Chromium with no network beyond loopback; the operations must show
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { devNull, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { adminClient, applyLocalMigrations, ensureChromium, isUp, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
@@ -90,6 +90,16 @@ async function docs() {
   const missing = summaries.filter((summary) => !text.includes(escapeHtml(summary)));
   if (missing.length) throw new Error(`docs: the reference page did not render:\n  ${missing.join("\n  ")}\n(screenshot: ${screenshot})`);
   console.log(`docs: /v1/docs rendered all ${summaries.length} operations with no network beyond loopback (screenshot: ${screenshot})`);
+
+  // The front door: rendered as a browser asks for it, it must link the reference and the JSON and name this version.
+  const frontScreenshot = join(projectDir, "dist", "front-screenshot.png");
+  const front = run("chromium", [...flags, "--dump-dom", `${base}/`]);
+  run("chromium", [...flags, `--screenshot=${frontScreenshot}`, `${base}/`]);
+  const { version } = JSON.parse(readFileSync(join(projectDir, "package.json"), "utf8"));
+  const expected = ["<h1>Project Chat API</h1>", '<a href="/v1/docs">', '<a href="/v1/openapi.json">', "npm run token", `Version ${version}`];
+  const absent = expected.filter((part) => !front.includes(part));
+  if (absent.length) throw new Error(`docs: the front page at / lacks:\n  ${absent.join("\n  ")}\n(screenshot: ${frontScreenshot})`);
+  console.log(`docs: / rendered with links to the reference and the OpenAPI JSON and version ${version} (screenshot: ${frontScreenshot})`);
 }
 
 const state = join(work, "state");
@@ -104,7 +114,8 @@ try {
     port,
     inspectorPort: port + 1000,
     quiet: true,
-    extraArgs: ["--persist-to", state, "--log-level", "error", "--var", `ADMIN_TOKEN:${adminToken}`, "--var", "LOCAL_AGENT_DELAY_MS:200"],
+    // --env-file: an empty file instead of the developer's .dev.vars, so a local AGENT_MODE cannot change what is checked.
+    extraArgs: ["--persist-to", state, "--log-level", "error", "--env-file", devNull, "--var", `ADMIN_TOKEN:${adminToken}`, "--var", "LOCAL_AGENT_DELAY_MS:200"],
   });
   await waitUntilUp(base, server);
   await seedDemoData(adminClient(base, adminToken));

@@ -1,11 +1,20 @@
 #!/usr/bin/env node
 // npm run dev: migrate local D1, start wrangler dev on 127.0.0.1:8787 (or DEV_PORT; PUBLIC_URL defaults to that address), and seed the demo data when the database is empty.
-import { LOCAL_INSPECTOR_PORT, LOCAL_PORT, LOCAL_URL, adminClient, applyLocalMigrations, devVarArgs, localAdminToken, startWranglerDev, waitUntilUp } from "./lib.mjs";
+import { devOutputFilter, pipeLines, typesUpToDate } from "./dev-output.mjs";
+import { LOCAL_INSPECTOR_PORT, LOCAL_PORT, LOCAL_URL, adminClient, applyLocalMigrations, devVarArgs, localAdminToken, projectDir, startWranglerDev, waitUntilUp } from "./lib.mjs";
 import { seedDemoData } from "./seed-data.mjs";
 
 const adminToken = localAdminToken();
 applyLocalMigrations();
-const child = startWranglerDev({ port: LOCAL_PORT, inspectorPort: LOCAL_INSPECTOR_PORT, extraArgs: [...devVarArgs(), ...process.argv.slice(2)] });
+const child = startWranglerDev({ port: LOCAL_PORT, inspectorPort: LOCAL_INSPECTOR_PORT, piped: true, extraArgs: [...devVarArgs(), ...process.argv.slice(2)] });
+const filter = devOutputFilter({
+  onTypesWarning: (print) =>
+    typesUpToDate(projectDir).then((fresh) => {
+      if (!fresh) print("worker-configuration.d.ts does not match wrangler.jsonc: run npm run types");
+    }),
+});
+pipeLines(child.stdout, process.stdout, filter);
+pipeLines(child.stderr, process.stderr, filter);
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code) => process.exit(code ?? 0));
 

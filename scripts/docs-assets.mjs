@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Copies the pinned Scalar API reference bundle into dist/docs-assets, the Worker's static assets
-// directory (wrangler.toml [assets]), so /v1/docs works with no internet. Runs on npm install.
+// directory (wrangler.jsonc `assets`), so /v1/docs works with no internet. Runs on npm install.
 import { copyFileSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";

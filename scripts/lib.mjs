@@ -5,6 +5,7 @@ import { existsSync, readFileSync, appendFileSync, openSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { summariseMigrations } from "./dev-output.mjs";
 
 export const projectDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 // DEV_PORT moves local dev (and what the admin CLI and seed talk to) off 8787; its inspector goes to DEV_PORT + 1000.
@@ -36,13 +37,19 @@ export function devVarArgs(url = LOCAL_URL) {
   return devVarsSets("WEBHOOK_ALLOW_LOOPBACK") ? args : [...args, "--var", "WEBHOOK_ALLOW_LOOPBACK:true"];
 }
 
+/** Applies the D1 migrations to local state; says in one line what it applied (on stderr, so command output stays clean) unless quiet. */
 export function applyLocalMigrations(extraArgs = [], { quiet = false } = {}) {
   const result = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", ...extraArgs], {
     cwd: projectDir,
-    stdio: ["ignore", quiet ? "ignore" : process.stderr, "inherit"],
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, CI: "true" },
   });
-  if (result.status !== 0) throw new Error("applying the local D1 migrations failed");
+  if (result.status !== 0) {
+    process.stderr.write(`${result.stdout ?? ""}${result.stderr ?? ""}`);
+    throw new Error("applying the local D1 migrations failed");
+  }
+  if (!quiet) console.error(summariseMigrations(result.stdout));
 }
 
 export async function isUp(url, path = "/v1/openapi.json") {
@@ -65,12 +72,13 @@ export async function waitUntilUp(url, child, { seconds = 90, path } = {}) {
   throw new Error(`${url} did not come up within ${seconds} s`);
 }
 
-export function startWranglerDev({ port = 8787, inspectorPort = 9229, quiet = false, logFile, extraArgs = [], cwd = projectDir } = {}) {
-  // Quiet: detached, its output dropped, or written to logFile when one is given.
+export function startWranglerDev({ port = 8787, inspectorPort = 9229, quiet = false, piped = false, logFile, extraArgs = [], cwd = projectDir } = {}) {
+  // Quiet: detached, its output dropped, or written to logFile when one is given. Piped: output for the caller to read.
   const log = quiet && logFile ? openSync(logFile, "w") : null;
+  const shown = piped ? ["inherit", "pipe", "pipe"] : "inherit";
   return spawn("wrangler", ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false", ...extraArgs], {
     cwd,
-    stdio: log === null ? (quiet ? "ignore" : "inherit") : ["ignore", log, log],
+    stdio: log === null ? (quiet ? "ignore" : shown) : ["ignore", log, log],
     detached: quiet,
   });
 }
@@ -106,7 +114,7 @@ export function adminClient(url, token) {
   return async function call(method, path, body) {
     const r = await fetch(url + path, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await r.text();

@@ -5,6 +5,7 @@ import { catalogRoutes } from "./catalog/routes";
 import { chatRoutes } from "./chats/routes";
 import { config } from "./config";
 import { describeForLog } from "./db/errors";
+import { mountFrontPage } from "./docs/front-page";
 import { mountDocs } from "./docs/routes";
 import { requestId } from "./http/middleware";
 import { methodAndBodyFirst, notFoundOrMethodNotAllowed } from "./http/not-found";
@@ -37,6 +38,7 @@ export function createApp() {
   registerComponents(app.openAPIRegistry);
   registerWebhookEvents(app);
   mountDocs(app);
+  mountFrontPage(app);
 
   app.notFound(notFoundOrMethodNotAllowed(app));
   app.onError((error, c) => {

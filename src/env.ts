@@ -1,5 +1,5 @@
 /**
- * Bindings and the vars wrangler.toml declares are typed by `wrangler types` (worker-configuration.d.ts,
+ * Bindings and the vars wrangler.jsonc declares are typed by `wrangler types` (worker-configuration.d.ts,
  * `npm run types`); secrets and optional vars, which it cannot see, are declared here. Read vars
  * through config() (src/config.ts), which parses them once with their defaults.
  */

@@ -1,7 +1,7 @@
 // The client's tests run against the real Worker: wrangler dev on fresh local state and free ports, started once for them.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { devNull, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 // @ts-expect-error: the project's scripts are JavaScript
@@ -19,7 +19,8 @@ export default async function setup(project: TestProject) {
     port,
     inspectorPort,
     quiet: true,
-    extraArgs: ["--persist-to", state, "--log-level", "error", ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
+    // --env-file: only the named (empty) file, never the developer's .dev.vars or .env: these vars are the whole configuration.
+    extraArgs: ["--persist-to", state, "--log-level", "error", "--env-file", devNull, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
   });
   const base = `http://127.0.0.1:${port}`;
   await waitUntilUp(base, server).catch((error: unknown) => {

@@ -14,6 +14,8 @@ const credits = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const password = z.string().min(8).max(1024);
 const Account = z.object({ id: z.uuid(), email: z.string(), credits: z.number().int() }).openapi("AdminAccount");
 const AccountList = z.object({ items: z.array(Account) }).openapi("AdminAccountList");
+/** The body of POST /admin/accounts. */
+export const CreateAccountBody = z.strictObject({ email: Email, password, credits: credits.default(0) });
 const AccountsQuery = z.strictObject({
   email: Email.optional().openapi({ description: "Only the account with this email (case-insensitive)" }),
   after: z.string().max(320).optional().openapi({ description: "The last email of the previous page: the list continues after it" }),
@@ -32,7 +34,7 @@ adminAccountRoutes.openapi(
     tags: ["Admin"],
     summary: "Create an account",
     security: adminSecurity,
-    request: { body: jsonBody(z.strictObject({ email: Email, password, credits: credits.default(0) })) },
+    request: { body: jsonBody(CreateAccountBody) },
     responses: { 201: jsonResponse(Account, "Created"), ...problems(400, 401, 404, 409) },
   }),
   async (c) => {

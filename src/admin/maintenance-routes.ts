@@ -4,7 +4,7 @@ import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { adminSecurity } from "./guard";
 
 export const adminMaintenanceRoutes = createRouter();
-const Maintenance = z.strictObject({ enabled: z.boolean() }).openapi("Maintenance");
+export const Maintenance = z.strictObject({ enabled: z.boolean() }).openapi("Maintenance");
 
 adminMaintenanceRoutes.openapi(
   createRoute({

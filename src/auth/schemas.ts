@@ -8,7 +8,10 @@ const DAY_MS = 86_400_000;
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 export const Email = z.email().max(320).transform(normaliseEmail);
 
-export const SignInRequest = z.strictObject({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }).openapi("SignInRequest");
+// The example is local development's demo account (npm run dev seeds it), so the reference's try-it signs in as it stands there.
+export const SignInRequest = z
+  .strictObject({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) })
+  .openapi("SignInRequest", { example: { email: "demo@example.com", password: "demo-password" } });
 
 export const SessionToken = z
   .object({

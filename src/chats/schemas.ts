@@ -120,13 +120,19 @@ export const SubmissionState = z
   .openapi("SubmissionState", { description: "What a submission became" });
 export type SubmissionState = z.infer<typeof SubmissionState>;
 
-export const ProjectParams = z.object({ projectId: z.string().openapi({ format: "uuid" }) });
+/** The demo project that local development seeds (npm run dev, CONTRACT.md): the reference's try-it works against it as it stands. */
+export const DEMO_PROJECT_ID = "00000000-0000-4000-8000-000000000001";
+export const ProjectId = z.string().openapi({ format: "uuid", example: DEMO_PROJECT_ID });
+export const ProjectParams = z.object({ projectId: ProjectId });
 export const ChatParams = ProjectParams.extend({ chatId: z.string().openapi({ format: "uuid" }) });
 export const MessageParams = ChatParams.extend({ messageId: z.string().openapi({ format: "uuid" }) });
 export const SubmissionParams = ChatParams.extend({ submissionId: z.string().openapi({ format: "uuid" }) });
 // Stopping takes no input: no body, an empty one, or {}.
 export const StopBody = z.strictObject({}).openapi("StopReply");
-export const ListChatsQuery = z.strictObject({ archived: z.enum(["true", "false"]).optional() });
+// The default is stated so that the reference's try-it starts from the active chats, not from an empty archive.
+export const ListChatsQuery = z.strictObject({
+  archived: z.enum(["true", "false"]).optional().openapi({ default: "false", description: "true lists the archived chats instead of the active ones" }),
+});
 export const MessagesQuery = pageQuery("messages");
 export const CreateChatHeaders = z.object({
   "idempotency-key": z.uuid({ message: "idempotency-key must be a UUID, one per intended chat" }).optional(),

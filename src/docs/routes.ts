@@ -6,11 +6,12 @@ import type { AppEnv } from "../env";
 import { publicCors } from "../http/middleware";
 import { notFound } from "../http/problem";
 import { jsonText } from "../http/router";
-import { MESSAGE_BODY_LIMIT_BYTES } from "../chats/schemas";
+import { DEMO_PROJECT_ID, MESSAGE_BODY_LIMIT_BYTES } from "../chats/schemas";
 import { describeApi, type Audience } from "./openapi-document";
 
-const API_VERSION = packageJson.version;
-const OPENAPI_PATH = "/v1/openapi.json";
+export const API_VERSION = packageJson.version;
+export const OPENAPI_PATH = "/v1/openapi.json";
+export const REFERENCE_PATH = "/v1/docs";
 const OPERATOR_OPENAPI_PATH = "/admin/openapi.json";
 // The bundle's URL names its pinned version, so browsers may keep it for a year.
 const SCALAR_VERSION = packageJson.devDependencies["@scalar/api-reference"];
@@ -21,6 +22,13 @@ const INFO: Record<Audience, { title: string; description: string }> = {
     title: "Project Chat API v1",
     description: [
       "Project chats, personal API tokens and the anonymous public catalog.",
+      [
+        "**Getting a token.** The chat operations take a personal API token (`pct_…`) as `Authorization: Bearer`. Sign in with",
+        "`POST /auth/token` (an account session, `pcs_…`), then create the token with `POST /auth/api-tokens` using that session;",
+        "its secret is shown only in that answer. In local development (`npm run dev`) `npm run token` does both for the demo",
+        "account, and the examples here are the demo data: `demo@example.com` / `demo-password` and the project",
+        `\`${DEMO_PROJECT_ID}\`. In this reference, choose \`userApiTokenBearer\` under Authentication and paste the token there.`,
+      ].join(" "),
       "Errors are RFC 9457 problem+json (the `Problem` schema): branch on `code`; `instance` is `urn:request:<x-request-id>`.",
       `Request bodies may be up to ${MESSAGE_BODY_LIMIT_BYTES} bytes on /v1/* (the largest valid message, every character sent as a 12-byte \\uXXXX\\uXXXX escape pair) and 1 MiB on /auth/*; larger ones get 413.`,
       "Operator operations (/admin/*) are described separately, at GET /admin/openapi.json behind ADMIN_TOKEN.",
@@ -47,7 +55,7 @@ export function mountDocs(app: OpenAPIHono<AppEnv>) {
   app.get(OPENAPI_PATH, serveDocument("public"));
   app.get(OPERATOR_OPENAPI_PATH, serveDocument("operator"));
 
-  app.get("/v1/docs", (c) => c.html(referencePage(), 200, { "cache-control": "no-cache" }));
+  app.get(REFERENCE_PATH, (c) => c.html(referencePage(), 200, { "cache-control": "no-cache" }));
   app.get(REFERENCE_SCRIPT_PATH, async (c) => {
     const asset = await c.env.ASSETS.fetch(new Request(new URL("/scalar.js", c.req.url)));
     if (!asset.ok) throw notFound("The API reference bundle is missing: run npm install, which copies it to dist/docs-assets.");

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ProjectId } from "../chats/schemas";
 import { WEBHOOK_URL_MAX } from "./url-rules";
 import { WEBHOOK_EVENT_TYPES } from "../event-registry";
 
@@ -68,4 +69,4 @@ export const WebhookDelivery = z
 export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 export const WebhookDeliveryList = z.object({ items: z.array(WebhookDelivery) }).openapi("WebhookDeliveryList");
 
-export const WebhookParams = z.object({ projectId: z.string().openapi({ format: "uuid" }), endpointId: z.string().openapi({ format: "uuid" }) });
+export const WebhookParams = z.object({ projectId: ProjectId, endpointId: z.string().openapi({ format: "uuid" }) });

@@ -151,7 +151,7 @@ describe("ProjectChats", () => {
     expect(await object.moveFromD1(projectId)).toBe("already_moved");
   });
 
-  it("stores its list, the keys of chat creations and its usage, nothing else: a new project's object never reads D1", async () => {
+  it("stores its list, the keys of chat creations and the project's daily usage, nothing else: a new project's object never reads D1", async () => {
     const w = await world();
     const read = vi.spyOn(env.DB, "prepare");
     expect(await listObject(w.projectId).list(w.projectId, false)).toBe('{"items":[]}');
@@ -162,6 +162,7 @@ describe("ProjectChats", () => {
         .toArray()
         .map((r) => r.name),
     );
+    // usage_*: the project's daily usage (src/credits/project-usage.ts), counted once per task id.
     expect(tables).toEqual(["chats", "create_keys", "meta", "usage_counted", "usage_days"]);
   });
 });

@@ -6,6 +6,7 @@ import { ADMIN, call, env } from "../helpers";
 
 type Operation = {
   operationId?: string;
+  parameters?: any[];
   security?: unknown[];
   requestBody?: unknown;
   responses: Record<string, { $ref?: string; content?: Record<string, { schema: { $ref?: string } }>; headers?: Record<string, unknown> }>;
@@ -17,6 +18,18 @@ const operationsOf = (doc: Doc) => Object.entries(doc.paths).flatMap(([path, ite
 const resolve = (doc: Doc, response: Operation["responses"][string]) => (response.$ref ? doc.components.responses![response.$ref.split("/").pop()!] : response);
 
 describe("the public OpenAPI document", () => {
+  it("gives the try-it examples that work against local development's demo data, and no pre-set archived=true", async () => {
+    const doc: Doc = (await call("GET", "/v1/openapi.json")).json;
+    const projectIds = operationsOf(doc).flatMap(({ op }) => (op.parameters ?? []).filter((p) => p.name === "projectId"));
+    expect(projectIds.length).toBeGreaterThan(10);
+    for (const p of projectIds) expect(p.schema.example).toBe("00000000-0000-4000-8000-000000000001");
+    expect(doc.components.schemas!.SignInRequest.example).toEqual({ email: "demo@example.com", password: "demo-password" });
+    const archived = doc.paths["/v1/projects/{projectId}/chats"]!.get!.parameters!.find((p) => p.name === "archived");
+    expect(archived.required).toBe(false);
+    expect(archived.schema.default).toBe("false");
+    expect((doc as { info?: { description?: string } }).info?.description).toMatch(/Getting a token.*POST \/auth\/token.*POST \/auth\/api-tokens.*npm run token/s);
+  });
+
   it("gives every operation a unique operationId, servers and an explicit security requirement", async () => {
     const doc: Doc = (await call("GET", "/v1/openapi.json")).json;
     expect(doc.servers).toEqual([expect.objectContaining({ url: "/" })]);

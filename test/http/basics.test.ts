@@ -6,7 +6,7 @@ import { call, expectProblem } from "../helpers";
 describe("HTTP basics", () => {
   it("answers an unknown path with a problem 404", async () => {
     expectProblem(await call("GET", "/v1/nothing-here"), 404, "not_found");
-    expectProblem(await call("GET", "/"), 404, "not_found");
+    expectProblem(await call("GET", "/nothing-here"), 404, "not_found");
   });
 
   it("answers a trailing-slash variant of a known path with 404, whatever the method", async () => {

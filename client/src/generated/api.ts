@@ -1103,6 +1103,12 @@ export interface components {
             /** Format: date-time */
             expiresAt: string;
         };
+        /**
+         * @example {
+         *       "email": "demo@example.com",
+         *       "password": "demo-password"
+         *     }
+         */
         SignInRequest: {
             email: string;
             password: string;
@@ -1715,6 +1721,7 @@ export interface operations {
     listChats: {
         parameters: {
             query?: {
+                /** @description true lists the archived chats instead of the active ones */
                 archived?: "true" | "false";
             };
             header?: never;
