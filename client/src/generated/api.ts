@@ -615,7 +615,17 @@ export interface components {
              * @description The submission whose task produced it; a steering text's user message carries its own submission's id. Null for messages from before submissions were linked.
              */
             submissionId: string | null;
+            usage: components["schemas"]["Usage"];
         };
+        /** @description On an agent reply that has ended; null for user and error messages, a working reply, and replies from before usage was kept */
+        Usage: {
+            /** @description What the task cost once any refund is made: a failed task 0, a stopped one what was charged */
+            credits: number;
+            /** @description The model's prompt tokens, summed over the task's calls that reported them; null when none did */
+            inputTokens: number | null;
+            /** @description The model's completion tokens, summed like inputTokens */
+            outputTokens: number | null;
+        } | null;
         ChatAwaitingUserWebhook: {
             /** @enum {string} */
             type: "chat.awaiting_user";
@@ -956,6 +966,21 @@ export interface components {
             replyMessageId: string | null;
             /** Format: date-time */
             createdAt: string;
+            /** @description What its task was charged and, when it failed, given back (both 0 until dispatched, and for a steering text a running task took) */
+            credits: {
+                charged: number;
+                refunded: number;
+            };
+            /** @description Set when status is failed: why it never ran */
+            failure: {
+                /**
+                 * @description Why it could not run; accept other codes too
+                 * @enum {string}
+                 */
+                code: "insufficient_credits";
+                /** @description The text of its error message */
+                message: string;
+            } | null;
         };
         StopReply: Record<string, never>;
         ChatEvent: {
