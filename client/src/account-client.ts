@@ -1,4 +1,4 @@
-import { ApiPromise, itemsOf } from "./answer.ts";
+import { ApiPromise, everyItem, itemsOf } from "./answer.ts";
 import type { components } from "./generated/api.ts";
 import { type CallOptions, type ClientOptions, callOptions, Http } from "./http.ts";
 
@@ -6,8 +6,12 @@ type Schemas = components["schemas"];
 export type ApiTokenItem = Schemas["ApiTokenItem"];
 export type CreatedApiToken = Schemas["CreatedApiToken"];
 export type Scope = ApiTokenItem["scopes"][number];
+export type AccountCredits = Schemas["AccountCredits"];
+/** One entry of the statement; `kind` is charge, refund or adjustment today, and may be others later. */
+export type StatementItem = Schemas["StatementItem"];
+export type StatementPageOptions = CallOptions & { cursor?: string; limit?: number };
 
-/** A signed-in account (its session token): personal API tokens, and signing out. Every method takes `signal` and `timeout`. */
+/** A signed-in account (its session token): personal API tokens, the credits statement, and signing out. Every method takes `signal` and `timeout`. */
 export class AccountClient {
   readonly session: string;
   readonly tokens: {
@@ -15,6 +19,13 @@ export class AccountClient {
     create(input: { name: string; scopes: Scope[]; expiresAt: string }, options?: CallOptions): ApiPromise<CreatedApiToken>;
     list(options?: CallOptions): ApiPromise<ApiTokenItem[]>;
     revoke(tokenId: string, options?: CallOptions): ApiPromise<void>;
+  };
+  /** The account's own credits: an API token cannot read them. */
+  readonly credits: {
+    /** The balance and one page of the statement, newest first; `nextCursor` (null on the last page) asks for the next, older one. */
+    page(options?: StatementPageOptions): ApiPromise<AccountCredits>;
+    /** Every entry of the statement, newest first, page after page (the signal and timeout apply to each page). */
+    list(options?: Omit<StatementPageOptions, "cursor">): AsyncIterable<StatementItem>;
   };
   private readonly http: Http;
 
@@ -29,6 +40,11 @@ export class AccountClient {
       revoke: (tokenId, options) =>
         new ApiPromise<void>(http.request<void>("DELETE", `/auth/api-tokens/${encodeURIComponent(tokenId)}`, { repeatable: true, ...callOptions(options) })),
     };
+    const page = (options: StatementPageOptions = {}) =>
+      new ApiPromise<AccountCredits>(
+        http.request<AccountCredits>("GET", "/auth/credits", { query: { limit: options.limit, cursor: options.cursor }, repeatable: true, ...callOptions(options) }),
+      );
+    this.credits = { page, list: (options = {}) => everyItem((cursor) => page({ ...options, cursor })) };
   }
 
   /** Signs in with email and password: the account session. */

@@ -60,6 +60,18 @@ export class ApiPromise<T, R extends WithResponse<T> = WithResponse<T>> extends 
 /** A list answer's items, as the call's body (the headers stay). */
 export const itemsOf = <T>(answer: Promise<WithResponse<{ items: T[] }>>) => new ApiPromise<T[]>(answer.then((a): WithResponse<T[]> => ({ ...a, data: a.data.items })));
 
+/** Every item of a paged list, page after page: `page` is asked for the page after `cursor` until one has no nextCursor. */
+export const everyItem = <T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor: string | null }>): AsyncIterable<T> => ({
+  async *[Symbol.asyncIterator]() {
+    let cursor: string | undefined;
+    do {
+      const next = await page(cursor);
+      yield* next.items;
+      cursor = next.nextCursor ?? undefined;
+    } while (cursor);
+  },
+});
+
 /** Reads Chat-Event-Id, which the chat, its queue and its message pages always carry. */
 export const withEventId = <T>(answer: WithResponse<T>): WithEventId<T> => ({ ...answer, chatEventId: Number(answer.response.headers.get("chat-event-id")) });
 

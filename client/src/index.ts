@@ -1,4 +1,12 @@
-export { AccountClient, type ApiTokenItem, type CreatedApiToken, type Scope } from "./account-client.ts";
+export {
+  AccountClient,
+  type AccountCredits,
+  type ApiTokenItem,
+  type CreatedApiToken,
+  type Scope,
+  type StatementItem,
+  type StatementPageOptions,
+} from "./account-client.ts";
 export { ApiPromise, type RateLimit, type WithEventId, type WithResponse } from "./answer.ts";
 export { ConnectionError, TimeoutError } from "./errors.ts";
 export { type ChatEvent, type FollowOptions, sseFrames } from "./events.ts";
@@ -11,10 +19,14 @@ export {
   type Message,
   type MessagePage,
   ProjectChatClient,
+  type ProjectCredits,
+  type ProjectSummary,
   type Queue,
   type SendInput,
   type SendOptions,
   type Submission,
+  type UsageDay,
+  type UsageOptions,
   type WebhookDelivery,
   type WebhookEndpoint,
 } from "./project-chat-client.ts";

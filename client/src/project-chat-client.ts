@@ -1,4 +1,4 @@
-import { ApiPromise, itemsOf, type WithEventId, withEventId } from "./answer.ts";
+import { ApiPromise, everyItem, itemsOf, type WithEventId, withEventId } from "./answer.ts";
 import { TimeoutError } from "./errors.ts";
 import { type ChatEvent, type FollowOptions, followChat } from "./events.ts";
 import type { components } from "./generated/api.ts";
@@ -13,24 +13,33 @@ export type Queue = Schemas["Queue"];
 export type WebhookEndpoint = Schemas["WebhookEndpoint"];
 export type CreatedWebhook = Schemas["CreatedWebhook"];
 export type WebhookDelivery = Schemas["WebhookDelivery"];
+export type ProjectSummary = Schemas["ProjectSummary"];
+export type ProjectCredits = Schemas["ProjectCredits"];
+export type UsageDay = Schemas["UsageDay"];
+export type UsageOptions = CallOptions & { from?: string; to?: string };
 export type SendInput = { content: string; replyToMessageId?: string };
 export type SendOptions = CallOptions & { idempotencyKey?: string };
 
 const enc = encodeURIComponent;
-const chatsPath = (projectId: string) => `/v1/projects/${enc(projectId)}/chats`;
+const projectPath = (projectId: string) => `/v1/projects/${enc(projectId)}`;
+const chatsPath = (projectId: string) => `${projectPath(projectId)}/chats`;
 const chatPath = (projectId: string, chatId: string) => `${chatsPath(projectId)}/${enc(chatId)}`;
-const webhooksPath = (projectId: string) => `/v1/projects/${enc(projectId)}/webhooks`;
+const webhooksPath = (projectId: string) => `${projectPath(projectId)}/webhooks`;
 // How long sendAndWait waits for the reply unless told otherwise.
 const DEFAULT_WAIT_MS = 10 * 60_000;
 
 /**
  * The project-chat API with a personal API token. Sends are exactly-once: each intended message
  * gets one idempotency key (yours or a new UUID) that every retry reuses, so a retried send can
- * never become two messages. Every method takes `signal` and `timeout`; a call's promise gives its
+ * never become two messages. A token is not tied to one project: every project call names its
+ * project, and `projects.list()` says which ones the token reaches. Every method takes `signal` and `timeout`; a call's promise gives its
  * body, and its `withResponse()` the body with the answer's headers. Errors are ProblemError,
  * ConnectionError or TimeoutError.
  */
 export class ProjectChatClient {
+  readonly projects;
+  readonly credits;
+  readonly usage;
   readonly chats;
   readonly messages;
   readonly queue;
@@ -59,6 +68,24 @@ export class ProjectChatClient {
         });
     const page = (projectId: string, chatId: string, options: CallOptions & { cursor?: string; limit?: number } = {}) =>
       read<MessagePage>(`${chatPath(projectId, chatId)}/messages`, { query: { limit: options.limit, cursor: options.cursor }, ...callOptions(options) });
+
+    this.projects = {
+      /** The active projects the token's account is a member of, by name, with its role in each: where project ids come from. */
+      list: (options?: CallOptions) => list<ProjectSummary>("/v1/projects", options),
+    };
+
+    this.credits = {
+      /** Whether a task can start now and what one costs; `balance` (the paying owner's) is null unless you own the project. */
+      get: (projectId: string, options?: CallOptions) => call<ProjectCredits>("GET", `${projectPath(projectId)}/credits`, callOptions(options)),
+    };
+
+    this.usage = {
+      /**
+       * The project's ended tasks per UTC day, oldest first, only days that had one: `from` and `to` are
+       * YYYY-MM-DD, inclusive (default the 30 days to today; at most 366 days; a bad range is a 400 ProblemError).
+       */
+      get: (projectId: string, options: UsageOptions = {}) => list<UsageDay>(`${projectPath(projectId)}/usage`, options, { from: options.from, to: options.to }),
+    };
 
     this.chats = {
       list: (projectId: string, options: CallOptions & { archived?: boolean } = {}) =>
@@ -89,16 +116,8 @@ export class ProjectChatClient {
       /** One page of messages, newest first; its Chat-Event-Id (withResponse) is where to follow the chat from. */
       page,
       /** Every message, newest first, page after page (the signal and timeout apply to each page). */
-      list: (projectId: string, chatId: string, options: CallOptions & { limit?: number } = {}): AsyncIterable<Message> => ({
-        async *[Symbol.asyncIterator]() {
-          let cursor: string | undefined;
-          do {
-            const next = await page(projectId, chatId, { ...options, cursor });
-            yield* next.items;
-            cursor = next.nextCursor ?? undefined;
-          } while (cursor);
-        },
-      }),
+      list: (projectId: string, chatId: string, options: CallOptions & { limit?: number } = {}): AsyncIterable<Message> =>
+        everyItem((cursor) => page(projectId, chatId, { ...options, cursor })),
       /**
        * Sends a message and waits for its task's reply to end (success, failed or interrupted_by_user): that reply.
        * Its timeout is the whole wait (default 10 minutes); a reply that takes longer throws TimeoutError.

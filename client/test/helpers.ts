@@ -1,12 +1,17 @@
 import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { inject } from "vitest";
-import { world as portableWorld } from "./world.ts";
+import { admin as workerAdmin, world as portableWorld } from "./world.ts";
 
 export const base = () => inject("base");
 
+const worker = () => ({ base: base(), adminToken: inject("adminToken") });
+
 /** An account owning a project, signed in through the client, with a token; the client talks to `baseUrl` (a proxy, say). */
-export const world = (baseUrl = base()) => portableWorld({ base: base(), adminToken: inject("adminToken") }, baseUrl);
+export const world = (baseUrl = base()) => portableWorld(worker(), baseUrl);
+
+/** A call of the Worker's admin API: its JSON body. */
+export const admin = (method: string, path: string, body?: unknown) => workerAdmin(worker(), method, path, body);
 
 type Intercept = (req: IncomingMessage, res: ServerResponse, forward: () => Promise<IncomingMessage>) => Promise<void> | void;
 

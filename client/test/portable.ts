@@ -17,6 +17,9 @@ function surface(baseUrl: string, options: Omit<ClientOptions, "baseUrl"> = {}) 
   const account = new AccountClient({ ...options, baseUrl, session: "unused" });
   const [p, c, id] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
   const calls: Record<string, (o: CallOptions) => Promise<unknown>> = {
+    "projects.list": (o) => client.projects.list(o),
+    "credits.get": (o) => client.credits.get(p, o),
+    "usage.get": (o) => client.usage.get(p, { ...o, from: "2026-01-01", to: "2026-01-31" }),
     "chats.list": (o) => client.chats.list(p, o),
     "chats.create": (o) => client.chats.create(p, { title: "t" }, o),
     "chats.get": (o) => client.chats.get(p, c, o),
@@ -39,6 +42,8 @@ function surface(baseUrl: string, options: Omit<ClientOptions, "baseUrl"> = {}) 
     "account.tokens.create": (o) => account.tokens.create({ name: "t", scopes: ["chat:read"], expiresAt: new Date(Date.now() + 60_000).toISOString() }, o),
     "account.tokens.list": (o) => account.tokens.list(o),
     "account.tokens.revoke": (o) => account.tokens.revoke(id, o),
+    "account.credits.page": (o) => account.credits.page({ ...o, limit: 10 }),
+    "account.credits.list": (o) => drain(account.credits.list(o)),
     "account.signOut": (o) => account.signOut(o),
     "AccountClient.signIn": (o) => AccountClient.signIn({ ...options, baseUrl, email: "nobody@example.test", password: "pw", ...o }),
   };
@@ -49,7 +54,7 @@ function surface(baseUrl: string, options: Omit<ClientOptions, "baseUrl"> = {}) 
 function methodsOf(client: ProjectChatClient, account: AccountClient): string[] {
   const names: string[] = [];
   for (const [group, methods] of Object.entries(client)) for (const [name, value] of Object.entries(methods)) if (typeof value === "function") names.push(`${group}.${name}`);
-  for (const name of Object.keys(account.tokens)) names.push(`account.tokens.${name}`);
+  for (const group of ["tokens", "credits"] as const) for (const name of Object.keys(account[group])) names.push(`account.${group}.${name}`);
   for (const name of Object.getOwnPropertyNames(AccountClient.prototype)) if (name !== "constructor") names.push(`account.${name}`);
   for (const name of Object.getOwnPropertyNames(AccountClient)) if (typeof Reflect.get(AccountClient, name) === "function") names.push(`AccountClient.${name}`);
   return names.sort();

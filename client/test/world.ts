@@ -3,7 +3,8 @@ import { AccountClient, type ChatEvent, type ClientOptions, ProjectChatClient } 
 
 export type Worker = { base: string; adminToken: string };
 
-async function admin(worker: Worker, method: string, path: string, body?: unknown) {
+/** A call of the Worker's admin API (the tests' operator): its JSON body. */
+export async function admin(worker: Worker, method: string, path: string, body?: unknown) {
   const r = await fetch(`${worker.base}${path}`, {
     method,
     headers: { authorization: `Bearer ${worker.adminToken}`, "content-type": "application/json" },
@@ -21,7 +22,7 @@ export async function world(worker: Worker, baseUrl = worker.base, options: Omit
   const project = await admin(worker, "POST", "/admin/projects", { name: "client tests", ownerAccountId: account.id });
   const session = await AccountClient.signIn({ baseUrl: worker.base, email, password });
   const { token } = await session.tokens.create({ name: "client tests", scopes: ["chat:read", "chat:write"], expiresAt: new Date(Date.now() + 86_400_000).toISOString() });
-  return { email, password, session, token, projectId: project.id as string, client: new ProjectChatClient({ ...options, baseUrl, token }) };
+  return { email, password, accountId: account.id as string, session, token, projectId: project.id as string, client: new ProjectChatClient({ ...options, baseUrl, token }) };
 }
 
 /** Follows a chat from its snapshot, keeping every event, until an agent reply succeeds: then `done` settles. */
