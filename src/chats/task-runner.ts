@@ -235,6 +235,7 @@ export class TaskRunner {
    * and the webhook events it causes.
    */
   private end(task: TaskRow, end: TaskEnd, now: number): void {
+    let becameAwaiting = false;
     this.change(now, () => {
       const reply = this.store.message(task.owner_message_id)!;
       const submission = this.submissions.byId(task.submission_id);
@@ -260,8 +261,10 @@ export class TaskRunner {
       const wasAwaiting = this.store.chat()!.awaiting_user === 1;
       this.store.setAwaitingUser(end.status === "success" && end.awaitingUser === true);
       this.outbox.record("message.completed", task.owner_message_id, now);
-      if (!wasAwaiting && this.store.chat()!.awaiting_user === 1) this.outbox.record("chat.awaiting_user", JSON.stringify(this.store.view()), now);
+      becameAwaiting = !wasAwaiting && this.store.chat()!.awaiting_user === 1;
     });
+    // The chat as the change left it (touched, its version and updatedAt moved on), in the same synchronous stretch.
+    if (becameAwaiting) this.change(now, () => this.outbox.record("chat.awaiting_user", JSON.stringify(this.store.view()), now), "unlisted");
   }
 
   /** An external agent's partial output: appended once per part number, in order, only while the task runs. */

@@ -10,6 +10,8 @@ export const HAND_OFF_RETRY_MS = 5_000;
 // Events read from the outbox at a time; the delivery queue takes at most this many messages per batch.
 const EVENTS_PER_READ = 20;
 const QUEUE_BATCH_MAX = 100;
+// A hand-off still under way after this long is taken as lost (its calls hang, or the object restarted during it).
+const HAND_OFF_LEASE_MS = 30_000;
 
 /**
  * Hands the outbox's events to the delivery queue, one message per subscribed endpoint, and marks
@@ -21,6 +23,8 @@ export class WebhookHandOff implements DeferredJob {
   private running: Promise<void> | undefined;
   // After a failed hand-off, changes do not start another before this time (the alarm does).
   private pausedUntil = 0;
+  // When the hand-off under way counts as lost (the alarm then starts another; the outbox's marks keep it to one delivery per event).
+  private leaseEnds = 0;
 
   constructor(
     private readonly env: Env,
@@ -36,9 +40,13 @@ export class WebhookHandOff implements DeferredJob {
     if (now >= this.pausedUntil && this.outbox.hasWaiting()) this.start();
   }
 
-  /** When the alarm must start one: events wait, none is under way (it reschedules when it settles). */
+  /**
+   * When the alarm must start one: events wait. One under way counts as due when its lease ends, so
+   * an object that restarts mid hand-off, or one whose calls hang, still has an alarm to try again.
+   */
   dueAt(): number | undefined {
-    return this.running === undefined && this.outbox.hasWaiting() ? this.pausedUntil : undefined;
+    if (!this.outbox.hasWaiting()) return undefined;
+    return this.running === undefined ? this.pausedUntil : this.leaseEnds;
   }
 
   /** From the alarm: starts a hand-off in the background, so the queue or the project's webhooks being slow never hold up the chat. */
@@ -46,15 +54,18 @@ export class WebhookHandOff implements DeferredJob {
     this.start();
   }
 
-  /** Starts a hand-off, unless one is under way. */
-  private start(): Promise<void> {
-    // finally() runs after the assignment even when nothing waits, so the field never keeps a settled hand-off.
-    this.running ??= this.handOffWaiting().finally(() => {
-      this.running = undefined;
+  /** Starts a hand-off, unless one is under way within its lease. */
+  private start(): void {
+    const now = Date.now();
+    if (this.running !== undefined && now < this.leaseEnds) return;
+    this.leaseEnds = now + HAND_OFF_LEASE_MS;
+    const running = this.handOffWaiting().finally(() => {
+      // A lost one settling late must not clear the one that replaced it.
+      if (this.running === running) this.running = undefined;
       this.settled();
     });
-    this.ctx.waitUntil(this.running);
-    return this.running;
+    this.running = running;
+    this.ctx.waitUntil(running);
   }
 
   private async handOffWaiting(): Promise<void> {

@@ -62,6 +62,9 @@ export async function postToReceiver(url: string, webhookId: string, body: strin
   }
 }
 
+/** The wait before the queue offers a message again whose project could not be asked: 5 s, 10 s, 20 s, … at most an hour. */
+export const handOverRetryDelay = (attempts: number) => Math.min(RETRY_DELAYS_S[0]! * 2 ** Math.max(0, attempts - 1), 3600);
+
 /**
  * The queue consumer. Each message is handed to its project's ProjectWebhooks object, which claims
  * the attempt and makes it there, and whose alarm hands a retry back at its time: the batch is done in milliseconds
@@ -74,9 +77,10 @@ export async function consumeWebhookBatch(batch: MessageBatch<WebhookTask>, env:
         await env.PROJECT_WEBHOOKS.getByName(message.body.projectId).start(message.body);
         message.ack();
       } catch (error) {
-        // The project or chat object could not be asked: the attempt did not start, try again shortly.
+        // The project or chat object could not be asked: the attempt did not start. Each try waits twice as long, so the
+        // queue's retries outlast an outage of more than an hour before the message is given up.
         log.warn("webhook_attempt_failed", { error: (error as Error)?.name });
-        message.retry({ delaySeconds: RETRY_DELAYS_S[0] });
+        message.retry({ delaySeconds: handOverRetryDelay(message.attempts) });
       }
     }),
   );

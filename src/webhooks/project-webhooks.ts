@@ -3,6 +3,7 @@ import { migrateSchema } from "../db/object-schema";
 import type { Env } from "../env";
 import { openDelivery, postToReceiver, RETRY_DELAYS_S, type WebhookTask } from "./delivery";
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from "./schemas";
+import { log } from "../log";
 import { iso } from "../time";
 import { webhookIdOf } from "./signature";
 
@@ -17,6 +18,8 @@ const IN_FLIGHT_MS = 60_000;
 const SCHEDULE_SLACK_MS = 2_000;
 // A pending delivery whose attempt has not begun this long after it was handed over (or whose attempt never reported) lost its message.
 export const OVERDUE_MS = 60_000;
+// When the queue cannot take the retries the alarm hands over, the alarm looks again this much later.
+const HAND_OVER_RETRY_MS = 30_000;
 // Events a caller causes at no cost (a send refused for credits): at most this many deliveries per endpoint and minute.
 export const SUBMISSION_FAILED_PER_MINUTE = 10;
 
@@ -282,9 +285,17 @@ export class ProjectWebhooks extends DurableObject<Env> {
       .toArray()
       .filter((d) => !handed.has(d.webhook_id));
     const tasks = [...due, ...lost].map((d) => ({ body: JSON.parse(d.task!) as WebhookTask }));
-    for (let i = 0; i < tasks.length; i += 100) await this.env.WEBHOOK_DELIVERIES.sendBatch(tasks.slice(i, i + 100));
-    for (const d of due) this.sql.exec("UPDATE deliveries SET handed_at_attempt = attempts WHERE webhook_id = ?", d.webhook_id);
-    for (const d of lost) this.sql.exec("UPDATE deliveries SET rehanded_at_attempt = attempts WHERE webhook_id = ?", d.webhook_id);
+    try {
+      for (let i = 0; i < tasks.length; i += 100) await this.env.WEBHOOK_DELIVERIES.sendBatch(tasks.slice(i, i + 100));
+    } catch (error) {
+      // The runtime gives up on an alarm that keeps throwing: this one looks again itself, nothing marked handed over.
+      log.warn("webhook_retry_handoff_failed", {}, error);
+      await this.ctx.storage.setAlarm(now + HAND_OVER_RETRY_MS);
+      return;
+    }
+    // The step as read before the send: an attempt recorded meanwhile is a new step, handed over at its own time.
+    for (const d of due) this.sql.exec("UPDATE deliveries SET handed_at_attempt = ? WHERE webhook_id = ?", d.attempts, d.webhook_id);
+    for (const d of lost) this.sql.exec("UPDATE deliveries SET rehanded_at_attempt = ? WHERE webhook_id = ?", d.attempts, d.webhook_id);
     const next = this.sql
       .exec<{ at: number | null }>(
         `SELECT MIN(at) AS at FROM (SELECT MIN(next_attempt_ms) AS at FROM deliveries WHERE ${WAITING} UNION ALL SELECT MIN(${OVERDUE_AT}) FROM deliveries WHERE ${STRANDED})`,

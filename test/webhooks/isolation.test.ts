@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { consumeWebhookBatch, type WebhookTask } from "../../src/webhooks/delivery";
-import { OVERDUE_MS, SUBMISSION_FAILED_PER_MINUTE } from "../../src/webhooks/project-webhooks";
+import { OVERDUE_MS, ProjectWebhooks, SUBMISSION_FAILED_PER_MINUTE } from "../../src/webhooks/project-webhooks";
 import { webhookIdOf } from "../../src/webhooks/signature";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { call, env, newChat, room, send, world, type World } from "../helpers";
-import { eventFor, fakeReceiver, hooksPath, outboxOf, recordQueued, register } from "./webhook-helpers";
+import { eventFor, fakeReceiver, hooksPath, outboxOf, patchHooksEnv, recordQueued, register } from "./webhook-helpers";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -114,6 +114,55 @@ describe("webhook tenants", () => {
     expect(plan.kind).toBe("attempt");
     expect(await runNextAlarm(stub, clock)).toBe(true);
     expect(queued).toEqual([{ body: task, delaySeconds: undefined }]);
+  });
+
+  it("a retry the queue cannot take now is handed over again by the alarm 30 s later, nothing marked meanwhile", async () => {
+    fakeReceiver(() => new Response("no", { status: 500 }));
+    const clock = frozenClock();
+    const { w, task } = await eventFor("https://receiver.example.com/queue-down", clock);
+    const stub = hooks(w.projectId);
+    expect(await stub.attempt(task, clock.now())).toBe(5);
+    let down = true;
+    const queued: WebhookTask[] = [];
+    const queue = {
+      sendBatch: async (messages: MessageSendRequest<WebhookTask>[]) => {
+        if (down) throw new Error("Queue send failed: unavailable");
+        queued.push(...messages.map((m) => m.body));
+      },
+    };
+    await patchHooksEnv(w.projectId, { WEBHOOK_DELIVERIES: queue as unknown as Queue });
+    expect(await runNextAlarm(stub, clock)).toBe(true);
+    const failedAt = clock.now();
+    expect(queued).toEqual([]);
+    expect(await alarmOf(stub)).toBe(failedAt + 30_000);
+    down = false;
+    expect(await runNextAlarm(stub, clock)).toBe(true);
+    expect(queued).toEqual([task]);
+  });
+
+  it("a chat's hand-off that hangs is taken as lost after 30 s, and its alarm hands the events over again", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    await register(w, "https://receiver.example.com/after-hang", { events: ["message.completed"] });
+    // The first ask for the project's subscriptions never answers.
+    vi.spyOn(ProjectWebhooks.prototype, "subscriptions").mockImplementationOnce(() => new Promise(() => {}));
+    const c = await newChat(w);
+    await send(w, c.id, "hello");
+    await settle(room(c.id), clock);
+    expect((await outboxOf(c.id)).map((e) => [e.type, e.handed_off])).toEqual([["message.completed", 1]]);
+  });
+
+  it("the consumer waits twice as long each time a message's project cannot be asked", async () => {
+    const clock = frozenClock();
+    const { task } = await eventFor("https://receiver.example.com/object-down", clock);
+    vi.spyOn(ProjectWebhooks.prototype, "start").mockRejectedValue(new Error("Network connection lost."));
+    const delays: unknown[] = [];
+    for (const attempts of [1, 2, 3, 10, 20]) {
+      const message = { body: task, attempts, ack: vi.fn(), retry: vi.fn() };
+      await consumeWebhookBatch({ messages: [message] } as unknown as MessageBatch<WebhookTask>, env);
+      delays.push(message.retry.mock.calls[0]?.[0]);
+    }
+    expect(delays).toEqual([{ delaySeconds: 5 }, { delaySeconds: 10 }, { delaySeconds: 20 }, { delaySeconds: 2560 }, { delaySeconds: 3600 }]);
   });
 
   it(`submission.failed, which a sender causes at no cost, reaches an endpoint at most ${SUBMISSION_FAILED_PER_MINUTE} times a minute`, async () => {
