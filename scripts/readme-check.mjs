@@ -4,7 +4,9 @@
 // not ignored ones: no .wrangler state, no .dev.vars) with node_modules linked, its dev server on a free port
 // (the README's 127.0.0.1:8787 becomes that port; DEV_PORT is set, which npm run token, admin and seed follow).
 // A block preceded by `<!-- readme-check: skip: <reason> -->` is not run; the check lists it with its reason.
-// Fails on the first command that fails (bash -e), naming the block's line in README.md.
+// A one-line command whose comment is its output (`… | head -1   # HTTP/1.1 204 No Content`, `… | jq .code   # "unauthorized"`,
+// `# "Pro", "Equipo"` for two lines) must print exactly that. Fails on the first command that fails (bash -e), naming
+// the block's line in README.md.
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -69,11 +71,33 @@ function startDev(dir, env) {
   return { child, ready, lines: () => output.split("\n").length - 1 };
 }
 
+// A trailing comment that is an HTTP status line, or JSON strings separated by ", " (one output line each).
+const STATED_OUTPUT = /^(?<command>[^#].*?)\s+# (?<output>HTTP\/1\.1 \d{3}[ A-Za-z]*|"[^"]*"(?:, "[^"]*")*)$/;
+const quote = (text) => `'${text.replaceAll("'", `'\\''`)}'`;
+
+/** The block's lines, each one-line command that states its output piped into a comparison with it. */
+export function withStatedOutputs(code) {
+  const lines = code.split("\n");
+  return lines
+    .map((line, i) => {
+      const stated = i > 0 && lines[i - 1].endsWith("\\") ? null : line.match(STATED_OUTPUT);
+      if (!stated) return line;
+      const expected = stated.groups.output.startsWith("HTTP/") ? stated.groups.output : stated.groups.output.split(", ").join("\n");
+      return `${stated.groups.command} | stated_output ${quote(expected)}`;
+    })
+    .join("\n");
+}
+
 /** One bash script: each block announced with its README line, the first failing command ending the run. */
 function script(blocks, port) {
-  const parts = ["set -e", `trap 'echo "readme-check: the command above failed (exit $?) in the block at README.md line $README_LINE"' ERR`];
+  const parts = [
+    "set -e",
+    `trap 'echo "readme-check: the command above failed (exit $?) in the block at README.md line $README_LINE"' ERR`,
+    `stated_output() { local out; out=$(tr -d '\\r'); printf '%s\\n' "$out"; [[ "$out" == "$1" ]] || { printf 'readme-check: the README says it prints:\\n%s\\n' "$1"; return 1; }; }`,
+  ];
   for (const block of blocks) {
-    parts.push(`README_LINE=${block.line}`, `echo; echo "━━ README.md line ${block.line}"`, block.code.replaceAll("127.0.0.1:8787", `127.0.0.1:${port}`));
+    const code = withStatedOutputs(block.code.replaceAll("127.0.0.1:8787", `127.0.0.1:${port}`));
+    parts.push(`README_LINE=${block.line}`, `echo; echo "━━ README.md line ${block.line}"`, code);
   }
   parts.push("echo", "echo readme-check: every block ran");
   return `${parts.join("\n")}\n`;
