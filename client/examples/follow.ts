@@ -1,10 +1,10 @@
 // Sends a message and follows the chat until its reply ends: the reply streams in as it is written.
 // Against `npm run dev` (demo account and project), from the project's root:
 //   npm run client:example
-// Elsewhere: BASE_URL, EMAIL, PASSWORD and PROJECT_ID say where and who.
+// Elsewhere: BASE_URL (else local dev on DEV_PORT, as npm run dev), EMAIL, PASSWORD and PROJECT_ID say where and who.
 import { AccountClient, ProblemError, ProjectChatClient } from "../src/index.ts";
 
-const baseUrl = process.env.BASE_URL ?? "http://127.0.0.1:8787";
+const baseUrl = process.env.BASE_URL ?? `http://127.0.0.1:${process.env.DEV_PORT || 8787}`;
 const projectId = process.env.PROJECT_ID ?? "00000000-0000-4000-8000-000000000001";
 const account = await AccountClient.signIn({ baseUrl, email: process.env.EMAIL ?? "demo@example.com", password: process.env.PASSWORD ?? "demo-password" });
 const { token } = await account.tokens.create({ name: "follow example", scopes: ["chat:read", "chat:write"], expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
