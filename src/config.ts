@@ -36,7 +36,7 @@ export type AgentConfig =
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are the assistant of a project chat. Answer the user's latest message helpfully and concisely. When you cannot go on without the user's choice or information, call ask_user with one clear question.";
-// How much of the chat's history a model sees, in characters, newest messages first (README "Agents").
+// How much of the chat's history a model sees, in characters, newest messages first (README "The agent and its models").
 const DEFAULT_HISTORY_CHARS = 24_000;
 
 const DEFAULT_APP_ORIGIN = "http://localhost:5173";
