@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { FAILED_KEPT_BYTES } from "../../src/chats/submission-storage";
 import { frozenClock, runNextAlarm, settle } from "../clock";
-import { cancel, steer } from "../control/control-helpers";
+import { cancel, steer } from "./control-helpers";
 import { expectProblem, newChat, queueOf, room, send, world, type World } from "../helpers";
 
 afterEach(() => vi.restoreAllMocks());

@@ -7,7 +7,7 @@ import { migrateSchema } from "../../src/db/object-schema";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, historyOf, queueOf, room, send, world } from "../helpers";
 import { openEvents } from "../sse";
-import { stop, stopped, submissionOf } from "../control/control-helpers";
+import { stop, stopped, submissionOf } from "./control-helpers";
 
 describe("a chat object stored by the release before control of work", () => {
   it("links the task running at the upgrade, leaves earlier messages unlinked, and counts its waiting entries for the queue bound", async () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, historyOf, newChat, peek, room, send, world } from "../helpers";
-import { steer, stop } from "../control/control-helpers";
+import { steer, stop } from "../chats/control-helpers";
 import { DEFAULT_USAGE, fakeModel, replying } from "./fake-model";
 
 afterEach(() => vi.restoreAllMocks());

@@ -5,7 +5,7 @@ import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES, type SubmissionStorage } from "
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, chatsPath, newChat, queueOf, room, send, world } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
-import { cancel, steer, stop, workingReply } from "../control/control-helpers";
+import { cancel, steer, stop, workingReply } from "./control-helpers";
 
 /** The queue a follower holds: the snapshot's, with each entry event after it applied in order. */
 function followerQueue(events: StreamEvent[]) {
