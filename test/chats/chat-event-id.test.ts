@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
-import { call, chatsPath, expectProblem, newChat, room, send, world } from "../helpers";
+import { call, chatsPath, newChat, room, send, world } from "../helpers";
 import { openEvents } from "../sse";
 
 describe("Chat-Event-Id: joining a chat with history, exactly", () => {
@@ -37,52 +37,5 @@ describe("Chat-Event-Id: joining a chat with history, exactly", () => {
       const r = await call("GET", `${chatsPath(w)}/${c.id}${path}`, { token: w.token });
       expect(r.headers.get("chat-event-id"), path).toBe(String(snapshot.id));
     }
-  });
-});
-
-describe("creating a chat with an idempotency-key", () => {
-  const create = (w: Awaited<ReturnType<typeof world>>, title: string, key?: string) =>
-    call("POST", chatsPath(w), { token: w.token, body: { title }, headers: key ? { "idempotency-key": key } : {} });
-
-  it("answers a retry with the first answer, refuses the key with another title, and makes one chat", async () => {
-    const w = await world();
-    const key = crypto.randomUUID();
-    const first = await create(w, "only once", key);
-    expect(first.status).toBe(201);
-    expect(first.headers.get("idempotency-replayed")).toBeNull();
-    // Renamed since: the replay is the chat as first created.
-    await call("PATCH", `${chatsPath(w)}/${first.json.id}`, { token: w.token, body: { title: "renamed" } });
-    const again = await create(w, "only once", key.toUpperCase());
-    expect(again.status).toBe(201);
-    expect(again.headers.get("idempotency-replayed")).toBe("true");
-    expect(again.json).toEqual(first.json);
-    expectProblem(await create(w, "another title", key), 409, "idempotency_key_reused");
-    expectProblem(await create(w, "x", "not-a-uuid"), 400, "invalid_request");
-    expect((await create(w, "no key")).status).toBe(201);
-    // The key is the project's: another project may use it for its own chat.
-    const other = await world();
-    expect((await create(other, "only once", key)).json.id).not.toBe(first.json.id);
-    const list = (await call("GET", chatsPath(w), { token: w.token })).json.items;
-    expect(list.map((x: { title: string }) => x.title).sort()).toEqual(["no key", "renamed"]);
-  });
-
-  it("makes one chat for concurrent creations with one key", async () => {
-    const w = await world();
-    const key = crypto.randomUUID();
-    const burst = await Promise.all(Array.from({ length: 5 }, () => create(w, "concurrent", key)));
-    expect(burst.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
-    expect(new Set(burst.map((r) => r.json.id)).size).toBe(1);
-    expect((await call("GET", chatsPath(w), { token: w.token })).json.items).toHaveLength(1);
-  });
-
-  it("forgets a key after 24 hours", async () => {
-    const w = await world();
-    const key = crypto.randomUUID();
-    const clock = frozenClock();
-    const first = await create(w, "day one", key);
-    clock.advance(24 * 3600_000 + 1);
-    const later = await create(w, "day one", key);
-    expect(later.headers.get("idempotency-replayed")).toBeNull();
-    expect(later.json.id).not.toBe(first.json.id);
   });
 });
