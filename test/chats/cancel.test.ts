@@ -1,10 +1,11 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { holdD1 } from "../d1-calls";
 import { admin, call, chatOf, chatsPath, creditsOf, expectProblem, newAccount, newChat, newToken, peek, queueOf, room, send, signIn, world } from "../helpers";
 import { openEvents } from "../sse";
 import { cancel, steer, submissionOf, workingReply } from "./control-helpers";
+import { it } from "../fixtures/chat";
 
 describe("cancelling a submission", () => {
   it("removes a queued entry for good: it never runs, is never charged, and its key answers submission_cancelled", async () => {
@@ -62,37 +63,31 @@ describe("cancelling a submission", () => {
     expect((await submissionOf(w, c.id, sent[1]!.json.submissionId)).state!.status).toBe("cancelled");
   });
 
-  it("removes a steering entry: the running task never takes it", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    await send(w, c.id, "running");
-    await runNextAlarm(room(c.id), clock);
+  it("removes a steering entry: the running task never takes it", async ({ clock, w, chat }) => {
+    await send(w, chat.id, "running");
+    await runNextAlarm(room(chat.id), clock);
     const key = crypto.randomUUID();
-    const st = await steer(w, c.id, "never mind", key);
-    expect((await queueOf(w, c.id)).items.map((e) => [e.id, e.status])).toEqual([[st.json.submissionId, "steering"]]);
-    expect((await cancel(w, c.id, st.json.submissionId)).status).toBe(204);
-    expect((await queueOf(w, c.id)).items).toEqual([]);
-    expectProblem(await steer(w, c.id, "never mind", key), 409, "submission_cancelled");
-    await settle(room(c.id), clock);
-    const items = await peek(w, c.id);
+    const st = await steer(w, chat.id, "never mind", key);
+    expect((await queueOf(w, chat.id)).items.map((e) => [e.id, e.status])).toEqual([[st.json.submissionId, "steering"]]);
+    expect((await cancel(w, chat.id, st.json.submissionId)).status).toBe(204);
+    expect((await queueOf(w, chat.id)).items).toEqual([]);
+    expectProblem(await steer(w, chat.id, "never mind", key), 409, "submission_cancelled");
+    await settle(room(chat.id), clock);
+    const items = await peek(w, chat.id);
     expect(items.map((m) => m.role)).toEqual(["owner", "user"]);
     expect(items[0]!.content).not.toContain("Noted");
     expect(await creditsOf(w.account.id)).toBe(999);
   });
 
-  it("answers 409 submission_started once an entry is dispatching, running or done", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    const first = await send(w, c.id, "straight to the agent");
+  it("answers 409 submission_started once an entry is dispatching, running or done", async ({ clock, w, chat }) => {
+    const first = await send(w, chat.id, "straight to the agent");
     expect(first.json.disposition).toBe("started");
-    expectProblem(await cancel(w, c.id, first.json.submissionId), 409, "submission_started");
-    await runNextAlarm(room(c.id), clock);
-    await workingReply(w, c.id);
-    expectProblem(await cancel(w, c.id, first.json.submissionId), 409, "submission_started");
-    await settle(room(c.id), clock);
-    const r = await cancel(w, c.id, first.json.submissionId);
+    expectProblem(await cancel(w, chat.id, first.json.submissionId), 409, "submission_started");
+    await runNextAlarm(room(chat.id), clock);
+    await workingReply(w, chat.id);
+    expectProblem(await cancel(w, chat.id, first.json.submissionId), 409, "submission_started");
+    await settle(room(chat.id), clock);
+    const r = await cancel(w, chat.id, first.json.submissionId);
     expectProblem(r, 409, "submission_started");
     expect(r.json.detail).toMatch(/stop its reply/);
   });

@@ -1,9 +1,10 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { ProjectChats } from "../../src/chats/project-chats";
 import { ChatList, type Chat } from "../../src/chats/schemas";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, call, chatOf, chatsPath, env, newChat, room, send, world, type World } from "../helpers";
+import { it } from "../fixtures/chat";
 
 const list = async (w: World, query = "") => ChatList.parse((await call("GET", `${chatsPath(w)}${query}`, { token: w.token })).json).items;
 const listObject = (projectId: string) => env.PROJECT_CHATS.getByName(projectId);
@@ -40,18 +41,15 @@ describe("the chat list", () => {
     expect(listed).toEqual(await chatOf(w, c.id));
   });
 
-  it("hears that a started message was held back by maintenance, also after it heard of the start", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    expect((await send(w, c.id, "start me")).json.disposition).toBe("started");
+  it("hears that a started message was held back by maintenance, also after it heard of the start", async ({ clock, w, chat }) => {
+    expect((await send(w, chat.id, "start me")).json.disposition).toBe("started");
     // A rename sends the summary at once: working, nothing queued.
-    await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "renamed" } });
-    expect((await list(w))[0]).toMatchObject({ id: c.id, isWorking: true, queuedCount: 0 });
+    await call("PATCH", `${chatsPath(w)}/${chat.id}`, { token: w.token, body: { title: "renamed" } });
+    expect((await list(w))[0]).toMatchObject({ id: chat.id, isWorking: true, queuedCount: 0 });
     expect((await admin("PUT", "/admin/maintenance", { enabled: true })).status).toBe(200);
     try {
-      await runNextAlarm(room(c.id), clock); // finds maintenance on: the message waits, queued
-      const held = await chatOf(w, c.id);
+      await runNextAlarm(room(chat.id), clock); // finds maintenance on: the message waits, queued
+      const held = await chatOf(w, chat.id);
       expect(held).toMatchObject({ isWorking: false, queuedCount: 1 });
       expect((await list(w))[0]).toEqual(held);
     } finally {
@@ -59,8 +57,7 @@ describe("the chat list", () => {
     }
   });
 
-  it("moves a chat between the active and archived lists, and back", async () => {
-    const w = await world();
+  it("moves a chat between the active and archived lists, and back", async ({ w }) => {
     const [a, b] = [await newChat(w, "a"), await newChat(w, "b")];
     expect((await list(w)).map((c) => c.id)).toEqual([b.id, a.id]);
     expect((await call("POST", `${chatsPath(w)}/${a.id}/archive`, { token: w.token })).status).toBe(200);
@@ -86,8 +83,7 @@ describe("the chat list", () => {
 });
 
 describe("ProjectChats", () => {
-  it("keeps the newer version of a summary whatever order updates arrive in, and serves each change", async () => {
-    const w = await world();
+  it("keeps the newer version of a summary whatever order updates arrive in, and serves each change", async ({ w }) => {
     const id = crypto.randomUUID();
     const object = listObject(w.projectId);
     await object.upsert(w.projectId, summary(id, "v2", "2026-01-02T00:00:00.000Z"), 2);
@@ -98,8 +94,7 @@ describe("ProjectChats", () => {
     expect(JSON.parse(await object.list(w.projectId, false)).items.map((c: Chat) => c.title)).toEqual(["v3"]);
   });
 
-  it("ignores a late older summary that would move a chat to the other list, with both lists already served", async () => {
-    const w = await world();
+  it("ignores a late older summary that would move a chat to the other list, with both lists already served", async ({ w }) => {
     const id = crypto.randomUUID();
     const object = listObject(w.projectId);
     const titles = async (archived: boolean) => JSON.parse(await object.list(w.projectId, archived)).items.map((c: Chat) => c.title);
@@ -109,16 +104,14 @@ describe("ProjectChats", () => {
     expect([await titles(false), await titles(true)]).toEqual([["active v2"], []]);
   });
 
-  it("orders chats updated at the same moment by id, the same way on every read", async () => {
-    const w = await world();
+  it("orders chats updated at the same moment by id, the same way on every read", async ({ w }) => {
     const object = listObject(w.projectId);
     const ids = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     for (const id of ids) await object.upsert(w.projectId, summary(id, id, "2026-01-01T00:00:00.000Z"), 1);
     expect(JSON.parse(await object.list(w.projectId, false)).items.map((c: Chat) => c.id)).toEqual([...ids].sort().reverse());
   });
 
-  it("lists newest updatedAt first, and an archived chat only in the archived list", async () => {
-    const w = await world();
+  it("lists newest updatedAt first, and an archived chat only in the archived list", async ({ w }) => {
     const object = listObject(w.projectId);
     const [old, recent, archived] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     await object.upsert(w.projectId, summary(old, "old", "2026-01-01T00:00:00.000Z"), 1);
@@ -128,8 +121,7 @@ describe("ProjectChats", () => {
     expect(JSON.parse(await object.list(w.projectId, true)).items.map((c: Chat) => c.title)).toEqual(["archived"]);
   });
 
-  it("keeps its list through eviction", async () => {
-    const w = await world();
+  it("keeps its list through eviction", async ({ w }) => {
     await newChat(w, "kept");
     await evictDurableObject(listObject(w.projectId));
     expect((await list(w)).map((x) => x.title)).toEqual(["kept"]);
@@ -151,8 +143,7 @@ describe("ProjectChats", () => {
     expect(await object.moveFromD1(projectId)).toBe("already_moved");
   });
 
-  it("stores its list, the keys of chat creations and the project's daily usage, nothing else: a new project's object never reads D1", async () => {
-    const w = await world();
+  it("stores its list, the keys of chat creations and the project's daily usage, nothing else: a new project's object never reads D1", async ({ w }) => {
     const read = vi.spyOn(env.DB, "prepare");
     expect(await listObject(w.projectId).list(w.projectId, false)).toBe('{"items":[]}');
     expect(read).not.toHaveBeenCalled();

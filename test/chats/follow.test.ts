@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { Chat, Message } from "../../src/chats/schemas";
 import { call, chatsPath, env, newChat, newToken, send, world } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
+import { it } from "../fixtures/chat";
 
 const eventsPath = (w: { projectId: string }, chatId: string) => `${chatsPath(w)}/${chatId}/events`;
 const isFinalReply = (e: StreamEvent) => e.type === "message" && e.data.role === "owner" && e.data.status !== "working";
@@ -35,12 +36,10 @@ describe("following a chat", () => {
 });
 
 describe("replies that grow", () => {
-  it("streams deltas that add up to the reply's final content, and the final message has it all", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(eventsPath(w, c.id), w.token);
+  it("streams deltas that add up to the reply's final content, and the final message has it all", async ({ w, chat }) => {
+    const s = await openEvents(eventsPath(w, chat.id), w.token);
     await s.next();
-    await send(w, c.id, "grow a reply for me, part by part");
+    await send(w, chat.id, "grow a reply for me, part by part");
     const final = await s.until(isFinalReply);
     const deltas = s.events.filter((e) => e.type === "message.delta" && e.data.id === final.data.id);
     expect(deltas.length).toBeGreaterThan(0);
@@ -76,22 +75,18 @@ describe("refusals, answered as for the other chat reads", () => {
     expect(await env.CHAT_ROOM.getByName(c.id).listenerCount()).toBe(0);
   });
 
-  it("counts opening a stream as one request for the rate limit", async () => {
-    const w = await world();
-    const c = await newChat(w);
+  it("counts opening a stream as one request for the rate limit", async ({ w, chat }) => {
     const remaining = (h: Headers) => Number(/r=(\d+)/.exec(h.get("ratelimit") ?? "")![1]);
-    const before = await call("GET", `${chatsPath(w)}/${c.id}`, { token: w.token });
-    const s = await openEvents(eventsPath(w, c.id), w.token);
+    const before = await call("GET", `${chatsPath(w)}/${chat.id}`, { token: w.token });
+    const s = await openEvents(eventsPath(w, chat.id), w.token);
     expect(remaining(s.headers)).toBe(remaining(before.headers) - 1);
     expect(s.headers.get("ratelimit-policy")).toBeTruthy();
     await s.close();
   });
 
-  it("prefers Last-Event-ID to ?after= when both are sent, as EventSource resends the original URL", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "renamed" } });
-    const s = await openEvents(`${eventsPath(w, c.id)}?after=0`, w.token, { "last-event-id": "1" });
+  it("prefers Last-Event-ID to ?after= when both are sent, as EventSource resends the original URL", async ({ w, chat }) => {
+    await call("PATCH", `${chatsPath(w)}/${chat.id}`, { token: w.token, body: { title: "renamed" } });
+    const s = await openEvents(`${eventsPath(w, chat.id)}?after=0`, w.token, { "last-event-id": "1" });
     const first = await s.next();
     expect(first.id).toBeGreaterThan(1);
     expect(first.type).not.toBe("snapshot");
