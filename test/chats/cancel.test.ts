@@ -8,33 +8,30 @@ import { cancel, steer, submissionOf, workingReply } from "./control-helpers";
 import { it } from "../fixtures/chat";
 
 describe("cancelling a submission", () => {
-  it("removes a queued entry for good: it never runs, is never charged, and its key answers submission_cancelled", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
+  it("removes a queued entry for good: it never runs, is never charged, and its key answers submission_cancelled", async ({ clock, w, chat }) => {
+    const s = await openEvents(`${chatsPath(w)}/${chat.id}/events`, w.token);
     await s.next();
-    await send(w, c.id, "running");
+    await send(w, chat.id, "running");
     const key = crypto.randomUUID();
-    const queued = await send(w, c.id, "cancel me", key);
+    const queued = await send(w, chat.id, "cancel me", key);
     expect(queued.json.disposition).toBe("queued");
     const id = queued.json.submissionId as string;
-    expect((await chatOf(w, c.id)).queuedCount).toBe(1);
+    expect((await chatOf(w, chat.id)).queuedCount).toBe(1);
 
-    const r = await cancel(w, c.id, id);
+    const r = await cancel(w, chat.id, id);
     expect(r.status, r.text).toBe(204);
     expect(r.text).toBe("");
-    expect((await queueOf(w, c.id)).items.map((e) => e.content)).toEqual(["running"]);
-    expect((await chatOf(w, c.id)).queuedCount).toBe(0);
-    expect((await submissionOf(w, c.id, id)).state).toMatchObject({ status: "cancelled", taskId: null, userMessageId: null, replyMessageId: null });
-    expect((await cancel(w, c.id, id)).status, "cancelling again").toBe(204);
+    expect((await queueOf(w, chat.id)).items.map((e) => e.content)).toEqual(["running"]);
+    expect((await chatOf(w, chat.id)).queuedCount).toBe(0);
+    expect((await submissionOf(w, chat.id, id)).state).toMatchObject({ status: "cancelled", taskId: null, userMessageId: null, replyMessageId: null });
+    expect((await cancel(w, chat.id, id)).status, "cancelling again").toBe(204);
 
-    expectProblem(await send(w, c.id, "cancel me", key), 409, "submission_cancelled");
-    expectProblem(await send(w, c.id, "something else", key), 409, "idempotency_key_reused");
-    expectProblem(await steer(w, c.id, "cancel me", key), 409, "idempotency_key_reused");
+    expectProblem(await send(w, chat.id, "cancel me", key), 409, "submission_cancelled");
+    expectProblem(await send(w, chat.id, "something else", key), 409, "idempotency_key_reused");
+    expectProblem(await steer(w, chat.id, "cancel me", key), 409, "idempotency_key_reused");
 
-    await settle(room(c.id), clock);
-    const items = await peek(w, c.id);
+    await settle(room(chat.id), clock);
+    const items = await peek(w, chat.id);
     expect(items.some((m) => m.content === "cancel me")).toBe(false);
     expect(items.filter((m) => m.role === "owner")).toHaveLength(1);
     expect(await creditsOf(w.account.id)).toBe(999);
@@ -92,26 +89,23 @@ describe("cancelling a submission", () => {
     expect(r.json.detail).toMatch(/stop its reply/);
   });
 
-  it("wins over a dispatch that was waiting on D1 when the cancel came: the entry never runs", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
+  it("wins over a dispatch that was waiting on D1 when the cancel came: the entry never runs", async ({ clock, w, chat }) => {
     expect((await admin("PUT", "/admin/maintenance", { enabled: true })).status).toBe(200);
-    const sent = await send(w, c.id, "held, then cancelled while the alarm asks D1");
+    const sent = await send(w, chat.id, "held, then cancelled while the alarm asks D1");
     expect(sent.json.disposition).toBe("queued");
     expect((await admin("PUT", "/admin/maintenance", { enabled: false })).status).toBe(200);
     // The chat's copy of the flag is stale after a minute: the alarm asks D1, and waits there.
     clock.advance(60_000);
     const held = holdD1(/settings/);
-    const alarm = runDurableObjectAlarm(room(c.id));
+    const alarm = runDurableObjectAlarm(room(chat.id));
     await held.reached;
-    expect((await cancel(w, c.id, sent.json.submissionId)).status).toBe(204);
+    expect((await cancel(w, chat.id, sent.json.submissionId)).status).toBe(204);
     held.release();
     await alarm;
-    await settle(room(c.id), clock);
-    expect(await peek(w, c.id)).toEqual([]);
+    await settle(room(chat.id), clock);
+    expect(await peek(w, chat.id)).toEqual([]);
     expect(await creditsOf(w.account.id)).toBe(1000);
-    expect((await chatOf(w, c.id)).isWorking).toBe(false);
+    expect((await chatOf(w, chat.id)).isWorking).toBe(false);
   });
 
   it("is allowed on an archived chat", async () => {

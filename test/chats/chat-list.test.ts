@@ -2,8 +2,8 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, vi } from "vitest";
 import { ProjectChats } from "../../src/chats/project-chats";
 import { ChatList, type Chat } from "../../src/chats/schemas";
-import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { admin, call, chatOf, chatsPath, env, newChat, room, send, world, type World } from "../helpers";
+import { alarmOf, runNextAlarm, settle } from "../clock";
+import { admin, call, chatOf, chatsPath, env, newChat, room, send, type World } from "../helpers";
 import { it } from "../fixtures/chat";
 
 const list = async (w: World, query = "") => ChatList.parse((await call("GET", `${chatsPath(w)}${query}`, { token: w.token })).json).items;
@@ -22,23 +22,20 @@ const summary = (id: string, title: string, updatedAt: string): Chat => ({
 });
 
 describe("the chat list", () => {
-  it("follows the chat: preview, working state and queue count", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    for (const content of ["list me", "and me", "me too"]) await send(w, c.id, content);
-    await runNextAlarm(room(c.id), clock); // the first task starts; two wait
+  it("follows the chat: preview, working state and queue count", async ({ clock, w, chat }) => {
+    for (const content of ["list me", "and me", "me too"]) await send(w, chat.id, content);
+    await runNextAlarm(room(chat.id), clock); // the first task starts; two wait
     // A busy chat's list lags at most 500 ms: the alarm after that sends the summary as it is then.
     clock.advance(500);
-    await runNextAlarm(room(c.id), clock); // the first task ends, the second starts
+    await runNextAlarm(room(chat.id), clock); // the first task ends, the second starts
     const [busy] = await list(w);
-    expect(busy).toMatchObject({ id: c.id, isWorking: true, queuedCount: 1 });
-    expect(busy).toEqual(await chatOf(w, c.id));
-    await settle(room(c.id), clock);
+    expect(busy).toMatchObject({ id: chat.id, isWorking: true, queuedCount: 1 });
+    expect(busy).toEqual(await chatOf(w, chat.id));
+    await settle(room(chat.id), clock);
     const [listed] = await list(w);
-    expect(listed).toMatchObject({ id: c.id, isWorking: false, queuedCount: 0 });
+    expect(listed).toMatchObject({ id: chat.id, isWorking: false, queuedCount: 0 });
     expect(listed!.latestAgentPreview).toContain("me too");
-    expect(listed).toEqual(await chatOf(w, c.id));
+    expect(listed).toEqual(await chatOf(w, chat.id));
   });
 
   it("hears that a started message was held back by maintenance, also after it heard of the start", async ({ clock, w, chat }) => {
@@ -68,16 +65,13 @@ describe("the chat list", () => {
     expect((await list(w)).map((c) => c.id).sort()).toEqual([a.id, b.id].sort());
   });
 
-  it("catches up from the chat's alarm after an update could not reach the list", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
+  it("catches up from the chat's alarm after an update could not reach the list", async ({ clock, w, chat }) => {
     vi.spyOn(ProjectChats.prototype, "upsert").mockRejectedValueOnce(new Error("Network connection lost."));
-    expect((await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "renamed while the list was away" } })).status).toBe(200);
-    expect((await chatOf(w, c.id)).title).toBe("renamed while the list was away");
+    expect((await call("PATCH", `${chatsPath(w)}/${chat.id}`, { token: w.token, body: { title: "renamed while the list was away" } })).status).toBe(200);
+    expect((await chatOf(w, chat.id)).title).toBe("renamed while the list was away");
     expect((await list(w))[0]!.title).toBe("chat");
-    expect(await alarmOf(room(c.id)), "a retry is scheduled").toBeGreaterThan(clock.now());
-    expect(await settle(room(c.id), clock)).toBe(1);
+    expect(await alarmOf(room(chat.id)), "a retry is scheduled").toBeGreaterThan(clock.now());
+    expect(await settle(room(chat.id), clock)).toBe(1);
     expect((await list(w))[0]!.title).toBe("renamed while the list was away");
   });
 });

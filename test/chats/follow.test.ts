@@ -1,6 +1,6 @@
 import { describe, expect } from "vitest";
 import { Chat, Message } from "../../src/chats/schemas";
-import { call, chatsPath, env, newChat, newToken, send, world } from "../helpers";
+import { call, chatsPath, env, newToken, send, world } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
 import { it } from "../fixtures/chat";
 
@@ -8,19 +8,17 @@ const eventsPath = (w: { projectId: string }, chatId: string) => `${chatsPath(w)
 const isFinalReply = (e: StreamEvent) => e.type === "message" && e.data.role === "owner" && e.data.status !== "working";
 
 describe("following a chat", () => {
-  it("starts with a snapshot and follows a message to the reply's final message", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(eventsPath(w, c.id), w.token);
+  it("starts with a snapshot and follows a message to the reply's final message", async ({ w, chat }) => {
+    const s = await openEvents(eventsPath(w, chat.id), w.token);
     expect(s.status).toBe(200);
     expect(s.headers.get("content-type")).toMatch(/^text\/event-stream/);
     expect(s.headers.get("cache-control")).toBe("no-store");
     const snapshot = await s.next();
     expect(snapshot.type).toBe("snapshot");
-    expect(Chat.parse(snapshot.data.chat)).toMatchObject({ id: c.id, isWorking: false });
+    expect(Chat.parse(snapshot.data.chat)).toMatchObject({ id: chat.id, isWorking: false });
     expect(snapshot.data.queue).toEqual({ items: [] });
 
-    expect((await send(w, c.id, "follow me")).status).toBe(202);
+    expect((await send(w, chat.id, "follow me")).status).toBe(202);
     const final = await s.until(isFinalReply);
     expect(Message.parse(final.data)).toMatchObject({ status: "success" });
     await s.until((e) => e.type === "chat" && e.data.isWorking === false && e.id > final.id);
@@ -29,7 +27,7 @@ describe("following a chat", () => {
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(new Set(ids.slice(1)).size).toBe(ids.length - 1);
     expect(s.events.find((e) => e.type === "message" && e.data.role === "user")!.data.content).toBe("follow me");
-    const history = (await call("GET", `${chatsPath(w)}/${c.id}/messages`, { token: w.token })).json.items;
+    const history = (await call("GET", `${chatsPath(w)}/${chat.id}/messages`, { token: w.token })).json.items;
     expect(history.find((m: { id: string }) => m.id === final.data.id)).toEqual(final.data);
     await s.close();
   });
@@ -51,20 +49,18 @@ describe("replies that grow", () => {
 });
 
 describe("refusals, answered as for the other chat reads", () => {
-  it("answers 401, 403, 404 and 400 as problem+json, never as a stream", async () => {
-    const w = await world();
-    const c = await newChat(w);
+  it("answers 401, 403, 404 and 400 as problem+json, never as a stream", async ({ w, chat }) => {
     const cases: [string | null, string, Record<string, string>, number, string][] = [
-      [null, eventsPath(w, c.id), {}, 401, "unauthorized"],
-      [w.session, eventsPath(w, c.id), {}, 401, "unauthorized"],
-      [await newToken(w.session, ["chat:write"]), eventsPath(w, c.id), {}, 403, "insufficient_scope"],
-      [(await world()).token, eventsPath(w, c.id), {}, 404, "not_found"],
+      [null, eventsPath(w, chat.id), {}, 401, "unauthorized"],
+      [w.session, eventsPath(w, chat.id), {}, 401, "unauthorized"],
+      [await newToken(w.session, ["chat:write"]), eventsPath(w, chat.id), {}, 403, "insufficient_scope"],
+      [(await world()).token, eventsPath(w, chat.id), {}, 404, "not_found"],
       [w.token, eventsPath(w, crypto.randomUUID()), {}, 404, "not_found"],
       [w.token, eventsPath(w, "not-a-uuid"), {}, 404, "not_found"],
-      [w.token, eventsPath(w, c.id), { "last-event-id": "yesterday" }, 400, "invalid_request"],
-      [w.token, eventsPath(w, c.id), { "last-event-id": "-1" }, 400, "invalid_request"],
-      [w.token, `${eventsPath(w, c.id)}?after=1.5`, {}, 400, "invalid_request"],
-      [w.token, `${eventsPath(w, c.id)}?since=1`, {}, 400, "invalid_request"],
+      [w.token, eventsPath(w, chat.id), { "last-event-id": "yesterday" }, 400, "invalid_request"],
+      [w.token, eventsPath(w, chat.id), { "last-event-id": "-1" }, 400, "invalid_request"],
+      [w.token, `${eventsPath(w, chat.id)}?after=1.5`, {}, 400, "invalid_request"],
+      [w.token, `${eventsPath(w, chat.id)}?since=1`, {}, 400, "invalid_request"],
     ];
     for (const [token, path, headers, status, code] of cases) {
       const s = await openEvents(path, token, headers);
@@ -72,7 +68,7 @@ describe("refusals, answered as for the other chat reads", () => {
       expect(s.headers.get("content-type")).toContain("application/problem+json");
       expect(s.json.code).toBe(code);
     }
-    expect(await env.CHAT_ROOM.getByName(c.id).listenerCount()).toBe(0);
+    expect(await env.CHAT_ROOM.getByName(chat.id).listenerCount()).toBe(0);
   });
 
   it("counts opening a stream as one request for the rate limit", async ({ w, chat }) => {

@@ -163,17 +163,14 @@ describe("steering a running task", () => {
     ]);
   });
 
-  it("waits as a message of its own when the task being dispatched is held back by maintenance", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    await send(w, c.id, "before maintenance");
-    await steer(w, c.id, "steer it");
+  it("waits as a message of its own when the task being dispatched is held back by maintenance", async ({ clock, w, chat }) => {
+    await send(w, chat.id, "before maintenance");
+    await steer(w, chat.id, "steer it");
     expect((await admin("PUT", "/admin/maintenance", { enabled: true })).status).toBe(200);
     try {
       clock.advance(60_000); // the chat's copy of the flag is stale: the alarm reads it again
-      await runNextAlarm(room(c.id), clock);
-      expect((await queueOf(w, c.id)).items.map((e) => [e.content, e.status])).toEqual([
+      await runNextAlarm(room(chat.id), clock);
+      expect((await queueOf(w, chat.id)).items.map((e) => [e.content, e.status])).toEqual([
         ["before maintenance", "queued"],
         ["steer it", "queued"],
       ]);
@@ -181,8 +178,8 @@ describe("steering a running task", () => {
       await admin("PUT", "/admin/maintenance", { enabled: false });
     }
     clock.advance(60_000);
-    await settle(room(c.id), clock);
-    const owners = (await historyOf(w, c.id)).items.filter((m) => m.role === "owner").map((m) => m.content);
+    await settle(room(chat.id), clock);
+    const owners = (await historyOf(w, chat.id)).items.filter((m) => m.role === "owner").map((m) => m.content);
     expect(owners).toEqual([localReply({ content: "steer it" }), localReply({ content: "before maintenance" })]);
   });
 

@@ -6,26 +6,23 @@ import { stop, stopped, workingReply } from "./control-helpers";
 import { it } from "../fixtures/chat";
 
 describe("stopping a reply", () => {
-  it("ends a working reply at once as interrupted_by_user, keeping exactly what it had written", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
+  it("ends a working reply at once as interrupted_by_user, keeping exactly what it had written", async ({ clock, w, chat }) => {
+    const s = await openEvents(`${chatsPath(w)}/${chat.id}/events`, w.token);
     await s.next();
-    await send(w, c.id, "write a long answer");
-    await runNextAlarm(room(c.id), clock); // the task starts
-    await runNextAlarm(room(c.id), clock); // its first part
-    const reply = await workingReply(w, c.id);
+    await send(w, chat.id, "write a long answer");
+    await runNextAlarm(room(chat.id), clock); // the task starts
+    await runNextAlarm(room(chat.id), clock); // its first part
+    const reply = await workingReply(w, chat.id);
     expect(reply.content.length).toBeGreaterThan(0);
 
-    const r = await stop(w, c.id, reply.id);
+    const r = await stop(w, chat.id, reply.id);
     expect(r.status, r.text).toBe(200);
     expect(stopped(r)).toEqual({ ...reply, status: "interrupted_by_user", usage: { credits: 1, inputTokens: null, outputTokens: null } });
-    expect((await chatOf(w, c.id)).isWorking).toBe(false);
+    expect((await chatOf(w, chat.id)).isWorking).toBe(false);
 
     // The agent's time runs out: nothing more is appended, and the status holds.
-    expect(await settle(room(c.id), clock)).toBeLessThanOrEqual(1);
-    expect((await peek(w, c.id)).find((m) => m.id === reply.id)).toEqual(stopped(r));
+    expect(await settle(room(chat.id), clock)).toBeLessThanOrEqual(1);
+    expect((await peek(w, chat.id)).find((m) => m.id === reply.id)).toEqual(stopped(r));
     // Credits taken for the task are not returned.
     expect(await creditsOf(w.account.id)).toBe(999);
 

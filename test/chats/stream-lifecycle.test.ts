@@ -5,7 +5,7 @@ import { MAX_STREAMS_PER_TOKEN, STREAM_LEASE_MS } from "../../src/auth/token-gat
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { STREAM_MAX_AGE_MS } from "../../src/chats/streams";
 import { MAX_AGE_JITTER_MS } from "../../src/chats/listeners";
-import { admin, call, chatsPath, env, expectProblem, inDays, newChat, send, world, type World } from "../helpers";
+import { admin, call, chatsPath, env, expectProblem, inDays, newChat, send, type World } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
 import { it } from "../fixtures/chat";
 
@@ -186,19 +186,17 @@ describe("resuming", () => {
     await Promise.all([resumed.close(), replay.close()]);
   }, 15_000);
 
-  it("answers a resume point it no longer keeps, or never gave out, with a fresh snapshot", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const future = await openEvents(eventsPath(w, c.id), w.token, { "last-event-id": "999999" });
+  it("answers a resume point it no longer keeps, or never gave out, with a fresh snapshot", async ({ w, chat }) => {
+    const future = await openEvents(eventsPath(w, chat.id), w.token, { "last-event-id": "999999" });
     expect((await future.next()).type).toBe("snapshot");
     await future.close();
-    await runInDurableObject(room(c.id), (_: ChatRoom, state) => {
+    await runInDurableObject(room(chat.id), (_: ChatRoom, state) => {
       state.storage.sql.exec("DELETE FROM events");
       state.storage.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('events_pruned_through', 5)");
     });
     // The object reads its log's state when it starts, as after a real prune and a restart.
     await abortAllDurableObjects();
-    const stale = await openEvents(`${eventsPath(w, c.id)}?after=1`, w.token);
+    const stale = await openEvents(`${eventsPath(w, chat.id)}?after=1`, w.token);
     const snapshot = await stale.next();
     // At the newest id, past the pruned ones (the object re-announced the chat, whose event had been deleted).
     expect(snapshot.type).toBe("snapshot");
