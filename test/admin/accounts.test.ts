@@ -1,17 +1,16 @@
-import { describe, expect, it } from "vitest";
-import { admin, call, chatsPath, expectProblem, newAccount, newToken, signIn, world } from "../helpers";
+import { describe, expect } from "vitest";
+import { admin, call, chatsPath, expectProblem, newAccount, newToken, signIn } from "../helpers";
+import { it } from "../fixtures/chat";
 
 describe("PUT /admin/projects/{id}/members/{accountId}", () => {
-  it("refuses to change the owner's own role with 409, and the owner keeps writing", async () => {
-    const w = await world();
+  it("refuses to change the owner's own role with 409, and the owner keeps writing", async ({ w }) => {
     const r = await admin("PUT", `/admin/projects/${w.projectId}/members/${w.account.id}`, { role: "viewer" });
     expectProblem(r, 409, "conflict");
     expect(r.json.detail).toContain("owns the project");
     expect((await call("POST", chatsPath(w), { token: w.token, body: { title: "still mine" } })).status).toBe(201);
   });
 
-  it("sets the role of another account", async () => {
-    const w = await world();
+  it("sets the role of another account", async ({ w }) => {
     const viewer = await newAccount();
     const r = await admin("PUT", `/admin/projects/${w.projectId}/members/${viewer.id}`, { role: "viewer" });
     expect(r.status).toBe(200);

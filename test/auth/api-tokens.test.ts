@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, vi } from "vitest";
 import { sha256Hex } from "../../src/crypto";
 import { CreatedApiToken, ApiTokenList } from "../../src/auth/schemas";
 import { call, env, expectProblem, inDays, newAccount, newToken, signIn, world } from "../helpers";
+import { it } from "../fixtures/chat";
 
 /** The instant `days` ahead (or `at`), written as local time at the given UTC offset. */
 function shifted(days: number, offset: string, at = new Date(Date.now() + days * 86_400_000)): string {
@@ -140,8 +141,7 @@ describe("GET and DELETE /auth/api-tokens", () => {
 });
 
 describe("who may manage tokens", () => {
-  it("refuses API tokens, missing credentials and unknown sessions with 401", async () => {
-    const w = await world();
+  it("refuses API tokens, missing credentials and unknown sessions with 401", async ({ w }) => {
     for (const token of [w.token, undefined, "pcs_notarealsession0000000000000000000"]) {
       const r = await call("GET", "/auth/api-tokens", { token });
       expectProblem(r, 401, "unauthorized");
@@ -150,8 +150,7 @@ describe("who may manage tokens", () => {
     expectProblem(await create(w.token, { name: "x", scopes: ["chat:read"], expiresAt: inDays(1) }), 401, "unauthorized");
   });
 
-  it("accepts the session cookie only from an allowed origin", async () => {
-    const w = await world();
+  it("accepts the session cookie only from an allowed origin", async ({ w }) => {
     const cookie = { cookie: `session=${w.session}` };
     const fromApp = await call("GET", "/auth/api-tokens", { headers: { ...cookie, origin: "http://localhost:5173" } });
     expect(fromApp.status).toBe(200);

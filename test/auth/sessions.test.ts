@@ -1,5 +1,6 @@
-import { describe, expect, it } from "vitest";
-import { admin, call, chatsPath, env, expectProblem, newAccount, newToken, signIn, world } from "../helpers";
+import { describe, expect } from "vitest";
+import { admin, call, chatsPath, env, expectProblem, newAccount, newToken, signIn } from "../helpers";
+import { it } from "../fixtures/chat";
 
 const APP = "http://localhost:5173";
 const signOut = (options: Parameters<typeof call>[2]) => call("DELETE", "/auth/token", options);
@@ -12,8 +13,7 @@ async function cookieSignIn(account: { email: string; password: string }) {
 }
 
 describe("DELETE /auth/token", () => {
-  it("ends the bearer session but leaves the API tokens working", async () => {
-    const w = await world();
+  it("ends the bearer session but leaves the API tokens working", async ({ w }) => {
     const r = await signOut({ token: w.session });
     expect(r.status).toBe(204);
     expect(r.headers.get("set-cookie")).toMatch(/^session=;.*Max-Age=0/);
@@ -46,8 +46,7 @@ describe("DELETE /auth/token", () => {
     expectProblem(await call("GET", "/auth/api-tokens", { headers: { cookie, origin: APP } }), 401, "unauthorized");
   });
 
-  it("refuses a cookie from another origin, an API token and no credential with 401", async () => {
-    const w = await world();
+  it("refuses a cookie from another origin, an API token and no credential with 401", async ({ w }) => {
     const cookie = await cookieSignIn(w.account);
     expectProblem(await signOut({ headers: { cookie, origin: "https://evil.example" } }), 401, "unauthorized");
     expectProblem(await signOut({ headers: { cookie } }), 401, "unauthorized");
@@ -56,8 +55,7 @@ describe("DELETE /auth/token", () => {
     expect((await call("GET", "/auth/api-tokens", { headers: { cookie, origin: APP } })).status).toBe(200);
   });
 
-  it("lets exactly one of parallel sign-outs of the same session succeed", async () => {
-    const w = await world();
+  it("lets exactly one of parallel sign-outs of the same session succeed", async ({ w }) => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => signOut({ token: w.session })));
     expect(answers.filter((r) => r.status === 204)).toHaveLength(1);
     for (const r of answers.filter((x) => x.status !== 204)) expectProblem(r, 401, "unauthorized");
@@ -65,8 +63,7 @@ describe("DELETE /auth/token", () => {
 });
 
 describe("a password change", () => {
-  it("ends every session of the account, and only of that account", async () => {
-    const w = await world();
+  it("ends every session of the account, and only of that account", async ({ w }) => {
     const other = await newAccount();
     const otherSession = await signIn(other);
     const second = await signIn(w.account);
@@ -88,8 +85,7 @@ describe("a password change", () => {
     expect(await newToken(fresh)).toMatch(/^pct_/);
   });
 
-  it("leaves sessions alone when only the credits change", async () => {
-    const w = await world();
+  it("leaves sessions alone when only the credits change", async ({ w }) => {
     expect((await admin("PATCH", `/admin/accounts/${w.account.id}`, { credits: 5 })).status).toBe(200);
     expect((await call("GET", "/auth/api-tokens", { token: w.session })).status).toBe(200);
   });

@@ -1,12 +1,12 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { Hono } from "hono";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { tokenGate } from "../../src/auth/gate";
 import { API_TOKEN_PREFIX, generateSecret, hashSecret } from "../../src/auth/secrets";
 import type { TokenGate } from "../../src/auth/token-gate";
 import { toApiError, problemResponse } from "../../src/http/problem";
-import { frozenClock } from "../clock";
 import { call, env, expectProblem, world } from "../helpers";
+import { it } from "../fixtures/chat";
 
 async function gateFor(token: string) {
   const hash = await hashSecret(token);
@@ -58,8 +58,7 @@ describe("TokenGate", () => {
     expect((await stub.admit(hash)).kind).toBe("invalid");
   });
 
-  it("refuses an expired token and an unknown one", async () => {
-    const w = await world();
+  it("refuses an expired token and an unknown one", async ({ w }) => {
     const { hash, stub } = await gateFor(w.token);
     await env.DB.prepare("UPDATE api_tokens SET expires_at = ? WHERE token_hash = ?")
       .bind(new Date(Date.now() - 1000).toISOString(), hash)
@@ -69,8 +68,7 @@ describe("TokenGate", () => {
     expect((await env.TOKEN_GATE.getByName(unknown).admit(unknown)).kind).toBe("invalid");
   });
 
-  it("writes nothing for unknown well-formed tokens, however many are tried", async () => {
-    const w = await world();
+  it("writes nothing for unknown well-formed tokens, however many are tried", async ({ w }) => {
     const tokens = Array.from({ length: 50 }, () => generateSecret(API_TOKEN_PREFIX));
     const answers = await Promise.all(tokens.map((token) => call("GET", `/v1/projects/${w.projectId}/chats`, { token })));
     expect(answers.map((r) => r.status)).toEqual(tokens.map(() => 401));
@@ -106,9 +104,7 @@ describe("TokenGate", () => {
     expect((await stub.admit(hash)).kind).toBe("invalid");
   });
 
-  it("keeps lastUsedAt in the gate, where the token listing reads it, and writes nothing to D1", async () => {
-    const clock = frozenClock();
-    const w = await world();
+  it("keeps lastUsedAt in the gate, where the token listing reads it, and writes nothing to D1", async ({ clock, w }) => {
     const { hash, stub } = await gateFor(w.token);
     const lastUsedAt = async () => (await call("GET", "/auth/api-tokens", { token: w.session })).json.items[0].lastUsedAt;
     expect(await lastUsedAt()).toBeNull();
@@ -120,9 +116,7 @@ describe("TokenGate", () => {
     expect((await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE token_hash = ?").bind(hash).first())?.last_used_at).toBeNull();
   });
 
-  it("deletes expired hits in batches, never the newest, and counts exactly after an eviction", async () => {
-    const clock = frozenClock();
-    const w = await world();
+  it("deletes expired hits in batches, never the newest, and counts exactly after an eviction", async ({ clock, w }) => {
     const { hash, stub } = await gateFor(w.token);
     // One request a second for 200 s: 59 earlier hits are always inside the rolling minute.
     for (let i = 0; i < 200; i++) {
@@ -139,8 +133,7 @@ describe("TokenGate", () => {
     expect(await stub.lastUsed(hash)).toBe(clock.now());
   });
 
-  it("lists a use recorded in D1 before the gates kept it", async () => {
-    const w = await world();
+  it("lists a use recorded in D1 before the gates kept it", async ({ w }) => {
     const { hash } = await gateFor(w.token);
     await env.DB.prepare("UPDATE api_tokens SET last_used_at = '2026-01-02T03:04:05.000Z' WHERE token_hash = ?").bind(hash).run();
     expect((await call("GET", "/auth/api-tokens", { token: w.session })).json.items[0].lastUsedAt).toBe("2026-01-02T03:04:05.000Z");
@@ -169,8 +162,7 @@ describe("the gate middleware", () => {
     expect(getByName).not.toHaveBeenCalled();
   });
 
-  it("never reads a token from the query string", async () => {
-    const w = await world();
+  it("never reads a token from the query string", async ({ w }) => {
     const r = await call("GET", `/v1/projects/${w.projectId}/chats?access_token=${w.token}`);
     expectProblem(r, 401, "unauthorized");
   });

@@ -1,9 +1,9 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { admin, call, chatsPath, env, expectProblem, newAccount, newChat, newToken, signIn, world } from "../helpers";
+import { it } from "../fixtures/chat";
 
 describe("chats outside one's reach", () => {
-  it("answers 404 for unknown chats, foreign projects and malformed ids, without telling which", async () => {
-    const w = await world();
+  it("answers 404 for unknown chats, foreign projects and malformed ids, without telling which", async ({ w }) => {
     const other = await world();
     const c = await newChat(w);
     const paths = [
@@ -26,23 +26,20 @@ describe("chats outside one's reach", () => {
 });
 
 describe("project roles", () => {
-  it("lets a viewer read but not write, and an editor do both", async () => {
-    const w = await world();
-    const c = await newChat(w);
+  it("lets a viewer read but not write, and an editor do both", async ({ w, chat }) => {
     const viewer = await newAccount();
     const editor = await newAccount();
     expect((await admin("PUT", `/admin/projects/${w.projectId}/members/${viewer.id}`, { role: "viewer" })).status).toBe(200);
     expect((await admin("PUT", `/admin/projects/${w.projectId}/members/${editor.id}`, { role: "editor" })).status).toBe(200);
     const viewerToken = await newToken(await signIn(viewer));
     const editorToken = await newToken(await signIn(editor));
-    expect((await call("GET", `${chatsPath(w)}/${c.id}`, { token: viewerToken })).status).toBe(200);
-    expectProblem(await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: viewerToken, body: { title: "no" } }), 403, "forbidden");
+    expect((await call("GET", `${chatsPath(w)}/${chat.id}`, { token: viewerToken })).status).toBe(200);
+    expectProblem(await call("PATCH", `${chatsPath(w)}/${chat.id}`, { token: viewerToken, body: { title: "no" } }), 403, "forbidden");
     expectProblem(await call("POST", chatsPath(w), { token: viewerToken, body: { title: "no" } }), 403, "forbidden");
-    expect((await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: editorToken, body: { title: "yes" } })).status).toBe(200);
+    expect((await call("PATCH", `${chatsPath(w)}/${chat.id}`, { token: editorToken, body: { title: "yes" } })).status).toBe(200);
   });
 
-  it("hides a suspended project and a removed member with 404", async () => {
-    const w = await world();
+  it("hides a suspended project and a removed member with 404", async ({ w }) => {
     const member = await newAccount();
     expect((await admin("PUT", `/admin/projects/${w.projectId}/members/${member.id}`, { role: "editor" })).status).toBe(200);
     const memberToken = await newToken(await signIn(member));
@@ -55,8 +52,7 @@ describe("project roles", () => {
     expect((await call("GET", chatsPath(w), { token: w.token })).status).toBe(200);
   });
 
-  it("reads access after an admin change from that change's bookmark on, so a lagging replica cannot undo it here", async () => {
-    const w = await world();
+  it("reads access after an admin change from that change's bookmark on, so a lagging replica cannot undo it here", async ({ w }) => {
     const member = await newAccount();
     expect((await admin("PUT", `/admin/projects/${w.projectId}/members/${member.id}`, { role: "editor" })).status).toBe(200);
     const memberToken = await newToken(await signIn(member));
@@ -70,15 +66,13 @@ describe("project roles", () => {
     expect(reads).not.toContain("first-unconstrained");
   });
 
-  it("keeps the owner a member", async () => {
-    const w = await world();
+  it("keeps the owner a member", async ({ w }) => {
     expectProblem(await admin("DELETE", `/admin/projects/${w.projectId}/members/${w.account.id}`), 409, "conflict");
   });
 });
 
 describe("tokens on the chat endpoints", () => {
-  it("checks scopes per operation, naming the missing scope", async () => {
-    const w = await world();
+  it("checks scopes per operation, naming the missing scope", async ({ w }) => {
     const readOnly = await newToken(w.session, ["chat:read"]);
     const writeOnly = await newToken(w.session, ["chat:write"]);
     expect((await call("GET", chatsPath(w), { token: readOnly })).status).toBe(200);
@@ -91,8 +85,7 @@ describe("tokens on the chat endpoints", () => {
     expect((await call("POST", chatsPath(w), { token: writeOnly, body: { title: "x" } })).status).toBe(201);
   });
 
-  it("refuses session tokens, missing, made-up and revoked tokens with 401", async () => {
-    const w = await world();
+  it("refuses session tokens, missing, made-up and revoked tokens with 401", async ({ w }) => {
     for (const token of [w.session, undefined, "pct_notarealtoken000000000000000000000"]) {
       const r = await call("GET", chatsPath(w), { token });
       expectProblem(r, 401, "unauthorized");
@@ -105,13 +98,11 @@ describe("tokens on the chat endpoints", () => {
     expect(revoked.headers.get("www-authenticate")).toMatch(/^Bearer .*error="invalid_token"/);
   });
 
-  it("checks the token before the body: 401 beats 400", async () => {
-    const w = await world();
+  it("checks the token before the body: 401 beats 400", async ({ w }) => {
     expectProblem(await call("POST", chatsPath(w), { body: { title: "" } }), 401, "unauthorized");
   });
 
-  it("offers no CORS on authenticated endpoints", async () => {
-    const w = await world();
+  it("offers no CORS on authenticated endpoints", async ({ w }) => {
     const r = await call("GET", chatsPath(w), { token: w.token, headers: { origin: "https://evil.example" } });
     expect(r.headers.get("access-control-allow-origin")).toBeNull();
     const preflight = await call("OPTIONS", chatsPath(w), { headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });

@@ -1,12 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { FAILED_KEPT_BYTES } from "../../src/chats/submission-storage";
 import { frozenClock, runNextAlarm, settle } from "../clock";
-import { cancel, steer } from "../control/control-helpers";
+import { cancel, steer } from "./control-helpers";
 import { expectProblem, newChat, queueOf, room, send, world, type World } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
+import { it } from "../fixtures/chat";
 
 const stored = (chatId: string) =>
   runInDurableObject(room(chatId), (_: ChatRoom, state) => ({
@@ -25,40 +24,34 @@ function submitDirect(w: World, chatId: string, content: string) {
 }
 
 describe("what a chat keeps of its submissions", () => {
-  it("drops the text of one that ran, and still tells a replay from a changed body", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
+  it("drops the text of one that ran, and still tells a replay from a changed body", async ({ clock, w, chat }) => {
     const key = crypto.randomUUID();
-    const sent = await send(w, c.id, "build it", key);
-    await settle(room(c.id), clock);
-    expect(await textOf(c.id, sent.json.submissionId)).toBe("");
-    const replay = await send(w, c.id, "build it", key);
+    const sent = await send(w, chat.id, "build it", key);
+    await settle(room(chat.id), clock);
+    expect(await textOf(chat.id, sent.json.submissionId)).toBe("");
+    const replay = await send(w, chat.id, "build it", key);
     expect(replay.status).toBe(202);
     expect(replay.headers.get("idempotency-replayed")).toBe("true");
     expect(replay.json.submissionId).toBe(sent.json.submissionId);
-    expectProblem(await send(w, c.id, "build something else", key), 409, "idempotency_key_reused");
-    expectProblem(await steer(w, c.id, "build it", key), 409, "idempotency_key_reused");
+    expectProblem(await send(w, chat.id, "build something else", key), 409, "idempotency_key_reused");
+    expectProblem(await steer(w, chat.id, "build it", key), 409, "idempotency_key_reused");
   });
 
-  it("drops the text of a cancelled one and of a taken steering text; their keys keep their answers", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    await send(w, c.id, "first");
+  it("drops the text of a cancelled one and of a taken steering text; their keys keep their answers", async ({ clock, w, chat }) => {
+    await send(w, chat.id, "first");
     const queuedKey = crypto.randomUUID();
-    const queued = await send(w, c.id, "never mind", queuedKey);
-    expect((await cancel(w, c.id, queued.json.submissionId)).status).toBe(204);
-    expect(await textOf(c.id, queued.json.submissionId)).toBe("");
-    expectProblem(await send(w, c.id, "never mind", queuedKey), 409, "submission_cancelled");
-    expectProblem(await send(w, c.id, "changed", queuedKey), 409, "idempotency_key_reused");
+    const queued = await send(w, chat.id, "never mind", queuedKey);
+    expect((await cancel(w, chat.id, queued.json.submissionId)).status).toBe(204);
+    expect(await textOf(chat.id, queued.json.submissionId)).toBe("");
+    expectProblem(await send(w, chat.id, "never mind", queuedKey), 409, "submission_cancelled");
+    expectProblem(await send(w, chat.id, "changed", queuedKey), 409, "idempotency_key_reused");
 
-    await runNextAlarm(room(c.id), clock);
+    await runNextAlarm(room(chat.id), clock);
     const steerKey = crypto.randomUUID();
-    const steered = await steer(w, c.id, "use blue", steerKey);
-    await settle(room(c.id), clock);
-    expect(await textOf(c.id, steered.json.submissionId)).toBe("");
-    expect((await steer(w, c.id, "use blue", steerKey)).headers.get("idempotency-replayed")).toBe("true");
+    const steered = await steer(w, chat.id, "use blue", steerKey);
+    await settle(room(chat.id), clock);
+    expect(await textOf(chat.id, steered.json.submissionId)).toBe("");
+    expect((await steer(w, chat.id, "use blue", steerKey)).headers.get("idempotency-replayed")).toBe("true");
   });
 
   it("stays bounded under failing sends at the full rate: the queue's failed entries keep their text, the rest keep a hash", async () => {

@@ -1,9 +1,10 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { ProjectChats } from "../../src/chats/project-chats";
 import { ChatList, type Chat } from "../../src/chats/schemas";
-import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { admin, call, chatOf, chatsPath, env, newChat, room, send, world, type World } from "../helpers";
+import { alarmOf, runNextAlarm, settle } from "../clock";
+import { admin, call, chatOf, chatsPath, env, newChat, room, send, type World } from "../helpers";
+import { it } from "../fixtures/chat";
 
 const list = async (w: World, query = "") => ChatList.parse((await call("GET", `${chatsPath(w)}${query}`, { token: w.token })).json).items;
 const listObject = (projectId: string) => env.PROJECT_CHATS.getByName(projectId);
@@ -21,37 +22,31 @@ const summary = (id: string, title: string, updatedAt: string): Chat => ({
 });
 
 describe("the chat list", () => {
-  it("follows the chat: preview, working state and queue count", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    for (const content of ["list me", "and me", "me too"]) await send(w, c.id, content);
-    await runNextAlarm(room(c.id), clock); // the first task starts; two wait
+  it("follows the chat: preview, working state and queue count", async ({ clock, w, chat }) => {
+    for (const content of ["list me", "and me", "me too"]) await send(w, chat.id, content);
+    await runNextAlarm(room(chat.id), clock); // the first task starts; two wait
     // A busy chat's list lags at most 500 ms: the alarm after that sends the summary as it is then.
     clock.advance(500);
-    await runNextAlarm(room(c.id), clock); // the first task ends, the second starts
+    await runNextAlarm(room(chat.id), clock); // the first task ends, the second starts
     const [busy] = await list(w);
-    expect(busy).toMatchObject({ id: c.id, isWorking: true, queuedCount: 1 });
-    expect(busy).toEqual(await chatOf(w, c.id));
-    await settle(room(c.id), clock);
+    expect(busy).toMatchObject({ id: chat.id, isWorking: true, queuedCount: 1 });
+    expect(busy).toEqual(await chatOf(w, chat.id));
+    await settle(room(chat.id), clock);
     const [listed] = await list(w);
-    expect(listed).toMatchObject({ id: c.id, isWorking: false, queuedCount: 0 });
+    expect(listed).toMatchObject({ id: chat.id, isWorking: false, queuedCount: 0 });
     expect(listed!.latestAgentPreview).toContain("me too");
-    expect(listed).toEqual(await chatOf(w, c.id));
+    expect(listed).toEqual(await chatOf(w, chat.id));
   });
 
-  it("hears that a started message was held back by maintenance, also after it heard of the start", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    expect((await send(w, c.id, "start me")).json.disposition).toBe("started");
+  it("hears that a started message was held back by maintenance, also after it heard of the start", async ({ clock, w, chat }) => {
+    expect((await send(w, chat.id, "start me")).json.disposition).toBe("started");
     // A rename sends the summary at once: working, nothing queued.
-    await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "renamed" } });
-    expect((await list(w))[0]).toMatchObject({ id: c.id, isWorking: true, queuedCount: 0 });
+    await call("PATCH", `${chatsPath(w)}/${chat.id}`, { token: w.token, body: { title: "renamed" } });
+    expect((await list(w))[0]).toMatchObject({ id: chat.id, isWorking: true, queuedCount: 0 });
     expect((await admin("PUT", "/admin/maintenance", { enabled: true })).status).toBe(200);
     try {
-      await runNextAlarm(room(c.id), clock); // finds maintenance on: the message waits, queued
-      const held = await chatOf(w, c.id);
+      await runNextAlarm(room(chat.id), clock); // finds maintenance on: the message waits, queued
+      const held = await chatOf(w, chat.id);
       expect(held).toMatchObject({ isWorking: false, queuedCount: 1 });
       expect((await list(w))[0]).toEqual(held);
     } finally {
@@ -59,8 +54,7 @@ describe("the chat list", () => {
     }
   });
 
-  it("moves a chat between the active and archived lists, and back", async () => {
-    const w = await world();
+  it("moves a chat between the active and archived lists, and back", async ({ w }) => {
     const [a, b] = [await newChat(w, "a"), await newChat(w, "b")];
     expect((await list(w)).map((c) => c.id)).toEqual([b.id, a.id]);
     expect((await call("POST", `${chatsPath(w)}/${a.id}/archive`, { token: w.token })).status).toBe(200);
@@ -71,23 +65,19 @@ describe("the chat list", () => {
     expect((await list(w)).map((c) => c.id).sort()).toEqual([a.id, b.id].sort());
   });
 
-  it("catches up from the chat's alarm after an update could not reach the list", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
+  it("catches up from the chat's alarm after an update could not reach the list", async ({ clock, w, chat }) => {
     vi.spyOn(ProjectChats.prototype, "upsert").mockRejectedValueOnce(new Error("Network connection lost."));
-    expect((await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "renamed while the list was away" } })).status).toBe(200);
-    expect((await chatOf(w, c.id)).title).toBe("renamed while the list was away");
+    expect((await call("PATCH", `${chatsPath(w)}/${chat.id}`, { token: w.token, body: { title: "renamed while the list was away" } })).status).toBe(200);
+    expect((await chatOf(w, chat.id)).title).toBe("renamed while the list was away");
     expect((await list(w))[0]!.title).toBe("chat");
-    expect(await alarmOf(room(c.id)), "a retry is scheduled").toBeGreaterThan(clock.now());
-    expect(await settle(room(c.id), clock)).toBe(1);
+    expect(await alarmOf(room(chat.id)), "a retry is scheduled").toBeGreaterThan(clock.now());
+    expect(await settle(room(chat.id), clock)).toBe(1);
     expect((await list(w))[0]!.title).toBe("renamed while the list was away");
   });
 });
 
 describe("ProjectChats", () => {
-  it("keeps the newer version of a summary whatever order updates arrive in, and serves each change", async () => {
-    const w = await world();
+  it("keeps the newer version of a summary whatever order updates arrive in, and serves each change", async ({ w }) => {
     const id = crypto.randomUUID();
     const object = listObject(w.projectId);
     await object.upsert(w.projectId, summary(id, "v2", "2026-01-02T00:00:00.000Z"), 2);
@@ -98,8 +88,7 @@ describe("ProjectChats", () => {
     expect(JSON.parse(await object.list(w.projectId, false)).items.map((c: Chat) => c.title)).toEqual(["v3"]);
   });
 
-  it("ignores a late older summary that would move a chat to the other list, with both lists already served", async () => {
-    const w = await world();
+  it("ignores a late older summary that would move a chat to the other list, with both lists already served", async ({ w }) => {
     const id = crypto.randomUUID();
     const object = listObject(w.projectId);
     const titles = async (archived: boolean) => JSON.parse(await object.list(w.projectId, archived)).items.map((c: Chat) => c.title);
@@ -109,16 +98,14 @@ describe("ProjectChats", () => {
     expect([await titles(false), await titles(true)]).toEqual([["active v2"], []]);
   });
 
-  it("orders chats updated at the same moment by id, the same way on every read", async () => {
-    const w = await world();
+  it("orders chats updated at the same moment by id, the same way on every read", async ({ w }) => {
     const object = listObject(w.projectId);
     const ids = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     for (const id of ids) await object.upsert(w.projectId, summary(id, id, "2026-01-01T00:00:00.000Z"), 1);
     expect(JSON.parse(await object.list(w.projectId, false)).items.map((c: Chat) => c.id)).toEqual([...ids].sort().reverse());
   });
 
-  it("lists newest updatedAt first, and an archived chat only in the archived list", async () => {
-    const w = await world();
+  it("lists newest updatedAt first, and an archived chat only in the archived list", async ({ w }) => {
     const object = listObject(w.projectId);
     const [old, recent, archived] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     await object.upsert(w.projectId, summary(old, "old", "2026-01-01T00:00:00.000Z"), 1);
@@ -128,8 +115,7 @@ describe("ProjectChats", () => {
     expect(JSON.parse(await object.list(w.projectId, true)).items.map((c: Chat) => c.title)).toEqual(["archived"]);
   });
 
-  it("keeps its list through eviction", async () => {
-    const w = await world();
+  it("keeps its list through eviction", async ({ w }) => {
     await newChat(w, "kept");
     await evictDurableObject(listObject(w.projectId));
     expect((await list(w)).map((x) => x.title)).toEqual(["kept"]);
@@ -151,8 +137,7 @@ describe("ProjectChats", () => {
     expect(await object.moveFromD1(projectId)).toBe("already_moved");
   });
 
-  it("stores its list, the keys of chat creations and the project's daily usage, nothing else: a new project's object never reads D1", async () => {
-    const w = await world();
+  it("stores its list, the keys of chat creations and the project's daily usage, nothing else: a new project's object never reads D1", async ({ w }) => {
     const read = vi.spyOn(env.DB, "prepare");
     expect(await listObject(w.projectId).list(w.projectId, false)).toBe('{"items":[]}');
     expect(read).not.toHaveBeenCalled();

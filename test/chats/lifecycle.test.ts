@@ -1,14 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { Chat, ChatList } from "../../src/chats/schemas";
 import { frozenClock } from "../clock";
 import { call, chatsPath, expectProblem, newChat, world, type World } from "../helpers";
+import { it } from "../fixtures/chat";
 
 const listed = async (w: World, query = "") => ChatList.parse((await call("GET", `${chatsPath(w)}${query}`, { token: w.token })).json).items.map((x) => x.id);
 
 describe("creating, reading and renaming a chat", () => {
-  it("creates an empty chat, reads and renames it", async () => {
-    const clock = frozenClock();
-    const w = await world();
+  it("creates an empty chat, reads and renames it", async ({ clock, w }) => {
     const created = await call("POST", chatsPath(w), { token: w.token, body: { title: "First" } });
     expect(created.status).toBe(201);
     const chat = Chat.parse(created.json);
@@ -28,8 +27,7 @@ describe("creating, reading and renaming a chat", () => {
     },
   );
 
-  it("counts title length in characters, so 160 emoji fit", async () => {
-    const w = await world();
+  it("counts title length in characters, so 160 emoji fit", async ({ w }) => {
     expect((await call("POST", chatsPath(w), { token: w.token, body: { title: "😀".repeat(160) } })).status).toBe(201);
     expectProblem(await call("POST", chatsPath(w), { token: w.token, body: { title: "😀".repeat(161) } }), 400, "invalid_request");
   });
@@ -60,23 +58,19 @@ describe("listing, archiving and restoring", () => {
     expect(await listed(w)).toEqual([b.id, a.id, c.id]);
   });
 
-  it("keeps archive and restore idempotent", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    const first = await call("POST", `${chatsPath(w)}/${c.id}/archive`, { token: w.token });
+  it("keeps archive and restore idempotent", async ({ clock, w, chat }) => {
+    const first = await call("POST", `${chatsPath(w)}/${chat.id}/archive`, { token: w.token });
     clock.advance(1000);
-    const again = await call("POST", `${chatsPath(w)}/${c.id}/archive`, { token: w.token });
+    const again = await call("POST", `${chatsPath(w)}/${chat.id}/archive`, { token: w.token });
     expect(again.status).toBe(200);
     expect(again.json).toEqual(first.json);
-    expect((await call("POST", `${chatsPath(w)}/${c.id}/restore`, { token: w.token })).status).toBe(200);
-    const restoredAgain = await call("POST", `${chatsPath(w)}/${c.id}/restore`, { token: w.token });
+    expect((await call("POST", `${chatsPath(w)}/${chat.id}/restore`, { token: w.token })).status).toBe(200);
+    const restoredAgain = await call("POST", `${chatsPath(w)}/${chat.id}/restore`, { token: w.token });
     expect(restoredAgain.status).toBe(200);
     expect(restoredAgain.json.archivedAt).toBeNull();
   });
 
-  it("rejects unknown list query values and parameters", async () => {
-    const w = await world();
+  it("rejects unknown list query values and parameters", async ({ w }) => {
     expectProblem(await call("GET", `${chatsPath(w)}?archived=yes`, { token: w.token }), 400, "invalid_request");
     expectProblem(await call("GET", `${chatsPath(w)}?page=2`, { token: w.token }), 400, "invalid_request");
   });

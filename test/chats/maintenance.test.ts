@@ -1,30 +1,28 @@
-import { describe, expect, it } from "vitest";
-import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { admin, historyOf, newChat, queueOf, replies, room, send, world } from "../helpers";
+import { describe, expect } from "vitest";
+import { alarmOf, runNextAlarm, settle } from "../clock";
+import { admin, historyOf, queueOf, replies, room, send } from "../helpers";
+import { it } from "../fixtures/chat";
 
 describe("maintenance", () => {
-  it("accepts submissions as queued and runs them in order once it ends", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
+  it("accepts submissions as queued and runs them in order once it ends", async ({ clock, w, chat }) => {
     expect((await admin("PUT", "/admin/maintenance", { enabled: true })).json).toEqual({ enabled: true });
     try {
-      const first = await send(w, c.id, "during one");
-      const second = await send(w, c.id, "during two");
+      const first = await send(w, chat.id, "during one");
+      const second = await send(w, chat.id, "during two");
       expect([first.json.disposition, second.json.disposition]).toEqual(["queued", "queued"]);
       // The alarm comes, finds maintenance on, and only looks again later.
-      expect(await runNextAlarm(room(c.id), clock)).toBe(true);
-      expect(await alarmOf(room(c.id))).toBeGreaterThan(clock.now());
-      expect((await queueOf(w, c.id)).items.map((e) => [e.content, e.status])).toEqual([
+      expect(await runNextAlarm(room(chat.id), clock)).toBe(true);
+      expect(await alarmOf(room(chat.id))).toBeGreaterThan(clock.now());
+      expect((await queueOf(w, chat.id)).items.map((e) => [e.content, e.status])).toEqual([
         ["during one", "queued"],
         ["during two", "queued"],
       ]);
-      expect((await historyOf(w, c.id)).items).toEqual([]);
+      expect((await historyOf(w, chat.id)).items).toEqual([]);
     } finally {
       expect((await admin("PUT", "/admin/maintenance", { enabled: false })).status).toBe(200);
     }
-    await settle(room(c.id), clock);
-    const page = await historyOf(w, c.id);
+    await settle(room(chat.id), clock);
+    const page = await historyOf(w, chat.id);
     expect(replies(page)).toHaveLength(2);
     expect(page.items.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["during two", "during one"]);
   });

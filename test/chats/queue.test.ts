@@ -1,32 +1,30 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { ALARM_STEPS } from "../../src/chats/limits";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { chatOf, historyOf, newChat, queueOf, replies, room, send, world } from "../helpers";
+import { it } from "../fixtures/chat";
 
 describe("the queue", () => {
-  it("queues the next message while the agent works and runs them in order", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    const sent = [await send(w, c.id, "one"), await send(w, c.id, "two"), await send(w, c.id, "three")];
+  it("queues the next message while the agent works and runs them in order", async ({ clock, w, chat }) => {
+    const sent = [await send(w, chat.id, "one"), await send(w, chat.id, "two"), await send(w, chat.id, "three")];
     expect(sent.map((r) => r.json.disposition)).toEqual(["started", "queued", "queued"]);
 
-    await runNextAlarm(room(c.id), clock); // the first task starts
-    const q = await queueOf(w, c.id);
+    await runNextAlarm(room(chat.id), clock); // the first task starts
+    const q = await queueOf(w, chat.id);
     expect(q.items.map((e) => [e.id, e.content, e.status])).toEqual([
       [sent[1]!.json.submissionId, "two", "queued"],
       [sent[2]!.json.submissionId, "three", "queued"],
     ]);
     expect(q.items.every((e) => /Z$/.test(e.createdAt))).toBe(true);
-    expect(await chatOf(w, c.id)).toMatchObject({ isWorking: true, queuedCount: 2 });
+    expect(await chatOf(w, chat.id)).toMatchObject({ isWorking: true, queuedCount: 2 });
 
-    await settle(room(c.id), clock);
-    const page = await historyOf(w, c.id);
+    await settle(room(chat.id), clock);
+    const page = await historyOf(w, chat.id);
     expect(replies(page)).toHaveLength(3);
     expect(page.items.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["three", "two", "one"]);
     expect(page.items.map((m) => m.role)).toEqual(["owner", "user", "owner", "user", "owner", "user"]);
-    expect((await queueOf(w, c.id)).items).toEqual([]);
-    expect(await chatOf(w, c.id)).toMatchObject({ isWorking: false, queuedCount: 0 });
+    expect((await queueOf(w, chat.id)).items).toEqual([]);
+    expect(await chatOf(w, chat.id)).toMatchObject({ isWorking: false, queuedCount: 0 });
   });
 
   it("goes on in the next alarm when one alarm's steps run out with entries left", async () => {

@@ -1,5 +1,5 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { MIGRATIONS } from "../../src/chats/room-schema";
 import { FAILED_KEPT_ENTRIES, type SubmissionStorage } from "../../src/chats/submission-storage";
@@ -7,12 +7,11 @@ import { migrateSchema } from "../../src/db/object-schema";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, historyOf, queueOf, room, send, world } from "../helpers";
 import { openEvents } from "../sse";
-import { stop, stopped, submissionOf } from "../control/control-helpers";
+import { stop, stopped, submissionOf } from "./control-helpers";
+import { it } from "../fixtures/chat";
 
 describe("a chat object stored by the release before control of work", () => {
-  it("links the task running at the upgrade, leaves earlier messages unlinked, and counts its waiting entries for the queue bound", async () => {
-    const clock = frozenClock();
-    const w = await world();
+  it("links the task running at the upgrade, leaves earlier messages unlinked, and counts its waiting entries for the queue bound", async ({ clock, w }) => {
     const chatId = crypto.randomUUID();
     const [done, failed, running, waiting] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     const [taskA, taskB, taskC] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
@@ -71,9 +70,7 @@ describe("a chat object stored by the release before control of work", () => {
 });
 
 describe("a chat object stored before queue changes became entry events", () => {
-  it("gives a resume point from before a snapshot, keeps the failed entries of the last day and announces their end", async () => {
-    const clock = frozenClock();
-    const w = await world();
+  it("gives a resume point from before a snapshot, keeps the failed entries of the last day and announces their end", async ({ clock, w }) => {
     const chatId = crypto.randomUUID();
     const [recent, old] = [crypto.randomUUID(), crypto.randomUUID()];
     const at = new Date(clock.now()).toISOString();
@@ -123,8 +120,7 @@ describe("a chat object stored before queue changes became entry events", () => 
 });
 
 describe("a chat object upgraded to entry events holding more failed entries than the queue keeps", () => {
-  it("keeps the newest within the bound, and a resume point from before gets a snapshot", async () => {
-    const w = await world();
+  it("keeps the newest within the bound, and a resume point from before gets a snapshot", async ({ w }) => {
     const chatId = crypto.randomUUID();
     const extra = 5;
     const ids: string[] = [];

@@ -1,18 +1,16 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { Submission } from "../../src/chats/schemas";
-import { frozenClock, runNextAlarm, settle } from "../clock";
+import { runNextAlarm, settle } from "../clock";
 import { call, chatOf, chatsPath, creditsOf, expectProblem, historyOf, newChat, queueOf, room, send, world } from "../helpers";
+import { it } from "../fixtures/chat";
 
 describe("sending a message", () => {
-  it("accepts with 202 started, and the agent's reply follows in the history", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    const r = await send(w, c.id, "Build me a landing page");
+  it("accepts with 202 started, and the agent's reply follows in the history", async ({ clock, w, chat }) => {
+    const r = await send(w, chat.id, "Build me a landing page");
     expect(r.status).toBe(202);
-    expect(Submission.parse(r.json)).toMatchObject({ chatId: c.id, disposition: "started" });
-    await settle(room(c.id), clock);
-    const page = await historyOf(w, c.id);
+    expect(Submission.parse(r.json)).toMatchObject({ chatId: chat.id, disposition: "started" });
+    await settle(room(chat.id), clock);
+    const page = await historyOf(w, chat.id);
     expect(page.items).toHaveLength(2);
     const [reply, user] = page.items;
     // Both belong to the task and to the submission that started it.
@@ -21,12 +19,12 @@ describe("sending a message", () => {
     expect(reply).toMatchObject({ role: "owner", status: "success", ...ofTask });
     expect(user!.taskId).toBe(reply!.taskId);
     expect(reply!.content).toContain("Build me a landing page");
-    const summary = await chatOf(w, c.id);
+    const summary = await chatOf(w, chat.id);
     expect(summary.isWorking).toBe(false);
     expect(summary.latestAgentPreview).toBe(reply!.content.slice(0, 500));
     expect(summary.lastMessageAt).toBe(reply!.createdAt);
     expect(await creditsOf(w.account.id)).toBe(999);
-    expect((await queueOf(w, c.id)).items).toEqual([]);
+    expect((await queueOf(w, chat.id)).items).toEqual([]);
   });
 
   it.each([
@@ -44,15 +42,11 @@ describe("sending a message", () => {
     expectProblem(r, 400, "invalid_request");
   });
 
-  it("accepts exactly 100000 characters", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    expect((await send(w, c.id, "я".repeat(100_000))).status).toBe(202);
+  it("accepts exactly 100000 characters", async ({ w, chat }) => {
+    expect((await send(w, chat.id, "я".repeat(100_000))).status).toBe(202);
   });
 
-  it("requires replyToMessageId to name a message of this chat", async () => {
-    const clock = frozenClock();
-    const w = await world();
+  it("requires replyToMessageId to name a message of this chat", async ({ clock, w }) => {
     const a = await newChat(w);
     const b = await newChat(w);
     await send(w, a.id, "first");
@@ -64,10 +58,8 @@ describe("sending a message", () => {
     expect((await send(w, a.id, "reply", crypto.randomUUID(), { replyToMessageId: page.items[0]!.id })).status).toBe(202);
   });
 
-  it("refuses a new message to an archived chat with 409", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    expect((await call("POST", `${chatsPath(w)}/${c.id}/archive`, { token: w.token })).status).toBe(200);
-    expectProblem(await send(w, c.id, "after"), 409, "chat_archived");
+  it("refuses a new message to an archived chat with 409", async ({ w, chat }) => {
+    expect((await call("POST", `${chatsPath(w)}/${chat.id}/archive`, { token: w.token })).status).toBe(200);
+    expectProblem(await send(w, chat.id, "after"), 409, "chat_archived");
   });
 });

@@ -1,9 +1,10 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { SubmitRequest } from "../../src/chats/chat-room";
 import { ACCESS_FRESH_MS } from "../../src/projects/access";
-import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { admin, creditsOf, newChat, peek, room, world } from "../helpers";
+import { alarmOf, runNextAlarm, settle } from "../clock";
+import { admin, creditsOf, peek, room } from "../helpers";
+import { it } from "../fixtures/chat";
 
 const setStatus = async (projectId: string, status: "active" | "suspended") => expect((await admin("PATCH", `/admin/projects/${projectId}`, { status })).status).toBe(200);
 // What a Worker saw a little while ago, before the suspension: old enough that the chat reads the project again.
@@ -19,11 +20,8 @@ const request = (content: string, ownerAccountId: string): SubmitRequest => {
 };
 
 describe("a suspended project", () => {
-  it("holds its queued submissions, uncharged, and runs them in order once it is active again", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    const stub = room(c.id);
+  it("holds its queued submissions, uncharged, and runs them in order once it is active again", async ({ clock, w, chat }) => {
+    const stub = room(chat.id);
     await setStatus(w.projectId, "suspended");
     // Accepted just before the suspension was seen (the routes answer 404 once it is).
     for (const content of ["first", "second"]) expect((await stub.submit(w.projectId, request(content, w.account.id))).kind).toBe("accepted");
@@ -33,17 +31,17 @@ describe("a suspended project", () => {
       ["first", "queued"],
       ["second", "queued"],
     ]);
-    expect(await peek(w, c.id)).toEqual([]);
+    expect(await peek(w, chat.id)).toEqual([]);
     expect(await creditsOf(w.account.id)).toBe(1000);
     const recheckIn = (await alarmOf(stub))! - clock.now();
     expect(recheckIn).toBeGreaterThan(0);
     expect(recheckIn).toBeLessThanOrEqual(5_000);
     expect(await runNextAlarm(stub, clock), "still suspended at the next look").toBe(true);
-    expect(await peek(w, c.id)).toEqual([]);
+    expect(await peek(w, chat.id)).toEqual([]);
 
     await setStatus(w.projectId, "active");
     await settle(stub, clock);
-    const items = await peek(w, c.id);
+    const items = await peek(w, chat.id);
     expect(items.filter((m) => m.role === "owner" && m.status === "success")).toHaveLength(2);
     expect(items.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["second", "first"]);
     expect(await creditsOf(w.account.id)).toBe(998);

@@ -1,5 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { admin, call, env, expectProblem, ledger, newAccount, newToken, signIn, world } from "../helpers";
+import { it } from "../fixtures/chat";
 
 const creditsPath = (w: { projectId: string }) => `/v1/projects/${w.projectId}/credits`;
 const usagePath = (w: { projectId: string }) => `/v1/projects/${w.projectId}/usage`;
@@ -59,8 +60,7 @@ describe("GET /v1/projects/{projectId}/credits", () => {
     expect((await call("GET", creditsPath(w), { token: w.token })).json).toEqual({ balance: 0, taskCost: 1, canRun: false });
   });
 
-  it("answers 401, 403 and 404 as the other chat reads do", async () => {
-    const w = await world();
+  it("answers 401, 403 and 404 as the other chat reads do", async ({ w }) => {
     const stranger = await world();
     expectProblem(await call("GET", creditsPath(w)), 401, "unauthorized");
     expectProblem(await call("GET", creditsPath(w), { token: w.session }), 401, "unauthorized");
@@ -70,8 +70,7 @@ describe("GET /v1/projects/{projectId}/credits", () => {
     expectProblem(await call("GET", creditsPath({ projectId: crypto.randomUUID() }), { token: w.token }), 404, "not_found");
   });
 
-  it("answers 429 once the token's minute is spent", async () => {
-    const w = await world();
+  it("answers 429 once the token's minute is spent", async ({ w }) => {
     let last = await call("GET", creditsPath(w), { token: w.token });
     for (let i = 0; i < 70 && last.status !== 429; i++) last = await call("GET", creditsPath(w), { token: w.token });
     expectProblem(last, 429, "rate_limited");
@@ -80,8 +79,7 @@ describe("GET /v1/projects/{projectId}/credits", () => {
 });
 
 describe("GET /v1/projects/{projectId}/usage", () => {
-  it("adds up each day's ended tasks, counting a task once however often it is handed over", async () => {
-    const w = await world();
+  it("adds up each day's ended tasks, counting a task once however often it is handed over", async ({ w }) => {
     const yesterday = Date.now() - 86_400_000;
     const tasks = await recordUsage(w.projectId, [
       { credits: 1, inputTokens: 100, outputTokens: 10 },
@@ -105,8 +103,7 @@ describe("GET /v1/projects/{projectId}/usage", () => {
     expect(before.json).toEqual({ items: [] });
   });
 
-  it("defaults to the 30 days ending today", async () => {
-    const w = await world();
+  it("defaults to the 30 days ending today", async ({ w }) => {
     await recordUsage(w.projectId, [
       { endedAt: Date.now() - 29 * 86_400_000, credits: 1, inputTokens: null, outputTokens: null },
       { endedAt: Date.now() - 30 * 86_400_000, credits: 1, inputTokens: null, outputTokens: null },
@@ -117,8 +114,7 @@ describe("GET /v1/projects/{projectId}/usage", () => {
     expect(wider.json.items.map((i: { date: string }) => i.date)).toEqual([daysAgo(30), daysAgo(29)]);
   });
 
-  it("is for any member with chat:read", async () => {
-    const w = await world();
+  it("is for any member with chat:read", async ({ w }) => {
     await recordUsage(w.projectId, [{ credits: 1, inputTokens: 1, outputTokens: 1 }]);
     const r = await call("GET", usagePath(w), { token: await member(w, "viewer", ["chat:read"]) });
     expect(r.json.items[0].tasks).toBe(1);
@@ -127,8 +123,7 @@ describe("GET /v1/projects/{projectId}/usage", () => {
     expectProblem(await call("GET", usagePath(w), { token: (await world()).token }), 404, "not_found");
   });
 
-  it("refuses every malformed or impossible range with 400", async () => {
-    const w = await world();
+  it("refuses every malformed or impossible range with 400", async ({ w }) => {
     const bad = [
       "from=yesterday",
       "from=2026-02-30&to=2026-03-01",

@@ -1,10 +1,9 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect } from "vitest";
 import type { AccountLedger } from "../../src/credits/account-ledger";
 import { frozenClock } from "../clock";
 import { admin, call, expectProblem, ledger, newAccount, signIn, world } from "../helpers";
-
-afterEach(() => vi.restoreAllMocks());
+import { it } from "../fixtures/chat";
 
 const statementOf = async (accountId: string, limit = 100, before?: number) => (await ledger(accountId).statementPage(accountId, limit, before))!;
 const kinds = (page: { items: { kind: string; credits: number; balanceAfter: number }[] }) => page.items.map((i) => [i.kind, i.credits, i.balanceAfter]);
@@ -148,15 +147,13 @@ describe("GET /auth/credits", () => {
     expect(seen).toEqual(all.json.items.map((i: { id: string }) => i.id));
   });
 
-  it("is for the account session only", async () => {
-    const w = await world();
+  it("is for the account session only", async ({ w }) => {
     expectProblem(await call("GET", "/auth/credits"), 401, "unauthorized");
     expectProblem(await call("GET", "/auth/credits", { token: w.token }), 401, "unauthorized");
     expectProblem(await call("GET", "/auth/credits", { token: "ses_not-a-session" }), 401, "unauthorized");
   });
 
-  it("refuses a bad limit, a forged cursor and another account's cursor with 400", async () => {
-    const w = await world();
+  it("refuses a bad limit, a forged cursor and another account's cursor with 400", async ({ w }) => {
     const other = await world();
     for (let i = 0; i < 2; i++) await ledger(other.account.id).charge(other.account.id, crypto.randomUUID(), 1, ref());
     const theirs = (await call("GET", "/auth/credits?limit=1", { token: other.session })).json.nextCursor as string;

@@ -1,10 +1,9 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { ProjectChats } from "../../src/chats/project-chats";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, creditsOf, env, historyOf, ledger, newChat, room, send, world, type World } from "../helpers";
 import { openEvents } from "../sse";
-
-afterEach(() => vi.restoreAllMocks());
+import { it } from "../fixtures/chat";
 
 const submissionOf = async (w: World, chatId: string, id: string) => (await call("GET", `${chatsPath(w)}/${chatId}/submissions/${id}`, { token: w.token })).json;
 const usageOf = async (w: World) => (await call("GET", `/v1/projects/${w.projectId}/usage`, { token: w.token })).json.items as { tasks: number; credits: number }[];
@@ -89,13 +88,10 @@ describe("what a task cost", () => {
     expect(total(await usageOf(w))).toEqual({ tasks: 3, credits: 3 });
   });
 
-  it("counts a task once when its hand-off to the project is retried", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
+  it("counts a task once when its hand-off to the project is retried", async ({ clock, w, chat }) => {
     const upsert = vi.spyOn(ProjectChats.prototype, "upsert");
-    await send(w, c.id, "count me once");
-    await settle(room(c.id), clock);
+    await send(w, chat.id, "count me once");
+    await settle(room(chat.id), clock);
     expect(total(await usageOf(w))).toEqual({ tasks: 1, credits: 1 });
     // The same usage handed over again (a retry whose first answer was lost) counts nothing more.
     const withUsage = upsert.mock.calls.find((args) => (args[3] ?? []).length > 0)!;
@@ -103,13 +99,10 @@ describe("what a task cost", () => {
     expect(total(await usageOf(w))).toEqual({ tasks: 1, credits: 1 });
   });
 
-  it("keeps usage to hand over when the project's list cannot be reached, and counts it once it can", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
+  it("keeps usage to hand over when the project's list cannot be reached, and counts it once it can", async ({ clock, w, chat }) => {
     vi.spyOn(ProjectChats.prototype, "upsert").mockRejectedValueOnce(new Error("Network connection lost.")).mockRejectedValueOnce(new Error("Network connection lost."));
-    await send(w, c.id, "count me later");
-    await settle(room(c.id), clock);
+    await send(w, chat.id, "count me later");
+    await settle(room(chat.id), clock);
     expect(total(await usageOf(w))).toEqual({ tasks: 1, credits: 1 });
   });
 });

@@ -1,11 +1,9 @@
 import { evictDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { AccountLedger } from "../../src/credits/account-ledger";
 import { frozenClock, settle } from "../clock";
 import { call, chatsPath, creditsOf, expectProblem, historyOf, ledger, newChat, room, world, type World } from "../helpers";
 import { acceptingAgent, agentCalls, fakeAgent, runningTask } from "./fake-agent";
-
-afterEach(() => vi.restoreAllMocks());
 
 const usageOf = async (w: World) => (await call("GET", `/v1/projects/${w.projectId}/usage`, { token: w.token })).json.items;
 const submissionOf = async (w: World, chatId: string, id: string) => (await call("GET", `${chatsPath(w)}/${chatId}/submissions/${id}`, { token: w.token })).json;

@@ -1,11 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { call, chatsPath, expectProblem, newAccount, newChat, world } from "../helpers";
+import { it } from "../fixtures/chat";
 
 const signInRaw = (raw: BodyInit, contentType: string) => call("POST", "/auth/token", { raw, headers: { "content-type": contentType } });
 
 describe("JSON request bodies", () => {
-  it("refuses a body that is not valid UTF-8 instead of substituting U+FFFD", async () => {
-    const w = await world();
+  it("refuses a body that is not valid UTF-8 instead of substituting U+FFFD", async ({ w }) => {
     const bytes = new Uint8Array([...new TextEncoder().encode('{"title":"ab'), 0xff, 0xfe, ...new TextEncoder().encode('"}')]);
     const r = await call("POST", chatsPath(w), { token: w.token, raw: bytes, headers: { "content-type": "application/json" } });
     expectProblem(r, 400, "invalid_request");
@@ -13,8 +13,7 @@ describe("JSON request bodies", () => {
     expect((await call("GET", chatsPath(w), { token: w.token })).json.items).toEqual([]);
   });
 
-  it("refuses a string with an unpaired surrogate escape, which storage would keep as U+FFFD, and accepts a whole pair", async () => {
-    const w = await world();
+  it("refuses a string with an unpaired surrogate escape, which storage would keep as U+FFFD, and accepts a whole pair", async ({ w }) => {
     const chat = (await call("POST", chatsPath(w), { token: w.token, body: { title: "surrogates" } })).json;
     const sendRaw = (raw: string) =>
       call("POST", `${chatsPath(w)}/${chat.id}/messages`, { token: w.token, raw, headers: { "content-type": "application/json", "idempotency-key": crypto.randomUUID() } });
@@ -44,8 +43,7 @@ describe("JSON request bodies", () => {
     expectProblem(await signInRaw(body, "text/plain; charset=utf-8"), 400, "invalid_request");
   });
 
-  it("names an unknown body field itself", async () => {
-    const w = await world();
+  it("names an unknown body field itself", async ({ w }) => {
     const r = await call("POST", chatsPath(w), { token: w.token, body: { title: "x", colour: "red" } });
     expectProblem(r, 400, "invalid_request");
     expect(r.json.errors).toEqual([{ path: "colour", message: "unknown field" }]);
@@ -61,18 +59,14 @@ describe("query parameters", () => {
     expect(r.json.errors[0].path).toBe("limit");
   });
 
-  it("accepts decimal limits 1 to 100", async () => {
-    const w = await world();
-    const c = await newChat(w);
+  it("accepts decimal limits 1 to 100", async ({ w, chat }) => {
     for (const limit of ["1", "05", "100"]) {
-      expect((await call("GET", `${chatsPath(w)}/${c.id}/messages?limit=${limit}`, { token: w.token })).status, limit).toBe(200);
+      expect((await call("GET", `${chatsPath(w)}/${chat.id}/messages?limit=${limit}`, { token: w.token })).status, limit).toBe(200);
     }
   });
 
-  it("names an unknown query parameter, not the body", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const r = await call("GET", `${chatsPath(w)}/${c.id}/messages?limit=5&colour=red&size=1`, { token: w.token });
+  it("names an unknown query parameter, not the body", async ({ w, chat }) => {
+    const r = await call("GET", `${chatsPath(w)}/${chat.id}/messages?limit=5&colour=red&size=1`, { token: w.token });
     expectProblem(r, 400, "invalid_request");
     expect(r.json.errors).toEqual([
       { path: "colour", message: "unknown query parameter" },

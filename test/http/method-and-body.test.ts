@@ -1,15 +1,14 @@
-import { describe, expect, it } from "vitest";
-import { ADMIN, call, chatsPath, expectProblem, newChat, world } from "../helpers";
+import { describe, expect } from "vitest";
+import { ADMIN, call, chatsPath, expectProblem } from "../helpers";
 import { carryingBody, viaApp } from "./method-and-body";
+import { it } from "../fixtures/chat";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 const url = (path: string) => `https://service.test${path}`;
 
 describe("a GET or HEAD that carries a body", () => {
-  it("is refused with 400 on every router, before credentials, never a 500", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const chatId = c.id;
+  it("is refused with 400 on every router, before credentials, never a 500", async ({ w, chat }) => {
+    const chatId = chat.id;
     const cases: { router: string; path: string; token?: string }[] = [
       { router: "/v1 catalog", path: "/v1/plans" },
       { router: "/v1/projects", path: `${chatsPath(w)}/${chatId}/messages`, token: w.token },
@@ -30,8 +29,7 @@ describe("a GET or HEAD that carries a body", () => {
     }
   });
 
-  it("is answered as usual when the body is empty, whatever its Content-Type says", async () => {
-    const w = await world();
+  it("is answered as usual when the body is empty, whatever its Content-Type says", async ({ w }) => {
     const r = await viaApp(carryingBody("GET", url(chatsPath(w)), "", { ...JSON_HEADERS, authorization: `Bearer ${w.token}` }));
     expect(r.status, r.text).toBe(200);
     expect(r.json.items).toEqual([]);
@@ -40,16 +38,14 @@ describe("a GET or HEAD that carries a body", () => {
 });
 
 describe("a wrong method on a known path", () => {
-  it("is 405 with Allow before any credential is checked", async () => {
-    const w = await world();
-    const c = await newChat(w);
+  it("is 405 with Allow before any credential is checked", async ({ w, chat }) => {
     const paths = [
       "/auth/api-tokens",
       `/auth/api-tokens/${crypto.randomUUID()}`,
       chatsPath(w),
-      `${chatsPath(w)}/${c.id}`,
+      `${chatsPath(w)}/${chat.id}`,
       "/admin/accounts",
-      `/agent/chats/${c.id}/tasks/${crypto.randomUUID()}/result`,
+      `/agent/chats/${chat.id}/tasks/${crypto.randomUUID()}/result`,
     ];
     for (const path of paths) {
       const r = await call("PUT", path, { body: {} });

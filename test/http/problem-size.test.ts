@@ -1,6 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { FIELD_PROBLEMS_MAX, FIELD_TEXT_MAX_BYTES } from "../../src/http/problem";
 import { call, chatsPath, expectProblem, world } from "../helpers";
+import { it } from "../fixtures/chat";
 
 /** A body with thousands of unknown fields, one with a name of 50,000 characters and one of emoji that a cut could split. */
 function hostileBody(extra: Record<string, unknown>) {
@@ -47,8 +48,7 @@ describe("a validation problem's size", () => {
     expect(new TextEncoder().encode(r.text).byteLength).toBeLessThan(16_384);
   });
 
-  it("lists every error when there are few", async () => {
-    const w = await world();
+  it("lists every error when there are few", async ({ w }) => {
     const r = await call("POST", chatsPath(w), { token: w.token, body: { title: "", color: "blue" } });
     expectProblem(r, 400, "invalid_request");
     expect(r.json.errors).toHaveLength(2);

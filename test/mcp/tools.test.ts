@@ -1,12 +1,11 @@
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { exports } from "cloudflare:workers";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, call, chatsPath, env, expectProblem, newAccount, newToken, room, signIn, world } from "../helpers";
 import { openEvents } from "../sse";
 import { callTool, connect, MCP_URL, success, toolProblem } from "./mcp-helpers";
-
-afterEach(() => vi.restoreAllMocks());
+import { it } from "../fixtures/chat";
 
 const CONTRACT_TOOLS = {
   list_projects: "read",
@@ -37,8 +36,7 @@ const v1 = async (token: string, path: string) => {
 };
 
 describe("MCP tools, through the SDK's client", () => {
-  it("lists every tool with a title, a description, both schemas and the contract's annotations", async () => {
-    const w = await world();
+  it("lists every tool with a title, a description, both schemas and the contract's annotations", async ({ w }) => {
     const client = await connect(w.token);
     const { tools } = await client.listTools();
     for (const [name, kind] of Object.entries(CONTRACT_TOOLS)) {
@@ -57,8 +55,7 @@ describe("MCP tools, through the SDK's client", () => {
     expect(send.inputSchema.properties).toMatchObject({ waitSeconds: { type: "integer", minimum: 0, maximum: 60 }, idempotencyKey: { format: "uuid" } });
   });
 
-  it("drives a chat from creation to a finished reply, each answer the /v1 answer", async () => {
-    const w = await world();
+  it("drives a chat from creation to a finished reply, each answer the /v1 answer", async ({ w }) => {
     const client = await connect(w.token);
     expect(success(await callTool(client, "list_projects"))).toEqual(await v1(w.token, "/v1/projects"));
     const chat = success(await callTool(client, "create_chat", { projectId: w.projectId, title: "From an agent" }));
@@ -108,9 +105,7 @@ describe("MCP tools, through the SDK's client", () => {
     expect(sent.reply).toBeNull();
   });
 
-  it("sends progress as the reply grows while it waits", async () => {
-    const clock = frozenClock();
-    const w = await world();
+  it("sends progress as the reply grows while it waits", async ({ clock, w }) => {
     const client = await connect(w.token);
     const chat = success(await callTool(client, "create_chat", { projectId: w.projectId, title: "progress" }));
     const updates: { progress: number; total?: number; message?: string }[] = [];
@@ -137,9 +132,7 @@ describe("MCP tools, through the SDK's client", () => {
     expect(updates.every((u) => u.total === undefined)).toBe(true);
   });
 
-  it("ends only the wait when the client hangs up: the reply still finishes", async () => {
-    const clock = frozenClock();
-    const w = await world();
+  it("ends only the wait when the client hangs up: the reply still finishes", async ({ clock, w }) => {
     const client = await connect(w.token);
     const chat = success(await callTool(client, "create_chat", { projectId: w.projectId, title: "hang up" }));
     const waiting = {
@@ -163,8 +156,7 @@ describe("MCP tools, through the SDK's client", () => {
     expect(reply).toMatchObject({ role: "owner", status: "success", content: expect.stringContaining("keep going") });
   });
 
-  it("waits without taking one of the token's 10 event streams", async () => {
-    const w = await world();
+  it("waits without taking one of the token's 10 event streams", async ({ w }) => {
     const client = await connect(w.token);
     const chat = success(await callTool(client, "create_chat", { projectId: w.projectId, title: "streams" }));
     const streams = await Promise.all(Array.from({ length: 10 }, () => openEvents(`${chatsPath(w)}/${chat.id}/events`, w.token)));
@@ -174,8 +166,7 @@ describe("MCP tools, through the SDK's client", () => {
     await Promise.all(streams.map((s) => s.close()));
   });
 
-  it("replays a send_message retried with its idempotencyKey, and sends twice without one", async () => {
-    const w = await world();
+  it("replays a send_message retried with its idempotencyKey, and sends twice without one", async ({ w }) => {
     const client = await connect(w.token);
     const chat = success(await callTool(client, "create_chat", { projectId: w.projectId, title: "keys" }));
     const args = { projectId: w.projectId, chatId: chat.id, content: "only once", idempotencyKey: crypto.randomUUID() };
@@ -194,9 +185,7 @@ describe("MCP tools, through the SDK's client", () => {
     expect(success(await callTool(client, "create_chat", chatArgs)).id).toBe(success(await callTool(client, "create_chat", chatArgs)).id);
   });
 
-  it("steers, cancels a queued submission and stops a working reply", async () => {
-    const clock = frozenClock();
-    const w = await world();
+  it("steers, cancels a queued submission and stops a working reply", async ({ clock, w }) => {
     const client = await connect(w.token);
     const chat = success(await callTool(client, "create_chat", { projectId: w.projectId, title: "control" }));
     const ids = { projectId: w.projectId, chatId: chat.id };
@@ -232,8 +221,7 @@ describe("MCP credits and usage tools", () => {
     toolProblem(await callTool(owner, "get_credits", { projectId: (await world()).projectId }), "not_found");
   });
 
-  it("reads the project's usage per day, as /v1 answers it, and names bad dates", async () => {
-    const w = await world();
+  it("reads the project's usage per day, as /v1 answers it, and names bad dates", async ({ w }) => {
     const client = await connect(w.token);
     const chat = success(await callTool(client, "create_chat", { projectId: w.projectId, title: "usage" }));
     // An ended task's usage, handed to the project's list as a chat's sync hands it.
@@ -252,8 +240,7 @@ describe("MCP credits and usage tools", () => {
 });
 
 describe("MCP tool errors", () => {
-  it("gives a viewer's write a forbidden problem, and lets the viewer read", async () => {
-    const w = await world();
+  it("gives a viewer's write a forbidden problem, and lets the viewer read", async ({ w }) => {
     const viewer = await newAccount();
     expect((await admin("PUT", `/admin/projects/${w.projectId}/members/${viewer.id}`, { role: "viewer" })).status).toBe(200);
     const client = await connect(await newToken(await signIn(viewer)));
@@ -274,16 +261,14 @@ describe("MCP tool errors", () => {
     toolProblem(await callTool(client, "list_chats", { projectId: "../../auth/api-tokens" }), "not_found");
   });
 
-  it("answers a token without the scope with insufficient_scope", async () => {
-    const w = await world();
+  it("answers a token without the scope with insufficient_scope", async ({ w }) => {
     const client = await connect(await newToken(w.session, ["chat:read"]));
     const problem = toolProblem(await callTool(client, "create_chat", { projectId: w.projectId, title: "no" }), "insufficient_scope");
     expect(problem.status).toBe(403);
     expect(success(await callTool(client, "list_chats", { projectId: w.projectId })).items).toEqual([]);
   });
 
-  it("answers arguments that fail the schema with invalid_request naming each field", async () => {
-    const w = await world();
+  it("answers arguments that fail the schema with invalid_request naming each field", async ({ w }) => {
     const client = await connect(w.token);
     const missing = toolProblem(await callTool(client, "create_chat", { projectId: w.projectId, color: "red" }), "invalid_request");
     expect(missing.errors).toEqual(
@@ -313,8 +298,7 @@ describe("MCP tool errors", () => {
     toolProblem(await callTool(client, "read_messages", { projectId: w.projectId, chatId: chat.id, cursor: "bogus" }), "invalid_request");
   });
 
-  it("answers an unknown tool with a JSON-RPC invalid params error", async () => {
-    const w = await world();
+  it("answers an unknown tool with a JSON-RPC invalid params error", async ({ w }) => {
     const client = await connect(w.token);
     const error = await callTool(client, "drop_database").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(McpError);

@@ -1,15 +1,15 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import packageJson from "../../package.json";
 import { API_TOKEN_PREFIX, generateSecret } from "../../src/auth/secrets";
 import { call, chatsPath, expectProblem, newChat, world } from "../helpers";
 import { initialize, post } from "./mcp-helpers";
+import { it } from "../fixtures/chat";
 
 const toolCall = (name: string, args: unknown, id = 7) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
 const remaining = (r: { headers: Headers }) => Number(/r=(\d+)/.exec(r.headers.get("ratelimit") ?? "")?.[1]);
 
 describe("/mcp over HTTP", () => {
-  it("initializes statelessly: server info, tools capability, instructions and no session id", async () => {
-    const w = await world();
+  it("initializes statelessly: server info, tools capability, instructions and no session id", async ({ w }) => {
     const r = await post(initialize("2025-11-25"), {}, w.token);
     expect(r.status, r.text).toBe(200);
     expect(r.headers.get("content-type")).toContain("application/json");
@@ -32,8 +32,7 @@ describe("/mcp over HTTP", () => {
     expect(r.json.result.protocolVersion).toBe(answered);
   });
 
-  it("accepts a supported or missing MCP-Protocol-Version header and refuses another with 400", async () => {
-    const w = await world();
+  it("accepts a supported or missing MCP-Protocol-Version header and refuses another with 400", async ({ w }) => {
     const list = { jsonrpc: "2.0", id: 2, method: "tools/list" };
     expect((await post(list, {}, w.token)).status).toBe(200);
     expect((await post(list, { "mcp-protocol-version": "2025-06-18" }, w.token)).status).toBe(200);
@@ -42,17 +41,14 @@ describe("/mcp over HTTP", () => {
     expectProblem(await post(list, { "mcp-protocol-version": "1999-01-01" }, w.token), 400, "invalid_request");
   });
 
-  it("answers a notification with 202 and no body", async () => {
-    const w = await world();
+  it("answers a notification with 202 and no body", async ({ w }) => {
     const r = await post({ jsonrpc: "2.0", method: "notifications/initialized" }, {}, w.token);
     expect(r.status).toBe(202);
     expect(r.text).toBe("");
   });
 
-  it("answers a call that may send progress as an event stream without id lines, and others as JSON", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const args = { projectId: w.projectId, chatId: c.id, content: "stream it", waitSeconds: 10 };
+  it("answers a call that may send progress as an event stream without id lines, and others as JSON", async ({ w, chat }) => {
+    const args = { projectId: w.projectId, chatId: chat.id, content: "stream it", waitSeconds: 10 };
     const streamed = await post({ ...toolCall("send_message", args), params: { name: "send_message", arguments: args, _meta: { progressToken: 1 } } }, {}, w.token);
     expect(streamed.status).toBe(200);
     expect(streamed.headers.get("content-type")).toBe("text/event-stream");
@@ -76,21 +72,18 @@ describe("/mcp over HTTP", () => {
     expect(r.headers.get("allow")).toBe("POST");
   });
 
-  it("refuses a JSON array (a batch) and a body that is not JSON with 400", async () => {
-    const w = await world();
+  it("refuses a JSON array (a batch) and a body that is not JSON with 400", async ({ w }) => {
     expectProblem(await post([initialize(), { jsonrpc: "2.0", id: 2, method: "tools/list" }], {}, w.token), 400, "invalid_request");
     const r = await call("POST", "/mcp", { token: w.token, raw: "{nope", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" } });
     expectProblem(r, 400, "invalid_request");
   });
 
-  it("refuses a body over 1 MiB with 413", async () => {
-    const w = await world();
+  it("refuses a body over 1 MiB with 413", async ({ w }) => {
     const big = toolCall("list_projects", { padding: "x".repeat(1024 * 1024) });
     expectProblem(await post(big, {}, w.token), 413, "payload_too_large");
   });
 
-  it("refuses a browser Origin other than the application's with 403, and accepts the application's", async () => {
-    const w = await world();
+  it("refuses a browser Origin other than the application's with 403, and accepts the application's", async ({ w }) => {
     expectProblem(await post(initialize(), { origin: "https://evil.example" }, w.token), 403, "forbidden");
     expect((await post(initialize(), { origin: "http://localhost:5173" }, w.token)).status).toBe(200);
   });
@@ -109,8 +102,7 @@ describe("/mcp authorization", () => {
     expect(r.json.jsonrpc).toBeUndefined();
   };
 
-  it("answers 401 before any MCP message for no token, a session token, a made-up one and a malformed one", async () => {
-    const w = await world();
+  it("answers 401 before any MCP message for no token, a session token, a made-up one and a malformed one", async ({ w }) => {
     expectInvalidToken(await post(initialize()));
     expectInvalidToken(await post(initialize(), {}, w.session));
     expectInvalidToken(await post(initialize(), {}, generateSecret(API_TOKEN_PREFIX)));
@@ -119,16 +111,14 @@ describe("/mcp authorization", () => {
     expectInvalidToken(await call("POST", "/mcp", { raw: "[", headers: { "content-type": "application/json" } }));
   });
 
-  it("answers 401 for a revoked token", async () => {
-    const w = await world();
+  it("answers 401 for a revoked token", async ({ w }) => {
     expect((await post(initialize(), {}, w.token)).status).toBe(200);
     const { items } = (await call("GET", "/auth/api-tokens", { token: w.session })).json;
     expect((await call("DELETE", `/auth/api-tokens/${items[0].id}`, { token: w.session })).status).toBe(204);
     expectInvalidToken(await post(initialize(), {}, w.token));
   });
 
-  it("counts each HTTP request once, whatever its tools call inside, and shares the limit with /v1", async () => {
-    const w = await world();
+  it("counts each HTTP request once, whatever its tools call inside, and shares the limit with /v1", async ({ w }) => {
     const c = await newChat(w); // 1
     const send = await post(toolCall("send_message", { projectId: w.projectId, chatId: c.id, content: "count me once" }), {}, w.token);
     expect(send.status, send.text).toBe(200);
@@ -151,8 +141,7 @@ describe("/mcp authorization", () => {
 });
 
 describe("/mcp JSON-RPC errors", () => {
-  it("answers an unknown tool and non-object arguments with -32602", async () => {
-    const w = await world();
+  it("answers an unknown tool and non-object arguments with -32602", async ({ w }) => {
     const unknown = await post(toolCall("delete_everything", {}), {}, w.token);
     expect(unknown.json.error.code).toBe(-32602);
     expect((await post({ jsonrpc: "2.0", id: 3, method: "tools/call" }, {}, w.token)).json.error.code).toBe(-32602);

@@ -5,7 +5,7 @@ import type { ChatRoom } from "../../src/chats/chat-room";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { chatOf, chatsPath, creditsOf, historyOf, newChat, peek, room, send, world } from "../helpers";
 import { openEvents } from "../sse";
-import { steer, stop, stopped } from "../control/control-helpers";
+import { steer, stop, stopped } from "../chats/control-helpers";
 import { fakeModel, replying } from "./fake-model";
 
 const slow = { parts: Array.from({ length: 40 }, (_, i) => `part${i} `), gapMs: 100 };

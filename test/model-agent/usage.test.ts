@@ -1,10 +1,8 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, historyOf, newChat, peek, room, send, world } from "../helpers";
-import { steer, stop } from "../control/control-helpers";
+import { steer, stop } from "../chats/control-helpers";
 import { DEFAULT_USAGE, fakeModel, replying } from "./fake-model";
-
-afterEach(() => vi.restoreAllMocks());
 
 const IN = DEFAULT_USAGE.prompt_tokens;
 const OUT = DEFAULT_USAGE.completion_tokens;

@@ -1,12 +1,12 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { ProjectList } from "../../src/projects/schemas";
-import { admin, call, expectProblem, newAccount, newToken, signIn, world } from "../helpers";
+import { admin, call, expectProblem, newAccount, newToken, signIn } from "../helpers";
+import { it } from "../fixtures/chat";
 
 const listProjects = (token?: string, query = "") => call("GET", `/v1/projects${query}`, { token });
 
 describe("GET /v1/projects", () => {
-  it("lists the active projects the account is a member of, by name, with its role in each", async () => {
-    const w = await world();
+  it("lists the active projects the account is a member of, by name, with its role in each", async ({ w }) => {
     const other = await newAccount();
     const project = async (name: string, ownerAccountId: string) => {
       const r = await admin("POST", "/admin/projects", { name, ownerAccountId });
@@ -41,8 +41,7 @@ describe("GET /v1/projects", () => {
     expect(r.json).toEqual({ items: [] });
   });
 
-  it("needs a personal API token with chat:read", async () => {
-    const w = await world();
+  it("needs a personal API token with chat:read", async ({ w }) => {
     expectProblem(await listProjects(), 401, "unauthorized");
     expectProblem(await listProjects(w.session), 401, "unauthorized");
     const writeOnly = await newToken(w.session, ["chat:write"]);
@@ -51,13 +50,11 @@ describe("GET /v1/projects", () => {
     expect(r.headers.get("www-authenticate")).toContain('scope="chat:read"');
   });
 
-  it("refuses query parameters with 400", async () => {
-    const w = await world();
+  it("refuses query parameters with 400", async ({ w }) => {
     expectProblem(await listProjects(w.token, "?limit=5"), 400, "invalid_request");
   });
 
-  it("answers 405 with Allow for another method", async () => {
-    const w = await world();
+  it("answers 405 with Allow for another method", async ({ w }) => {
     const r = await call("POST", "/v1/projects", { token: w.token, body: {} });
     expect(r.status).toBe(405);
     expect(r.headers.get("allow")).toContain("GET");

@@ -1,5 +1,5 @@
 import { createExecutionContext, createMessageBatch, evictDurableObject, getQueueResult, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import type { Env as AppBindings } from "../../src/env";
 import worker from "../../src/index";
@@ -9,6 +9,7 @@ import { signWebhook } from "../../src/webhooks/signature";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, env, historyOf, newChat, peek, room, send, world, type World } from "../helpers";
 import { eventFor, fakeReceiver, hooksPath, outboxOf, patchHooksEnv, register } from "./webhook-helpers";
+import { it } from "../fixtures/chat";
 
 /** One attempt by the task's project object, awaited: the delay before the next one, or undefined. */
 const deliver = (task: WebhookTask, now: number) => env.PROJECT_WEBHOOKS.getByName(task.projectId).attempt(task, now);
@@ -81,8 +82,7 @@ describe("webhook delivery", () => {
     expect((await deliveriesOf(w, hook.json.endpoint.id))[0]).toMatchObject({ status: "pending", lastStatusCode: 302, lastError: "the receiver answered HTTP 302" });
   });
 
-  it(`disables an endpoint after ${FAILURES_TO_DISABLE} failed deliveries in a row; a delivered one resets the count`, async () => {
-    const w = await world();
+  it(`disables an endpoint after ${FAILURES_TO_DISABLE} failed deliveries in a row; a delivered one resets the count`, async ({ w }) => {
     const hook = await register(w, "https://receiver.example.com/down");
     const endpointId = hook.json.endpoint.id;
     const project = env.PROJECT_WEBHOOKS.getByName(w.projectId);

@@ -1,10 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { admin, call, expectProblem, newAccount, newToken, signIn, world } from "../helpers";
 import { hooksPath, register } from "./webhook-helpers";
+import { it } from "../fixtures/chat";
 
 describe("webhook endpoints", () => {
-  it("are created by the project's owner with a secret shown once, listed without it, and deleted once", async () => {
-    const w = await world();
+  it("are created by the project's owner with a secret shown once, listed without it, and deleted once", async ({ w }) => {
     const r = await register(w, "https://receiver.example.com/a", { description: "mine", events: ["submission.failed", "message.completed"] });
     expect(r.status).toBe(201);
     expect(r.json.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -22,8 +22,7 @@ describe("webhook endpoints", () => {
     expectProblem(await call("DELETE", `${hooksPath(w)}/not-a-uuid`, { token: w.token }), 404, "not_found");
   });
 
-  it("are the owner's alone: an editor or viewer gets 403, a read-only token cannot write, a stranger gets 404, no token 401", async () => {
-    const w = await world();
+  it("are the owner's alone: an editor or viewer gets 403, a read-only token cannot write, a stranger gets 404, no token 401", async ({ w }) => {
     for (const role of ["editor", "viewer"]) {
       const member = await newAccount();
       expect((await admin("PUT", `/admin/projects/${w.projectId}/members/${member.id}`, { role })).status).toBe(200);
@@ -39,8 +38,7 @@ describe("webhook endpoints", () => {
     expectProblem(await call("GET", hooksPath(w)), 401, "unauthorized");
   });
 
-  it("refuse a bad URL, an unknown or empty event list, an unknown field and an eleventh endpoint", async () => {
-    const w = await world();
+  it("refuse a bad URL, an unknown or empty event list, an unknown field and an eleventh endpoint", async ({ w }) => {
     for (const url of ["http://example.com/h", "https://10.0.0.7/h", "https://u:p@example.com/h", "http://127.0.0.1:9/h"]) {
       const r = await register(w, url);
       expectProblem(r, 400, "invalid_request");

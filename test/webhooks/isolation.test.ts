@@ -1,12 +1,10 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { consumeWebhookBatch, type WebhookTask } from "../../src/webhooks/delivery";
 import { OVERDUE_MS, ProjectWebhooks, SUBMISSION_FAILED_PER_MINUTE } from "../../src/webhooks/project-webhooks";
 import { webhookIdOf } from "../../src/webhooks/signature";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { call, env, newChat, room, send, world, type World } from "../helpers";
 import { eventFor, fakeReceiver, hooksPath, outboxOf, patchHooksEnv, recordQueued, register } from "./webhook-helpers";
-
-afterEach(() => vi.restoreAllMocks());
 
 const deliveriesOf = async (w: World, endpointId: string) => (await call("GET", `${hooksPath(w)}/${endpointId}/deliveries`, { token: w.token })).json.items;
 const hooks = (projectId: string) => env.PROJECT_WEBHOOKS.getByName(projectId);

@@ -1,6 +1,7 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { secretsEqual } from "../../src/crypto";
 import { call, chatsPath, env, expectProblem, inDays, newChat, send, world } from "../helpers";
+import { it } from "../fixtures/chat";
 
 function captureLogs() {
   const lines: string[] = [];
@@ -37,14 +38,12 @@ describe("secrets", () => {
     expect(everything).not.toContain("params:"); // failed queries are logged without their bound values
   });
 
-  it("are never returned after creation", async () => {
-    const w = await world();
-    const c = await newChat(w);
+  it("are never returned after creation", async ({ w, chat }) => {
     const responses = [
       await call("GET", "/auth/api-tokens", { token: w.session }),
       await call("GET", chatsPath(w), { token: w.token }),
-      await call("GET", `${chatsPath(w)}/${c.id}`, { token: w.token }),
-      await send(w, c.id, "hi"),
+      await call("GET", `${chatsPath(w)}/${chat.id}`, { token: w.token }),
+      await send(w, chat.id, "hi"),
     ];
     for (const r of responses) {
       expect(r.text).not.toContain(w.token.slice(12));

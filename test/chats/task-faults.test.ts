@@ -1,9 +1,10 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { AccountLedger } from "../../src/credits/account-ledger";
 import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { chatOf, creditsOf, historyOf, ledger, newChat, peek, queueOf, replies, room, send, world, type World } from "../helpers";
+import { it } from "../fixtures/chat";
 
 const charges = (accountId: string, taskId: string) =>
   runInDurableObject(ledger(accountId), (_: AccountLedger, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM charges WHERE task_id = ?", taskId).one().n);
@@ -57,66 +58,54 @@ describe("a task interrupted at each step", () => {
     expect((await room(chatId).get(w.projectId))!.chat.isWorking).toBe(false);
   });
 
-  it("finishes a running task after a restart", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    await send(w, c.id, "running");
-    await runNextAlarm(room(c.id), clock);
-    expect((await peek(w, c.id)).map((m) => [m.role, m.status])).toEqual([
+  it("finishes a running task after a restart", async ({ clock, w, chat }) => {
+    await send(w, chat.id, "running");
+    await runNextAlarm(room(chat.id), clock);
+    expect((await peek(w, chat.id)).map((m) => [m.role, m.status])).toEqual([
       ["owner", "working"],
       ["user", null],
     ]);
-    await restartAtEveryStep(c.id, clock);
-    expect((await peek(w, c.id)).filter((m) => m.role === "owner").map((m) => m.status)).toEqual(["success"]);
+    await restartAtEveryStep(chat.id, clock);
+    expect((await peek(w, chat.id)).filter((m) => m.role === "owner").map((m) => m.status)).toEqual(["success"]);
     expect(await creditsOf(w.account.id)).toBe(999);
   });
 });
 
 describe("eviction", () => {
-  it("loses nothing and finishes the task when the object is evicted mid-task", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    await send(w, c.id, "survive");
-    await send(w, c.id, "and me");
-    await runNextAlarm(room(c.id), clock);
-    await evictDurableObject(room(c.id));
-    await settle(room(c.id), clock);
-    const page = await historyOf(w, c.id);
+  it("loses nothing and finishes the task when the object is evicted mid-task", async ({ clock, w, chat }) => {
+    await send(w, chat.id, "survive");
+    await send(w, chat.id, "and me");
+    await runNextAlarm(room(chat.id), clock);
+    await evictDurableObject(room(chat.id));
+    await settle(room(chat.id), clock);
+    const page = await historyOf(w, chat.id);
     expect(replies(page)).toHaveLength(2);
     expect(page.items.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["and me", "survive"]);
-    expect((await chatOf(w, c.id)).isWorking).toBe(false);
+    expect((await chatOf(w, chat.id)).isWorking).toBe(false);
     expect(await creditsOf(w.account.id)).toBe(998);
   });
 
-  it("finishes a task whose object was evicted between its steps, from the alarm", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    await send(w, c.id, "step by step");
-    await restartAtEveryStep(c.id, clock);
-    expect(replies(await historyOf(w, c.id))).toHaveLength(1);
-    expect((await chatOf(w, c.id)).isWorking).toBe(false);
+  it("finishes a task whose object was evicted between its steps, from the alarm", async ({ clock, w, chat }) => {
+    await send(w, chat.id, "step by step");
+    await restartAtEveryStep(chat.id, clock);
+    expect(replies(await historyOf(w, chat.id))).toHaveLength(1);
+    expect((await chatOf(w, chat.id)).isWorking).toBe(false);
     expect(await creditsOf(w.account.id)).toBe(999);
   });
 });
 
 describe("a ledger that cannot be reached", () => {
-  it("keeps the submission and retries the charge, losing nothing and charging once", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
+  it("keeps the submission and retries the charge, losing nothing and charging once", async ({ clock, w, chat }) => {
     const charge = vi.spyOn(AccountLedger.prototype, "charge").mockRejectedValueOnce(new Error("Network connection lost."));
-    expect((await send(w, c.id, "while the ledger is away")).status).toBe(202);
+    expect((await send(w, chat.id, "while the ledger is away")).status).toBe(202);
     // The alarm tries to charge, fails, and keeps the submission for a later try.
-    expect(await runNextAlarm(room(c.id), clock)).toBe(true);
-    expect(await alarmOf(room(c.id)), "a retry is scheduled").toBeGreaterThan(clock.now());
-    expect((await queueOf(w, c.id)).items.map((e) => e.content)).toEqual(["while the ledger is away"]);
-    expect(await peek(w, c.id)).toEqual([]);
-    await settle(room(c.id), clock);
+    expect(await runNextAlarm(room(chat.id), clock)).toBe(true);
+    expect(await alarmOf(room(chat.id)), "a retry is scheduled").toBeGreaterThan(clock.now());
+    expect((await queueOf(w, chat.id)).items.map((e) => e.content)).toEqual(["while the ledger is away"]);
+    expect(await peek(w, chat.id)).toEqual([]);
+    await settle(room(chat.id), clock);
     expect(charge).toHaveBeenCalledTimes(2);
-    const items = await peek(w, c.id);
+    const items = await peek(w, chat.id);
     expect(items.map((m) => [m.role, m.status])).toEqual([
       ["owner", "success"],
       ["user", null],

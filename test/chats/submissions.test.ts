@@ -1,18 +1,16 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { chatsPath, call, expectProblem, newChat, newToken, peek, room, send, world } from "../helpers";
 import { submissionOf } from "./control-helpers";
+import { it } from "../fixtures/chat";
 
 describe("from a submission to its reply", () => {
-  it("tells what a submission became at each step, and its messages point back to it", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    const first = await send(w, c.id, "first");
-    const second = await send(w, c.id, "second");
+  it("tells what a submission became at each step, and its messages point back to it", async ({ clock, w, chat }) => {
+    const first = await send(w, chat.id, "first");
+    const second = await send(w, chat.id, "second");
     const id = second.json.submissionId as string;
-    expect((await submissionOf(w, c.id, first.json.submissionId)).state).toMatchObject({ status: "dispatching", taskId: null });
-    const queued = (await submissionOf(w, c.id, id)).state!;
+    expect((await submissionOf(w, chat.id, first.json.submissionId)).state).toMatchObject({ status: "dispatching", taskId: null });
+    const queued = (await submissionOf(w, chat.id, id)).state!;
     expect(queued).toEqual({
       id,
       status: "queued",
@@ -24,18 +22,18 @@ describe("from a submission to its reply", () => {
       failure: null,
     });
 
-    await runNextAlarm(room(c.id), clock);
-    const running = (await submissionOf(w, c.id, first.json.submissionId)).state!;
+    await runNextAlarm(room(chat.id), clock);
+    const running = (await submissionOf(w, chat.id, first.json.submissionId)).state!;
     expect(running.status).toBe("running");
-    const [reply, user] = await peek(w, c.id);
+    const [reply, user] = await peek(w, chat.id);
     expect(running).toMatchObject({ taskId: reply!.taskId, userMessageId: user!.id, replyMessageId: reply!.id });
     expect(user).toMatchObject({ role: "user", taskId: running.taskId, submissionId: first.json.submissionId });
     expect(reply).toMatchObject({ role: "owner", taskId: running.taskId, submissionId: first.json.submissionId });
 
-    await settle(room(c.id), clock);
-    const done = (await submissionOf(w, c.id, id)).state!;
+    await settle(room(chat.id), clock);
+    const done = (await submissionOf(w, chat.id, id)).state!;
     expect(done.status).toBe("done");
-    const messages = await peek(w, c.id);
+    const messages = await peek(w, chat.id);
     expect(messages.filter((m) => m.submissionId === id).map((m) => [m.role, m.id])).toEqual([
       ["owner", done.replyMessageId],
       ["user", done.userMessageId],

@@ -1,12 +1,13 @@
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { MAX_STREAMS_PER_TOKEN, STREAM_LEASE_MS } from "../../src/auth/token-gate";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { STREAM_MAX_AGE_MS } from "../../src/chats/streams";
 import { MAX_AGE_JITTER_MS } from "../../src/chats/listeners";
-import { admin, call, chatsPath, env, expectProblem, inDays, newChat, send, world, type World } from "../helpers";
+import { admin, call, chatsPath, env, expectProblem, inDays, newChat, send, type World } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
+import { it } from "../fixtures/chat";
 
 const eventsPath = (w: { projectId: string }, chatId: string) => `${chatsPath(w)}/${chatId}/events`;
 const room = (chatId: string) => env.CHAT_ROOM.getByName(chatId);
@@ -33,14 +34,12 @@ async function tokenWithId(w: World, scopes = ["chat:read", "chat:write"]) {
 }
 
 describe("keeping streams alive and ending them", () => {
-  it("sends a keep-alive comment on each pulse while nothing else happens", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(eventsPath(w, c.id), w.token);
+  it("sends a keep-alive comment on each pulse while nothing else happens", async ({ w, chat }) => {
+    const s = await openEvents(eventsPath(w, chat.id), w.token);
     await s.next();
     expect(s.retry).toBe(2000);
-    await pulse(c.id);
-    await pulse(c.id);
+    await pulse(chat.id);
+    await pulse(chat.id);
     const keepAlives = () => s.comments.filter((t) => t === "keep-alive").length;
     await s.received(() => keepAlives() >= 2);
     expect(keepAlives()).toBe(2);
@@ -48,65 +47,54 @@ describe("keeping streams alive and ending them", () => {
     await s.close();
   });
 
-  it("ends a stream after five minutes (and at most 30 s of jitter) with a reconnect hint", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(eventsPath(w, c.id), w.token);
+  it("ends a stream after five minutes (and at most 30 s of jitter) with a reconnect hint", async ({ w, chat }) => {
+    const s = await openEvents(eventsPath(w, chat.id), w.token);
     await s.next();
-    await pulse(c.id, Date.now() + STREAM_MAX_AGE_MS - 1000);
-    expect(await room(c.id).listenerCount(), "not before five minutes").toBe(1);
-    await pulse(c.id, Date.now() + STREAM_MAX_AGE_MS + MAX_AGE_JITTER_MS);
+    await pulse(chat.id, Date.now() + STREAM_MAX_AGE_MS - 1000);
+    expect(await room(chat.id).listenerCount(), "not before five minutes").toBe(1);
+    await pulse(chat.id, Date.now() + STREAM_MAX_AGE_MS + MAX_AGE_JITTER_MS);
     await s.closed();
     expect(s.comments.at(-1)).toMatch(/reconnect with Last-Event-ID/);
-    expect(await room(c.id).listenerCount()).toBe(0);
+    expect(await room(chat.id).listenerCount()).toBe(0);
   });
 
-  it("ends a stream within one pulse of its token's revocation", async () => {
-    const w = await world();
-    const c = await newChat(w);
+  it("ends a stream within one pulse of its token's revocation", async ({ w, chat }) => {
     const { token, id } = await tokenWithId(w);
-    const s = await openEvents(eventsPath(w, c.id), token);
+    const s = await openEvents(eventsPath(w, chat.id), token);
     await s.next();
     expect((await call("DELETE", `/auth/api-tokens/${id}`, { token: w.session })).status).toBe(204);
-    await pulse(c.id);
+    await pulse(chat.id);
     await s.closed();
-    expectProblem(await call("GET", eventsPath(w, c.id), { token }), 401, "unauthorized");
+    expectProblem(await call("GET", eventsPath(w, chat.id), { token }), 401, "unauthorized");
   });
 
-  it("ends a stream within one pulse of its token's expiry", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(eventsPath(w, c.id), w.token);
+  it("ends a stream within one pulse of its token's expiry", async ({ w, chat }) => {
+    const s = await openEvents(eventsPath(w, chat.id), w.token);
     await s.next();
     vi.spyOn(Date, "now").mockReturnValue(Date.parse(inDays(31)));
-    await pulse(c.id);
+    await pulse(chat.id);
     await s.closed();
   });
 
-  it("ends a stream once its account loses access to the project", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(eventsPath(w, c.id), w.token);
+  it("ends a stream once its account loses access to the project", async ({ w, chat }) => {
+    const s = await openEvents(eventsPath(w, chat.id), w.token);
     await s.next();
     expect((await admin("PATCH", `/admin/projects/${w.projectId}`, { status: "suspended" })).status).toBe(200);
-    await pulse(c.id);
+    await pulse(chat.id);
     await s.closed();
   });
 
-  it("keeps streams open while the token and access hold", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(eventsPath(w, c.id), w.token);
+  it("keeps streams open while the token and access hold", async ({ w, chat }) => {
+    const s = await openEvents(eventsPath(w, chat.id), w.token);
     await s.next();
-    await pulse(c.id);
-    expect(await room(c.id).listenerCount()).toBe(1);
+    await pulse(chat.id);
+    expect(await room(chat.id).listenerCount()).toBe(1);
     await s.close();
   });
 });
 
 describe("the stream limit per token", () => {
-  it(`allows ${MAX_STREAMS_PER_TOKEN} open streams per token, refuses the next with 429, and frees a closed one's place`, async () => {
-    const w = await world();
+  it(`allows ${MAX_STREAMS_PER_TOKEN} open streams per token, refuses the next with 429, and frees a closed one's place`, async ({ w }) => {
     const chats = [await newChat(w, "a"), await newChat(w, "b")];
     const open = await Promise.all(Array.from({ length: MAX_STREAMS_PER_TOKEN }, (_, i) => openEvents(eventsPath(w, chats[i % 2]!.id), w.token)));
     expect(open.map((s) => s.status)).toEqual(Array(MAX_STREAMS_PER_TOKEN).fill(200));
@@ -144,21 +132,19 @@ describe("the stream limit per token", () => {
 });
 
 describe("resuming", () => {
-  it("replays exactly what a dropped listener missed: no duplicate, no gap", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const steady = await openEvents(eventsPath(w, c.id), w.token);
-    const dropped = await openEvents(eventsPath(w, c.id), w.token);
+  it("replays exactly what a dropped listener missed: no duplicate, no gap", async ({ w, chat }) => {
+    const steady = await openEvents(eventsPath(w, chat.id), w.token);
+    const dropped = await openEvents(eventsPath(w, chat.id), w.token);
     const [snapshot] = [await steady.next(), await dropped.next()];
-    expect((await send(w, c.id, "first")).status).toBe(202);
+    expect((await send(w, chat.id, "first")).status).toBe(202);
     await dropped.until((e) => e.type === "message" && e.data.role === "user");
     await dropped.close();
-    expect((await send(w, c.id, "second")).status).toBe(202);
+    expect((await send(w, chat.id, "second")).status).toBe(202);
     const last = await steady.until((e) => isFinalReply(e) && e.data.content.includes("second"), 10_000);
     await steady.until(settledAfter(last));
 
     const seen = dropped.events.filter((e) => e.type !== "snapshot");
-    const resumed = await openEvents(eventsPath(w, c.id), w.token, { "last-event-id": String(seen.at(-1)!.id) });
+    const resumed = await openEvents(eventsPath(w, chat.id), w.token, { "last-event-id": String(seen.at(-1)!.id) });
     const rest: StreamEvent[] = [];
     const expected = steady.events.filter((e) => e.type !== "snapshot");
     while (seen.length + rest.length < expected.length) rest.push(await resumed.next());
@@ -167,13 +153,11 @@ describe("resuming", () => {
     await Promise.all([steady.close(), resumed.close()]);
   });
 
-  it("gives two listeners identical sequences", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const [a, b] = await Promise.all([openEvents(eventsPath(w, c.id), w.token), openEvents(eventsPath(w, c.id), w.token)]);
+  it("gives two listeners identical sequences", async ({ w, chat }) => {
+    const [a, b] = await Promise.all([openEvents(eventsPath(w, chat.id), w.token), openEvents(eventsPath(w, chat.id), w.token)]);
     await Promise.all([a.next(), b.next()]);
-    await send(w, c.id, "one");
-    await send(w, c.id, "two");
+    await send(w, chat.id, "one");
+    await send(w, chat.id, "two");
     const done = await a.until((e) => isFinalReply(e) && e.data.content.includes("two"), 10_000);
     await a.until(settledAfter(done));
     await b.until(settledAfter(done));
@@ -181,42 +165,38 @@ describe("resuming", () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it("resumes after the chat object restarts mid-task with a listener open, and the history matches", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(eventsPath(w, c.id), w.token);
+  it("resumes after the chat object restarts mid-task with a listener open, and the history matches", async ({ w, chat }) => {
+    const s = await openEvents(eventsPath(w, chat.id), w.token);
     const snapshot = await s.next();
-    await send(w, c.id, "survive an eviction");
+    await send(w, chat.id, "survive an eviction");
     await s.until((e) => e.type === "message" && e.data.role === "owner");
     // A restart drops every connection to the object (eviction proper waits for open streams to end).
     await abortAllDurableObjects();
     await s.closed();
-    const resumed = await openEvents(eventsPath(w, c.id), w.token, { "last-event-id": String(s.events.at(-1)!.id) });
+    const resumed = await openEvents(eventsPath(w, chat.id), w.token, { "last-event-id": String(s.events.at(-1)!.id) });
     const final = await resumed.until(isFinalReply, 10_000);
     await resumed.until(settledAfter(final));
-    const replay = await openEvents(`${eventsPath(w, c.id)}?after=${snapshot.id}`, w.token);
+    const replay = await openEvents(`${eventsPath(w, chat.id)}?after=${snapshot.id}`, w.token);
     const all = [...s.events.slice(1), ...resumed.events];
     const everything: StreamEvent[] = [];
     while (everything.length < all.length) everything.push(await replay.next());
     expect(comparable(all)).toEqual(comparable(everything));
-    const history = (await call("GET", `${chatsPath(w)}/${c.id}/messages`, { token: w.token })).json.items;
+    const history = (await call("GET", `${chatsPath(w)}/${chat.id}/messages`, { token: w.token })).json.items;
     expect(history[0]).toEqual(final.data);
     await Promise.all([resumed.close(), replay.close()]);
   }, 15_000);
 
-  it("answers a resume point it no longer keeps, or never gave out, with a fresh snapshot", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const future = await openEvents(eventsPath(w, c.id), w.token, { "last-event-id": "999999" });
+  it("answers a resume point it no longer keeps, or never gave out, with a fresh snapshot", async ({ w, chat }) => {
+    const future = await openEvents(eventsPath(w, chat.id), w.token, { "last-event-id": "999999" });
     expect((await future.next()).type).toBe("snapshot");
     await future.close();
-    await runInDurableObject(room(c.id), (_: ChatRoom, state) => {
+    await runInDurableObject(room(chat.id), (_: ChatRoom, state) => {
       state.storage.sql.exec("DELETE FROM events");
       state.storage.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('events_pruned_through', 5)");
     });
     // The object reads its log's state when it starts, as after a real prune and a restart.
     await abortAllDurableObjects();
-    const stale = await openEvents(`${eventsPath(w, c.id)}?after=1`, w.token);
+    const stale = await openEvents(`${eventsPath(w, chat.id)}?after=1`, w.token);
     const snapshot = await stale.next();
     // At the newest id, past the pruned ones (the object re-announced the chat, whose event had been deleted).
     expect(snapshot.type).toBe("snapshot");
@@ -224,15 +204,13 @@ describe("resuming", () => {
     await stale.close();
   });
 
-  it("prunes events older than 24 hours as it appends", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const before = await runInDurableObject(room(c.id), (_: ChatRoom, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM events").one().n);
+  it("prunes events older than 24 hours as it appends", async ({ w, chat }) => {
+    const before = await runInDurableObject(room(chat.id), (_: ChatRoom, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM events").one().n);
     expect(before).toBeGreaterThan(0);
     vi.spyOn(Date, "now").mockReturnValue(Date.now() + 25 * 3600_000);
-    await evictDurableObject(room(c.id));
-    expect((await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "renamed" } })).status).toBe(200);
-    const ids = await runInDurableObject(room(c.id), (_: ChatRoom, state) =>
+    await evictDurableObject(room(chat.id));
+    expect((await call("PATCH", `${chatsPath(w)}/${chat.id}`, { token: w.token, body: { title: "renamed" } })).status).toBe(200);
+    const ids = await runInDurableObject(room(chat.id), (_: ChatRoom, state) =>
       state.storage.sql
         .exec<{ id: number }>("SELECT id FROM events")
         .toArray()
@@ -244,26 +222,24 @@ describe("resuming", () => {
 });
 
 describe("slow listeners", () => {
-  it("drops a listener that stops reading, without harm to the chat or the others", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const healthy = await openEvents(eventsPath(w, c.id), w.token);
+  it("drops a listener that stops reading, without harm to the chat or the others", async ({ w, chat }) => {
+    const healthy = await openEvents(eventsPath(w, chat.id), w.token);
     await healthy.next();
-    const stuck = await exports.default.fetch(new Request(`https://service.test${eventsPath(w, c.id)}`, { headers: { authorization: `Bearer ${w.token}` } }));
+    const stuck = await exports.default.fetch(new Request(`https://service.test${eventsPath(w, chat.id)}`, { headers: { authorization: `Bearer ${w.token}` } }));
     expect(stuck.status).toBe(200);
     const big = "x".repeat(60_000);
-    for (let i = 0; i < 4; i++) expect((await send(w, c.id, `${i} ${big}`)).status).toBe(202);
+    for (let i = 0; i < 4; i++) expect((await send(w, chat.id, `${i} ${big}`)).status).toBe(202);
     const last = await healthy.until((e) => isFinalReply(e) && e.data.content.startsWith("Done") && e.data.content.includes("“3 "), 15_000);
     await healthy.until(settledAfter(last));
-    expect(await room(c.id).listenerCount()).toBe(2);
+    expect(await room(chat.id).listenerCount()).toBe(2);
     const now = Date.now();
-    await pulse(c.id, now);
-    await pulse(c.id, now + 31_000);
-    expect(await room(c.id).listenerCount()).toBe(1);
+    await pulse(chat.id, now);
+    await pulse(chat.id, now + 31_000);
+    expect(await room(chat.id).listenerCount()).toBe(1);
     expect(await drain(stuck.body!)).toBe("ended");
-    await pulse(c.id);
+    await pulse(chat.id);
     expect(healthy.ended()).toBe(false);
-    expect((await send(w, c.id, "still fine")).status).toBe(202);
+    expect((await send(w, chat.id, "still fine")).status).toBe(202);
     await healthy.until((e) => isFinalReply(e) && e.data.content.includes("still fine"), 10_000);
     await healthy.close();
   });

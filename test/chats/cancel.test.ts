@@ -1,39 +1,37 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { holdD1 } from "../d1-calls";
 import { admin, call, chatOf, chatsPath, creditsOf, expectProblem, newAccount, newChat, newToken, peek, queueOf, room, send, signIn, world } from "../helpers";
 import { openEvents } from "../sse";
 import { cancel, steer, submissionOf, workingReply } from "./control-helpers";
+import { it } from "../fixtures/chat";
 
 describe("cancelling a submission", () => {
-  it("removes a queued entry for good: it never runs, is never charged, and its key answers submission_cancelled", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
+  it("removes a queued entry for good: it never runs, is never charged, and its key answers submission_cancelled", async ({ clock, w, chat }) => {
+    const s = await openEvents(`${chatsPath(w)}/${chat.id}/events`, w.token);
     await s.next();
-    await send(w, c.id, "running");
+    await send(w, chat.id, "running");
     const key = crypto.randomUUID();
-    const queued = await send(w, c.id, "cancel me", key);
+    const queued = await send(w, chat.id, "cancel me", key);
     expect(queued.json.disposition).toBe("queued");
     const id = queued.json.submissionId as string;
-    expect((await chatOf(w, c.id)).queuedCount).toBe(1);
+    expect((await chatOf(w, chat.id)).queuedCount).toBe(1);
 
-    const r = await cancel(w, c.id, id);
+    const r = await cancel(w, chat.id, id);
     expect(r.status, r.text).toBe(204);
     expect(r.text).toBe("");
-    expect((await queueOf(w, c.id)).items.map((e) => e.content)).toEqual(["running"]);
-    expect((await chatOf(w, c.id)).queuedCount).toBe(0);
-    expect((await submissionOf(w, c.id, id)).state).toMatchObject({ status: "cancelled", taskId: null, userMessageId: null, replyMessageId: null });
-    expect((await cancel(w, c.id, id)).status, "cancelling again").toBe(204);
+    expect((await queueOf(w, chat.id)).items.map((e) => e.content)).toEqual(["running"]);
+    expect((await chatOf(w, chat.id)).queuedCount).toBe(0);
+    expect((await submissionOf(w, chat.id, id)).state).toMatchObject({ status: "cancelled", taskId: null, userMessageId: null, replyMessageId: null });
+    expect((await cancel(w, chat.id, id)).status, "cancelling again").toBe(204);
 
-    expectProblem(await send(w, c.id, "cancel me", key), 409, "submission_cancelled");
-    expectProblem(await send(w, c.id, "something else", key), 409, "idempotency_key_reused");
-    expectProblem(await steer(w, c.id, "cancel me", key), 409, "idempotency_key_reused");
+    expectProblem(await send(w, chat.id, "cancel me", key), 409, "submission_cancelled");
+    expectProblem(await send(w, chat.id, "something else", key), 409, "idempotency_key_reused");
+    expectProblem(await steer(w, chat.id, "cancel me", key), 409, "idempotency_key_reused");
 
-    await settle(room(c.id), clock);
-    const items = await peek(w, c.id);
+    await settle(room(chat.id), clock);
+    const items = await peek(w, chat.id);
     expect(items.some((m) => m.content === "cancel me")).toBe(false);
     expect(items.filter((m) => m.role === "owner")).toHaveLength(1);
     expect(await creditsOf(w.account.id)).toBe(999);
@@ -62,61 +60,52 @@ describe("cancelling a submission", () => {
     expect((await submissionOf(w, c.id, sent[1]!.json.submissionId)).state!.status).toBe("cancelled");
   });
 
-  it("removes a steering entry: the running task never takes it", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    await send(w, c.id, "running");
-    await runNextAlarm(room(c.id), clock);
+  it("removes a steering entry: the running task never takes it", async ({ clock, w, chat }) => {
+    await send(w, chat.id, "running");
+    await runNextAlarm(room(chat.id), clock);
     const key = crypto.randomUUID();
-    const st = await steer(w, c.id, "never mind", key);
-    expect((await queueOf(w, c.id)).items.map((e) => [e.id, e.status])).toEqual([[st.json.submissionId, "steering"]]);
-    expect((await cancel(w, c.id, st.json.submissionId)).status).toBe(204);
-    expect((await queueOf(w, c.id)).items).toEqual([]);
-    expectProblem(await steer(w, c.id, "never mind", key), 409, "submission_cancelled");
-    await settle(room(c.id), clock);
-    const items = await peek(w, c.id);
+    const st = await steer(w, chat.id, "never mind", key);
+    expect((await queueOf(w, chat.id)).items.map((e) => [e.id, e.status])).toEqual([[st.json.submissionId, "steering"]]);
+    expect((await cancel(w, chat.id, st.json.submissionId)).status).toBe(204);
+    expect((await queueOf(w, chat.id)).items).toEqual([]);
+    expectProblem(await steer(w, chat.id, "never mind", key), 409, "submission_cancelled");
+    await settle(room(chat.id), clock);
+    const items = await peek(w, chat.id);
     expect(items.map((m) => m.role)).toEqual(["owner", "user"]);
     expect(items[0]!.content).not.toContain("Noted");
     expect(await creditsOf(w.account.id)).toBe(999);
   });
 
-  it("answers 409 submission_started once an entry is dispatching, running or done", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    const first = await send(w, c.id, "straight to the agent");
+  it("answers 409 submission_started once an entry is dispatching, running or done", async ({ clock, w, chat }) => {
+    const first = await send(w, chat.id, "straight to the agent");
     expect(first.json.disposition).toBe("started");
-    expectProblem(await cancel(w, c.id, first.json.submissionId), 409, "submission_started");
-    await runNextAlarm(room(c.id), clock);
-    await workingReply(w, c.id);
-    expectProblem(await cancel(w, c.id, first.json.submissionId), 409, "submission_started");
-    await settle(room(c.id), clock);
-    const r = await cancel(w, c.id, first.json.submissionId);
+    expectProblem(await cancel(w, chat.id, first.json.submissionId), 409, "submission_started");
+    await runNextAlarm(room(chat.id), clock);
+    await workingReply(w, chat.id);
+    expectProblem(await cancel(w, chat.id, first.json.submissionId), 409, "submission_started");
+    await settle(room(chat.id), clock);
+    const r = await cancel(w, chat.id, first.json.submissionId);
     expectProblem(r, 409, "submission_started");
     expect(r.json.detail).toMatch(/stop its reply/);
   });
 
-  it("wins over a dispatch that was waiting on D1 when the cancel came: the entry never runs", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
+  it("wins over a dispatch that was waiting on D1 when the cancel came: the entry never runs", async ({ clock, w, chat }) => {
     expect((await admin("PUT", "/admin/maintenance", { enabled: true })).status).toBe(200);
-    const sent = await send(w, c.id, "held, then cancelled while the alarm asks D1");
+    const sent = await send(w, chat.id, "held, then cancelled while the alarm asks D1");
     expect(sent.json.disposition).toBe("queued");
     expect((await admin("PUT", "/admin/maintenance", { enabled: false })).status).toBe(200);
     // The chat's copy of the flag is stale after a minute: the alarm asks D1, and waits there.
     clock.advance(60_000);
     const held = holdD1(/settings/);
-    const alarm = runDurableObjectAlarm(room(c.id));
+    const alarm = runDurableObjectAlarm(room(chat.id));
     await held.reached;
-    expect((await cancel(w, c.id, sent.json.submissionId)).status).toBe(204);
+    expect((await cancel(w, chat.id, sent.json.submissionId)).status).toBe(204);
     held.release();
     await alarm;
-    await settle(room(c.id), clock);
-    expect(await peek(w, c.id)).toEqual([]);
+    await settle(room(chat.id), clock);
+    expect(await peek(w, chat.id)).toEqual([]);
     expect(await creditsOf(w.account.id)).toBe(1000);
-    expect((await chatOf(w, c.id)).isWorking).toBe(false);
+    expect((await chatOf(w, chat.id)).isWorking).toBe(false);
   });
 
   it("is allowed on an archived chat", async () => {

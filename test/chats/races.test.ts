@@ -1,5 +1,5 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import type { SubmissionStorage } from "../../src/chats/submission-storage";
 import { localReply } from "../../src/agent/local";
@@ -7,6 +7,7 @@ import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock
 import { chatsPath, creditsOf, expectProblem, historyOf, newChat, peek, queueOf, room, send, world, type World } from "../helpers";
 import { openEvents } from "../sse";
 import { cancel, sql, steer, stop, stopped, submissionOf, workingReply } from "./control-helpers";
+import { it } from "../fixtures/chat";
 
 const evict = (chatId: string) => evictDurableObject(room(chatId));
 
@@ -186,33 +187,30 @@ describe("the chat object's memory under control of work", () => {
       load: (r as unknown as { submissions: SubmissionStorage }).submissions.load(),
     }));
 
-  it("matches its storage after an eviction at every step of sends, steers, a take, a cancel, a stop and the tasks after", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
+  it("matches its storage after an eviction at every step of sends, steers, a take, a cancel, a stop and the tasks after", async ({ clock, w, chat }) => {
     const ids: Record<string, string> = {};
     const steps: [string, () => Promise<unknown>][] = [
-      ["send A", async () => (ids.a = (await send(w, c.id, "A")).json.submissionId)],
-      ["A starts", () => runNextAlarm(room(c.id), clock)],
-      ["steer S1", () => steer(w, c.id, "S1")],
-      ["send B", async () => (ids.b = (await send(w, c.id, "B")).json.submissionId)],
-      ["steer S2", () => steer(w, c.id, "S2")],
-      ["A takes S1 and S2", () => runNextAlarm(room(c.id), clock)],
-      ["steer S3", () => steer(w, c.id, "S3")],
-      ["cancel B", () => cancel(w, c.id, ids.b!)],
-      ["stop A", async () => stop(w, c.id, (await workingReply(w, c.id)).id)],
-      ["S3 starts", () => runNextAlarm(room(c.id), clock)],
-      ["S3's first part", () => runNextAlarm(room(c.id), clock)],
-      ["steer S4", () => steer(w, c.id, "S4")],
-      ["the rest", () => settle(room(c.id), clock)],
+      ["send A", async () => (ids.a = (await send(w, chat.id, "A")).json.submissionId)],
+      ["A starts", () => runNextAlarm(room(chat.id), clock)],
+      ["steer S1", () => steer(w, chat.id, "S1")],
+      ["send B", async () => (ids.b = (await send(w, chat.id, "B")).json.submissionId)],
+      ["steer S2", () => steer(w, chat.id, "S2")],
+      ["A takes S1 and S2", () => runNextAlarm(room(chat.id), clock)],
+      ["steer S3", () => steer(w, chat.id, "S3")],
+      ["cancel B", () => cancel(w, chat.id, ids.b!)],
+      ["stop A", async () => stop(w, chat.id, (await workingReply(w, chat.id)).id)],
+      ["S3 starts", () => runNextAlarm(room(chat.id), clock)],
+      ["S3's first part", () => runNextAlarm(room(chat.id), clock)],
+      ["steer S4", () => steer(w, chat.id, "S4")],
+      ["the rest", () => settle(room(chat.id), clock)],
     ];
     for (const [name, step] of steps) {
       await step();
-      const before = await seen(w, c.id);
-      await evict(c.id);
-      expect(await seen(w, c.id), name).toEqual(before);
+      const before = await seen(w, chat.id);
+      await evict(chat.id);
+      expect(await seen(w, chat.id), name).toEqual(before);
     }
-    const owners = (await historyOf(w, c.id)).items.filter((m) => m.role === "owner").reverse();
+    const owners = (await historyOf(w, chat.id)).items.filter((m) => m.role === "owner").reverse();
     expect(owners.map((m) => m.status)).toEqual(["interrupted_by_user", "success"]);
     expect(owners[1]!.content).toBe(`${localReply({ content: "S3" })} Noted: “S4”`);
     expect(await creditsOf(w.account.id)).toBe(998);

@@ -1,9 +1,10 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { splitText } from "../../src/chats/event-log";
-import { chatsPath, env, newChat, send, world } from "../helpers";
+import { chatsPath, env, send } from "../helpers";
 import { openEvents } from "../sse";
+import { it } from "../fixtures/chat";
 
 describe("the event log", () => {
   it("cuts long data into parts that join back, never inside a surrogate pair", () => {
@@ -17,18 +18,16 @@ describe("the event log", () => {
     expect(splitText("", 10)).toEqual([""]);
   });
 
-  it("keeps an event stored in parts whole, live and on a resume read from storage after a restart", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const path = `${chatsPath(w)}/${c.id}/events`;
+  it("keeps an event stored in parts whole, live and on a resume read from storage after a restart", async ({ w, chat }) => {
+    const path = `${chatsPath(w)}/${chat.id}/events`;
     const live = await openEvents(path, w.token);
     const snapshot = await live.next();
     const content = "\u0001".repeat(100_000); // six characters each in JSON: 600,000, so the event is stored in three parts
-    expect((await send(w, c.id, content)).status).toBe(202);
+    expect((await send(w, chat.id, content)).status).toBe(202);
     const message = await live.until((e) => e.type === "message" && e.data.role === "user", 10_000);
     expect(message.data.content).toBe(content);
     const parts = await runInDurableObject(
-      env.CHAT_ROOM.getByName(c.id),
+      env.CHAT_ROOM.getByName(chat.id),
       (_: ChatRoom, state) => state.storage.sql.exec<{ parts: number }>("SELECT parts FROM events WHERE id = ?", message.id).one().parts,
     );
     expect(parts).toBeGreaterThan(1);

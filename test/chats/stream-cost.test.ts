@@ -1,10 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { REPLAY_MAX_BYTES, sseFrame, type EventLog } from "../../src/chats/event-log";
 import { LISTENER_PULL_BYTES, Listeners, type StreamGrant } from "../../src/chats/listeners";
-import { chatsPath, newChat, room, world } from "../helpers";
+import { chatsPath, room } from "../helpers";
 import { openEvents } from "../sse";
+import { it } from "../fixtures/chat";
 
 const timing = { maxAgeMs: 300_000, stallMs: 30_000 };
 const grant: StreamGrant = { tokenHash: "t", leaseId: "l", accountId: "a", projectId: "p" };
@@ -88,10 +89,8 @@ describe("an event stream's cost", () => {
     expect((await reader.read()).value).toBe(big.frames[0]);
   });
 
-  it("caps a pull from the log at 64 KB, or one event if it is larger", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const pulls = await runInDurableObject(room(c.id), (r: ChatRoom) => {
+  it("caps a pull from the log at 64 KB, or one event if it is larger", async ({ chat }) => {
+    const pulls = await runInDurableObject(room(chat.id), (r: ChatRoom) => {
       const log = (r as unknown as { publisher: { log: EventLog } }).publisher.log;
       const from = log.newestId();
       for (let i = 0; i < 40; i++) log.append("message", JSON.stringify("y".repeat(4_000)), Date.now());
@@ -107,11 +106,9 @@ describe("an event stream's cost", () => {
     expect(pulls.last).toBeGreaterThan(LISTENER_PULL_BYTES);
   });
 
-  it("answers a resume point whose replay would pass 8 MB with a fresh snapshot, and replays one within it", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const path = `${chatsPath(w)}/${c.id}/events`;
-    const ids = await runInDurableObject(room(c.id), (r: ChatRoom) => {
+  it("answers a resume point whose replay would pass 8 MB with a fresh snapshot, and replays one within it", async ({ w, chat }) => {
+    const path = `${chatsPath(w)}/${chat.id}/events`;
+    const ids = await runInDurableObject(room(chat.id), (r: ChatRoom) => {
       const log = (r as unknown as { publisher: { log: EventLog } }).publisher.log;
       const start = log.newestId();
       const big = JSON.stringify({ id: crypto.randomUUID(), text: "b".repeat(1_000_000) });
@@ -128,10 +125,8 @@ describe("an event stream's cost", () => {
     await near.close();
   }, 30_000);
 
-  it("keeps about 10 MB of events however much is appended: nothing beyond what a replay could reach", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const stored = await runInDurableObject(room(c.id), (r: ChatRoom, state) => {
+  it("keeps about 10 MB of events however much is appended: nothing beyond what a replay could reach", async ({ chat }) => {
+    const stored = await runInDurableObject(room(chat.id), (r: ChatRoom, state) => {
       const log = (r as unknown as { publisher: { log: EventLog } }).publisher.log;
       const big = JSON.stringify("m".repeat(500_000));
       for (let i = 0; i < 60; i++) log.append("message.delta", big, Date.now());
@@ -142,14 +137,12 @@ describe("an event stream's cost", () => {
     expect(stored).toBeLessThanOrEqual(REPLAY_MAX_BYTES + 2.5 * 1024 * 1024);
   });
 
-  it("ends a stream whose reader fell behind what the log keeps, so it resumes from a snapshot, never across a gap", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const path = `${chatsPath(w)}/${c.id}/events`;
+  it("ends a stream whose reader fell behind what the log keeps, so it resumes from a snapshot, never across a gap", async ({ w, chat }) => {
+    const path = `${chatsPath(w)}/${chat.id}/events`;
     const s = await openEvents(path, w.token);
     const snapshot = await s.next();
     // Appended faster than the reader takes them: the listener's cursor stays at the snapshot while the log drops what follows it.
-    await runInDurableObject(room(c.id), (r: ChatRoom) => {
+    await runInDurableObject(room(chat.id), (r: ChatRoom) => {
       const { log, streams } = (r as unknown as { publisher: { log: EventLog; streams: { wake(): void } } }).publisher;
       const big = JSON.stringify("n".repeat(500_000));
       for (let i = 0; i < 40; i++) log.append("message.delta", big, Date.now());

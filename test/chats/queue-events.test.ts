@@ -1,11 +1,12 @@
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/chat-room";
 import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES, type SubmissionStorage } from "../../src/chats/submission-storage";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, chatsPath, newChat, queueOf, room, send, world } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
-import { cancel, steer, stop, workingReply } from "../control/control-helpers";
+import { cancel, steer, stop, workingReply } from "./control-helpers";
+import { it } from "../fixtures/chat";
 
 /** The queue a follower holds: the snapshot's, with each entry event after it applied in order. */
 function followerQueue(events: StreamEvent[]) {
@@ -68,13 +69,10 @@ describe("queue changes as entry events", () => {
     await s.close();
   });
 
-  it("store and send what a chat is sent, linearly: a full queue of long messages costs each at most 4x what was sent", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
+  it("store and send what a chat is sent, linearly: a full queue of long messages costs each at most 4x what was sent", async ({ clock, w, chat }) => {
+    const s = await openEvents(`${chatsPath(w)}/${chat.id}/events`, w.token);
     await s.next();
-    const before = await storedBytes(c.id);
+    const before = await storedBytes(chat.id);
     expect((await admin("PUT", "/admin/maintenance", { enabled: true })).status).toBe(200);
     const size = 9_000;
     let sent = 0;
@@ -82,16 +80,16 @@ describe("queue changes as entry events", () => {
       for (let i = 0; i < 100; i++) {
         if (i > 0 && i % 50 === 0) clock.advance(60_001); // the token's next minute
         const content = `${i} ${"x".repeat(size)}`;
-        expect((await send(w, c.id, content)).status).toBe(202);
+        expect((await send(w, chat.id, content)).status).toBe(202);
         sent += content.length;
       }
     } finally {
       await admin("PUT", "/admin/maintenance", { enabled: false });
     }
     clock.advance(60_000);
-    await settle(room(c.id), clock, 1_000);
+    await settle(room(chat.id), clock, 1_000);
     await s.received(() => followerQueue(s.events).length === 0 && s.events.filter((e) => e.type === "queue.removed").length === 100);
-    const stored = (await storedBytes(c.id)) - before;
+    const stored = (await storedBytes(chat.id)) - before;
     const followed = s.events.slice(1).reduce((n, e) => n + new TextEncoder().encode(JSON.stringify(e.data)).byteLength, 0);
     expect(stored / sent).toBeLessThanOrEqual(4);
     expect(followed / sent).toBeLessThanOrEqual(4);
@@ -129,10 +127,8 @@ describe("failed entries in the queue", () => {
     expect((await queueOf(w, c.id)).items.map((e) => e.content[0])).toEqual(["1", "2", "3"]);
   });
 
-  it("are read through their own index: the failures that left the queue long ago are not read again", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const read = await runInDurableObject(room(c.id), (r: ChatRoom, state) => {
+  it("are read through their own index: the failures that left the queue long ago are not read again", async ({ chat }) => {
+    const read = await runInDurableObject(room(chat.id), (r: ChatRoom, state) => {
       const sql = state.storage.sql;
       const past = Date.now() - 3 * 86_400_000;
       const left =

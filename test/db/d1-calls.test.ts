@@ -1,11 +1,12 @@
 import { evictDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { hashSecret } from "../../src/auth/secrets";
 import { MAINTENANCE_FRESH_MS } from "../../src/chats/maintenance";
 import { forgetMemberships } from "../../src/projects/access";
 import { frozenClock, settle } from "../clock";
 import { watchD1 } from "../d1-calls";
-import { call, chatsPath, creditsOf, env, newChat, replies, room, send, world, historyOf } from "../helpers";
+import { call, chatsPath, creditsOf, env, replies, room, send, type world, historyOf } from "../helpers";
+import { it } from "../fixtures/chat";
 
 /** One message's whole life as a client sees it: accepted, dispatched and charged, replied to, listed, read. */
 async function messageLife(w: Awaited<ReturnType<typeof world>>, chatId: string, clock: ReturnType<typeof frozenClock>, content: string) {
@@ -18,28 +19,22 @@ async function messageLife(w: Awaited<ReturnType<typeof world>>, chatId: string,
 }
 
 describe("D1 calls", () => {
-  it("a message's whole life makes no D1 query while the read-mostly copies are fresh", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    await messageLife(w, c.id, clock, "warm up");
+  it("a message's whole life makes no D1 query while the read-mostly copies are fresh", async ({ clock, w, chat }) => {
+    await messageLife(w, chat.id, clock, "warm up");
     const d1 = watchD1();
     const startedAt = clock.now();
-    await messageLife(w, c.id, clock, "counted");
+    await messageLife(w, chat.id, clock, "counted");
     expect(clock.now() - startedAt, "the life fits in one freshness window").toBeLessThan(MAINTENANCE_FRESH_MS);
     expect(d1.calls).toEqual([]);
-    expect(replies(await historyOf(w, c.id))).toHaveLength(2);
+    expect(replies(await historyOf(w, chat.id))).toHaveLength(2);
     expect(await creditsOf(w.account.id)).toBe(998);
   });
 
-  it("with every copy stale, it writes nothing and reads only memberships, projects and the maintenance flag", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    await messageLife(w, c.id, clock, "warm up");
+  it("with every copy stale, it writes nothing and reads only memberships, projects and the maintenance flag", async ({ clock, w, chat }) => {
+    await messageLife(w, chat.id, clock, "warm up");
     clock.advance(60_000);
     const d1 = watchD1();
-    await messageLife(w, c.id, clock, "counted");
+    await messageLife(w, chat.id, clock, "counted");
     expect(d1.writes()).toEqual([]);
     expect(d1.tables()).toEqual(["project_members", "projects", "settings"]);
     // The membership read (which says the project's state too) and the maintenance flag, once each.
@@ -47,11 +42,8 @@ describe("D1 calls", () => {
     expect(await creditsOf(w.account.id)).toBe(998);
   });
 
-  it("an authenticated GET makes no D1 query when warm, and one read of the membership when cold", async () => {
-    const clock = frozenClock();
-    const w = await world();
-    const c = await newChat(w);
-    const get = () => call("GET", `${chatsPath(w)}/${c.id}`, { token: w.token });
+  it("an authenticated GET makes no D1 query when warm, and one read of the membership when cold", async ({ clock, w, chat }) => {
+    const get = () => call("GET", `${chatsPath(w)}/${chat.id}`, { token: w.token });
     expect((await get()).status).toBe(200);
     const warm = watchD1();
     expect((await get()).status).toBe(200);

@@ -1,25 +1,24 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { Chat, Message } from "../../src/chats/schemas";
-import { call, chatsPath, env, newChat, newToken, send, world } from "../helpers";
+import { call, chatsPath, env, newToken, send, world } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
+import { it } from "../fixtures/chat";
 
 const eventsPath = (w: { projectId: string }, chatId: string) => `${chatsPath(w)}/${chatId}/events`;
 const isFinalReply = (e: StreamEvent) => e.type === "message" && e.data.role === "owner" && e.data.status !== "working";
 
 describe("following a chat", () => {
-  it("starts with a snapshot and follows a message to the reply's final message", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(eventsPath(w, c.id), w.token);
+  it("starts with a snapshot and follows a message to the reply's final message", async ({ w, chat }) => {
+    const s = await openEvents(eventsPath(w, chat.id), w.token);
     expect(s.status).toBe(200);
     expect(s.headers.get("content-type")).toMatch(/^text\/event-stream/);
     expect(s.headers.get("cache-control")).toBe("no-store");
     const snapshot = await s.next();
     expect(snapshot.type).toBe("snapshot");
-    expect(Chat.parse(snapshot.data.chat)).toMatchObject({ id: c.id, isWorking: false });
+    expect(Chat.parse(snapshot.data.chat)).toMatchObject({ id: chat.id, isWorking: false });
     expect(snapshot.data.queue).toEqual({ items: [] });
 
-    expect((await send(w, c.id, "follow me")).status).toBe(202);
+    expect((await send(w, chat.id, "follow me")).status).toBe(202);
     const final = await s.until(isFinalReply);
     expect(Message.parse(final.data)).toMatchObject({ status: "success" });
     await s.until((e) => e.type === "chat" && e.data.isWorking === false && e.id > final.id);
@@ -28,19 +27,17 @@ describe("following a chat", () => {
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(new Set(ids.slice(1)).size).toBe(ids.length - 1);
     expect(s.events.find((e) => e.type === "message" && e.data.role === "user")!.data.content).toBe("follow me");
-    const history = (await call("GET", `${chatsPath(w)}/${c.id}/messages`, { token: w.token })).json.items;
+    const history = (await call("GET", `${chatsPath(w)}/${chat.id}/messages`, { token: w.token })).json.items;
     expect(history.find((m: { id: string }) => m.id === final.data.id)).toEqual(final.data);
     await s.close();
   });
 });
 
 describe("replies that grow", () => {
-  it("streams deltas that add up to the reply's final content, and the final message has it all", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    const s = await openEvents(eventsPath(w, c.id), w.token);
+  it("streams deltas that add up to the reply's final content, and the final message has it all", async ({ w, chat }) => {
+    const s = await openEvents(eventsPath(w, chat.id), w.token);
     await s.next();
-    await send(w, c.id, "grow a reply for me, part by part");
+    await send(w, chat.id, "grow a reply for me, part by part");
     const final = await s.until(isFinalReply);
     const deltas = s.events.filter((e) => e.type === "message.delta" && e.data.id === final.data.id);
     expect(deltas.length).toBeGreaterThan(0);
@@ -52,20 +49,18 @@ describe("replies that grow", () => {
 });
 
 describe("refusals, answered as for the other chat reads", () => {
-  it("answers 401, 403, 404 and 400 as problem+json, never as a stream", async () => {
-    const w = await world();
-    const c = await newChat(w);
+  it("answers 401, 403, 404 and 400 as problem+json, never as a stream", async ({ w, chat }) => {
     const cases: [string | null, string, Record<string, string>, number, string][] = [
-      [null, eventsPath(w, c.id), {}, 401, "unauthorized"],
-      [w.session, eventsPath(w, c.id), {}, 401, "unauthorized"],
-      [await newToken(w.session, ["chat:write"]), eventsPath(w, c.id), {}, 403, "insufficient_scope"],
-      [(await world()).token, eventsPath(w, c.id), {}, 404, "not_found"],
+      [null, eventsPath(w, chat.id), {}, 401, "unauthorized"],
+      [w.session, eventsPath(w, chat.id), {}, 401, "unauthorized"],
+      [await newToken(w.session, ["chat:write"]), eventsPath(w, chat.id), {}, 403, "insufficient_scope"],
+      [(await world()).token, eventsPath(w, chat.id), {}, 404, "not_found"],
       [w.token, eventsPath(w, crypto.randomUUID()), {}, 404, "not_found"],
       [w.token, eventsPath(w, "not-a-uuid"), {}, 404, "not_found"],
-      [w.token, eventsPath(w, c.id), { "last-event-id": "yesterday" }, 400, "invalid_request"],
-      [w.token, eventsPath(w, c.id), { "last-event-id": "-1" }, 400, "invalid_request"],
-      [w.token, `${eventsPath(w, c.id)}?after=1.5`, {}, 400, "invalid_request"],
-      [w.token, `${eventsPath(w, c.id)}?since=1`, {}, 400, "invalid_request"],
+      [w.token, eventsPath(w, chat.id), { "last-event-id": "yesterday" }, 400, "invalid_request"],
+      [w.token, eventsPath(w, chat.id), { "last-event-id": "-1" }, 400, "invalid_request"],
+      [w.token, `${eventsPath(w, chat.id)}?after=1.5`, {}, 400, "invalid_request"],
+      [w.token, `${eventsPath(w, chat.id)}?since=1`, {}, 400, "invalid_request"],
     ];
     for (const [token, path, headers, status, code] of cases) {
       const s = await openEvents(path, token, headers);
@@ -73,25 +68,21 @@ describe("refusals, answered as for the other chat reads", () => {
       expect(s.headers.get("content-type")).toContain("application/problem+json");
       expect(s.json.code).toBe(code);
     }
-    expect(await env.CHAT_ROOM.getByName(c.id).listenerCount()).toBe(0);
+    expect(await env.CHAT_ROOM.getByName(chat.id).listenerCount()).toBe(0);
   });
 
-  it("counts opening a stream as one request for the rate limit", async () => {
-    const w = await world();
-    const c = await newChat(w);
+  it("counts opening a stream as one request for the rate limit", async ({ w, chat }) => {
     const remaining = (h: Headers) => Number(/r=(\d+)/.exec(h.get("ratelimit") ?? "")![1]);
-    const before = await call("GET", `${chatsPath(w)}/${c.id}`, { token: w.token });
-    const s = await openEvents(eventsPath(w, c.id), w.token);
+    const before = await call("GET", `${chatsPath(w)}/${chat.id}`, { token: w.token });
+    const s = await openEvents(eventsPath(w, chat.id), w.token);
     expect(remaining(s.headers)).toBe(remaining(before.headers) - 1);
     expect(s.headers.get("ratelimit-policy")).toBeTruthy();
     await s.close();
   });
 
-  it("prefers Last-Event-ID to ?after= when both are sent, as EventSource resends the original URL", async () => {
-    const w = await world();
-    const c = await newChat(w);
-    await call("PATCH", `${chatsPath(w)}/${c.id}`, { token: w.token, body: { title: "renamed" } });
-    const s = await openEvents(`${eventsPath(w, c.id)}?after=0`, w.token, { "last-event-id": "1" });
+  it("prefers Last-Event-ID to ?after= when both are sent, as EventSource resends the original URL", async ({ w, chat }) => {
+    await call("PATCH", `${chatsPath(w)}/${chat.id}`, { token: w.token, body: { title: "renamed" } });
+    const s = await openEvents(`${eventsPath(w, chat.id)}?after=0`, w.token, { "last-event-id": "1" });
     const first = await s.next();
     expect(first.id).toBeGreaterThan(1);
     expect(first.type).not.toBe("snapshot");
