@@ -2,7 +2,8 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { exports } from "cloudflare:workers";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { admin, call, chatsPath, env, expectProblem, newAccount, newToken, room, signIn, world } from "../helpers";
+import { ChatRoom } from "../../src/chats/chat-room";
+import { admin, call, chatsPath, env, expectProblem, newAccount, newToken, peek, room, send, signIn, world } from "../helpers";
 import { openEvents } from "../sse";
 import { callTool, connect, MCP_URL, success, toolProblem } from "./mcp-helpers";
 
@@ -192,6 +193,31 @@ describe("MCP tools, through the SDK's client", () => {
     const key = crypto.randomUUID();
     const chatArgs = { projectId: w.projectId, title: "once", idempotencyKey: key };
     expect(success(await callTool(client, "create_chat", chatArgs)).id).toBe(success(await callTool(client, "create_chat", chatArgs)).id);
+  });
+
+  it("reads a replayed send's reply by its id, however long the history has grown since", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const client = await connect(w.token);
+    const chat = success(await callTool(client, "create_chat", { projectId: w.projectId, title: "long" }));
+    const args = { projectId: w.projectId, chatId: chat.id, content: "the first", idempotencyKey: crypto.randomUUID() };
+    success(await callTool(client, "send_message", args));
+    for (let i = 0; i < 11; i++) expect((await send(w, chat.id, `later ${i}`)).status).toBe(202);
+    await settle(room(chat.id), clock);
+    const history = await peek(w, chat.id);
+    expect(history).toHaveLength(24);
+    const pages = vi.spyOn(ChatRoom.prototype, "messages");
+    const byId = vi.spyOn(ChatRoom.prototype, "message");
+    const again = success(await callTool(client, "send_message", args));
+    expect(again.replayed).toBe(true);
+    // The first reply is the oldest but one: the history is never paged for it.
+    expect(again.reply).toEqual(history.at(-2));
+    expect(again.reply).toMatchObject({ id: again.state.replyMessageId, status: "success", content: expect.stringContaining("the first") });
+    expect(pages).not.toHaveBeenCalled();
+    expect(byId).toHaveBeenCalledTimes(1);
+    // The spies see the object's calls: reading the history is one.
+    success(await callTool(client, "read_messages", { projectId: w.projectId, chatId: chat.id }));
+    expect(pages).toHaveBeenCalledTimes(1);
   });
 
   it("steers, cancels a queued submission and stops a working reply", async () => {
