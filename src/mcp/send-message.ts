@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { ChatParams, Message, SendMessageBody, SendMessageHeaders, Submission, SubmissionState } from "../chats/schemas";
+import { Message, SendMessageBody, SendMessageHeaders, Submission, SubmissionState } from "../chats/schemas";
+import { inChat } from "./arguments";
 import type { ToolContext } from "./tools";
 import { type V1Answer, v1Path } from "./v1-call";
 
@@ -7,8 +8,7 @@ import { type V1Answer, v1Path } from "./v1-call";
 export const WAIT_SECONDS_MAX = 60;
 export const POLL_INTERVAL_MS = 250;
 
-export const SendMessageInput = z.strictObject({
-  ...ChatParams.shape,
+export const SendMessageInput = inChat.extend({
   ...SendMessageBody.shape,
   idempotencyKey: SendMessageHeaders.shape["idempotency-key"]
     .optional()
