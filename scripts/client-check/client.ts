@@ -70,6 +70,8 @@ const stopped = must(
   await api.POST("/v1/projects/{projectId}/chats/{chatId}/messages/{messageId}/stop", { params: { path: { ...chatPath, messageId: state.replyMessageId } } }),
 );
 if (stopped.id !== state.replyMessageId || !["interrupted_by_user", "success"].includes(stopped.status ?? "")) throw new Error(`stopMessage: ${JSON.stringify(stopped)}`);
+const reply = must("getMessage", await api.GET("/v1/projects/{projectId}/chats/{chatId}/messages/{messageId}", { params: { path: { ...chatPath, messageId: stopped.id } } }));
+if (reply.id !== stopped.id || reply.status !== stopped.status) throw new Error(`getMessage: ${JSON.stringify(reply)}`);
 
 // Errors arrive typed as the Problem schema.
 const missing = await api.GET("/v1/projects/{projectId}/chats/{chatId}", { params: { path: { projectId, chatId: crypto.randomUUID() } } });
@@ -79,5 +81,5 @@ if (missing.response.status !== 404 || problem?.code !== "not_found" || !problem
 
 console.log(
   `generated client: signed in, created a token and chat ${chat.id}, sent ${submission.submissionId} (${submission.disposition}), queue had ${queue.items.length}, history has ${history.items.length} messages; ` +
-    `steered, stopped a reply (${stopped.status}) and cancelled a queued submission (HTTP ${cancelled.response.status})`,
+    `steered, stopped a reply (${stopped.status}, read back by id) and cancelled a queued submission (HTTP ${cancelled.response.status})`,
 );

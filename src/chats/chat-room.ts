@@ -38,7 +38,7 @@ export type SubmitOutcome =
   | { kind: "not_found" };
 /** eventId: the newest event whose effects the answer shows (read in the same synchronous stretch), for Chat-Event-Id. */
 export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null; eventId: number } | { kind: "bad_cursor" } | { kind: "not_found" };
-export type StopOutcome = { kind: "reply"; message: Message } | { kind: "message_not_found" } | { kind: "not_found" };
+export type MessageOutcome = { kind: "message"; message: Message } | { kind: "message_not_found" } | { kind: "not_found" };
 export type CancelOutcome = "cancelled" | "started" | "submission_not_found" | "not_found";
 export type SubmissionOutcome = { kind: "submission"; submission: SubmissionState } | { kind: "submission_not_found" } | { kind: "not_found" };
 
@@ -201,18 +201,25 @@ export class ChatRoom extends DurableObject<Env> {
     return { kind: "submission", submission: { id, status, taskId, userMessageId, replyMessageId, createdAt, credits, failure } };
   }
 
+  /** One message of the chat, whatever its role. */
+  async message(projectId: string, messageId: string): Promise<MessageOutcome> {
+    if (!this.chatIn(projectId)) return { kind: "not_found" };
+    const message = this.store.message(messageId);
+    return message ? { kind: "message", message } : { kind: "message_not_found" };
+  }
+
   /**
    * Stops an agent reply: a working one ends at once as interrupted_by_user with what it had written,
    * and the queue moves on; one that has ended is answered as it is, so a retried or late stop is safe.
    */
-  async stopReply(projectId: string, messageId: string): Promise<StopOutcome> {
+  async stopReply(projectId: string, messageId: string): Promise<MessageOutcome> {
     if (!this.chatIn(projectId)) return { kind: "not_found" };
     const message = this.store.message(messageId);
     if (message?.role !== "owner") return { kind: "message_not_found" };
     const task = this.store.runningTask();
-    if (message.status !== "working" || task?.owner_message_id !== messageId) return { kind: "reply", message };
+    if (message.status !== "working" || task?.owner_message_id !== messageId) return { kind: "message", message };
     this.runner.stop(task, Date.now());
-    return { kind: "reply", message: this.store.message(messageId)! };
+    return { kind: "message", message: this.store.message(messageId)! };
   }
 
   /** Removes a submission that has not started (queued, steering or failed) for good; its key then answers submission_cancelled. */

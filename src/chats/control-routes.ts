@@ -5,7 +5,7 @@ import { ApiError } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { STEERING_PER_TASK } from "./limits";
 import { SUBMIT_DESCRIPTION, submitTo } from "./message-routes";
-import { chatInProject, chatNotFound, security, submissionNotFound, write } from "./route-access";
+import { chatInProject, chatNotFound, messageNotFound, security, submissionNotFound, write } from "./route-access";
 import { ChatParams, Message, MessageParams, SendMessageBody, SendMessageHeaders, StopBody, Submission, SubmissionParams } from "./schemas";
 
 /** Control of running work: stop a reply, cancel a submission, steer a running task. */
@@ -34,7 +34,7 @@ controlRoutes.openapi(
     const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
     const outcome = await chat.stopReply(access.projectId, c.req.valid("param").messageId.toLowerCase());
     if (outcome.kind === "not_found") throw chatNotFound();
-    if (outcome.kind === "message_not_found") throw new ApiError(404, "message_not_found", "This chat has no agent reply with that id.");
+    if (outcome.kind === "message_not_found") throw messageNotFound("This chat has no agent reply with that id.");
     return c.json(outcome.message, 200);
   },
 );

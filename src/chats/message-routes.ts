@@ -6,11 +6,13 @@ import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { CONTENT_MAX, QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "./limits";
 import { maintenanceFlag } from "./maintenance";
 import type { SubmissionKind } from "./submission-storage";
-import { chatInProject, chatNotFound, chatProblems, found, read, security, submissionNotFound, write } from "./route-access";
+import { chatInProject, chatNotFound, chatProblems, found, messageNotFound, read, security, submissionNotFound, write } from "./route-access";
 import {
   ChatParams,
   MESSAGE_BODY_LIMIT_BYTES,
+  Message,
   MessagePage,
+  MessageParams,
   MessagesQuery,
   Queue,
   SendMessageBody,
@@ -89,6 +91,30 @@ messageRoutes.openapi(
     if (page.kind === "not_found") throw chatNotFound();
     if (page.kind === "bad_cursor") throw invalidRequest("The cursor is not one this chat gave out.", [{ path: "cursor", message: "unknown or malformed cursor" }]);
     return c.json({ items: page.items, nextCursor: page.nextCursor }, 200, { "chat-event-id": String(page.eventId) });
+  },
+);
+
+messageRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/{projectId}/chats/{chatId}/messages/{messageId}",
+    operationId: "getMessage",
+    tags: ["Messages"],
+    summary: "One message, as it stands now",
+    description:
+      "Any message of the chat by its id: a user message, an agent reply (working or ended) or an error. A submission's `replyMessageId` read " +
+      "this way follows its reply without paging the history. An id the chat does not have, well-formed or not, answers 404 `message_not_found`.",
+    security,
+    middleware: read,
+    request: { params: MessageParams },
+    responses: { 200: jsonResponse(Message, "The message"), ...problems(401, 403, 404, 429) },
+  }),
+  async (c) => {
+    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
+    const outcome = await chat.message(access.projectId, c.req.valid("param").messageId.toLowerCase());
+    if (outcome.kind === "not_found") throw chatNotFound();
+    if (outcome.kind === "message_not_found") throw messageNotFound();
+    return c.json(outcome.message, 200);
   },
 );
 

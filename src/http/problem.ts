@@ -37,6 +37,7 @@ const TITLES: Record<number, string> = {
   403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
+  406: "Not Acceptable",
   409: "Conflict",
   413: "Content Too Large",
   429: "Too Many Requests",

@@ -1,5 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
+import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createMiddleware } from "hono/factory";
 import { type GatedEnv, tokenGate } from "../auth/gate";
 import { config } from "../config";
@@ -32,7 +33,26 @@ const knownRevision = createMiddleware<GatedEnv>(async (c, next) => {
   await next();
 });
 
-/** One JSON-RPC message as JSON; a batch (an array) is not part of the revisions served here. */
+/**
+ * What the SDK's transport would refuse before any message is understood, refused here first as
+ * problem+json like every other 4xx: an Accept without both answer types (406), a body that is not
+ * JSON (400, as on /v1).
+ */
+const transportChecks = createMiddleware<GatedEnv>(async (c, next) => {
+  // Streamable HTTP: the client lists both, since a call may be answered either way.
+  const accept = c.req.header("accept") ?? "";
+  if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
+    throw new ApiError(406, "invalid_request", "Send Accept: application/json, text/event-stream; a call may be answered with either.", {
+      errors: [{ path: "accept", message: "must list application/json and text/event-stream" }],
+    });
+  }
+  if (!isJsonContentType(c.req.header("content-type"))) {
+    throw invalidRequest("Send the JSON-RPC message with Content-Type: application/json.", [{ path: "content-type", message: "not application/json" }]);
+  }
+  await next();
+});
+
+/** One JSON-RPC message as JSON: an object (a batch, an array, is not part of the revisions served here). */
 async function oneMessage(request: Request): Promise<JSONRPCMessage> {
   let message: unknown;
   try {
@@ -41,6 +61,15 @@ async function oneMessage(request: Request): Promise<JSONRPCMessage> {
     throw invalidRequest("The request body is not JSON.", [{ path: "(body)", message: "not JSON" }]);
   }
   if (Array.isArray(message)) throw invalidRequest("Send one JSON-RPC message per request; batches are not supported.", [{ path: "(body)", message: "an array" }]);
+  if (typeof message !== "object" || message === null)
+    throw invalidRequest("The body must be one JSON-RPC message, a JSON object.", [{ path: "(body)", message: "not an object" }]);
+  const parsed = JSONRPCMessageSchema.safeParse(message);
+  if (!parsed.success) {
+    throw invalidRequest("The body is not a JSON-RPC 2.0 request, notification or response.", [
+      { path: "(body)", message: 'needs jsonrpc "2.0" and a method (with params an object, when present) or an id with a result or error' },
+    ]);
+  }
+  // The message as sent: the schema would drop members a handler may still read.
   return message as JSONRPCMessage;
 }
 
@@ -79,7 +108,7 @@ export function createMcpRoutes(appFetch: AppFetch) {
   mcp.on(["GET", "HEAD", "DELETE", "PUT", "PATCH", "OPTIONS"], "/", () => {
     throw new ApiError(405, "method_not_allowed", "This MCP endpoint is stateless: send each JSON-RPC message with POST.", { headers: { allow: ALLOW } });
   });
-  mcp.post("/", sameSiteOrigins, limitBody(MiB), tokenGate, knownRevision, jsonBodyGuard, async (c) => {
+  mcp.post("/", sameSiteOrigins, limitBody(MiB), tokenGate, knownRevision, transportChecks, jsonBodyGuard, async (c) => {
     const message = await oneMessage(c.req.raw);
     const hangUp = new AbortController();
     const server = new ToolServer(v1Caller(c, appFetch), c.get("requestId"), hangUp.signal, (work) => c.executionCtx.waitUntil(work));

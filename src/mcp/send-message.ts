@@ -1,16 +1,14 @@
 import { z } from "@hono/zod-openapi";
-import { ChatParams, Message, type MessagePage, SendMessageBody, SendMessageHeaders, Submission, SubmissionState } from "../chats/schemas";
+import { Message, SendMessageBody, SendMessageHeaders, Submission, SubmissionState } from "../chats/schemas";
+import { inChat } from "./arguments";
 import type { ToolContext } from "./tools";
 import { type V1Answer, v1Path } from "./v1-call";
 
 // The contract's bound on a call's wait, and on how often progress is sent (about 4 a second).
 export const WAIT_SECONDS_MAX = 60;
 export const POLL_INTERVAL_MS = 250;
-// Messages read per page while looking for the reply: it is among the newest few (steering texts it took come after it).
-const PAGE = 10;
 
-export const SendMessageInput = z.strictObject({
-  ...ChatParams.shape,
+export const SendMessageInput = inChat.extend({
   ...SendMessageBody.shape,
   idempotencyKey: SendMessageHeaders.shape["idempotency-key"]
     .optional()
@@ -70,16 +68,11 @@ async function readOutcome({ projectId, chatId }: { projectId: string; chatId: s
   const state = await v1<SubmissionState>("GET", v1Path(projectId, "chats", chatId, "submissions", submissionId));
   if (!state.ok) return state;
   const replyId = state.body.replyMessageId;
-  let reply: Message | null = null;
-  // Newest first: the reply is on the first page unless later tasks have ended since; older pages are read only then.
-  for (let cursor: string | undefined; replyId !== null && reply === null; ) {
-    const page = await v1<z.infer<typeof MessagePage>>("GET", v1Path(projectId, "chats", chatId, "messages"), { query: { limit: String(PAGE), cursor } });
-    if (!page.ok) return page;
-    reply = page.body.items.find((m) => m.id === replyId) ?? null;
-    if (page.body.nextCursor === null) break;
-    cursor = page.body.nextCursor;
-  }
-  return { ok: true, body: { state: state.body, reply }, replayed: false };
+  if (replyId === null) return { ok: true, body: { state: state.body, reply: null }, replayed: false };
+  // By its id: one read however long the history has grown since (an old key replayed included).
+  const reply = await v1<Message>("GET", v1Path(projectId, "chats", chatId, "messages", replyId));
+  if (!reply.ok) return reply;
+  return { ok: true, body: { state: state.body, reply: reply.body }, replayed: false };
 }
 
 /** Progress for a growing reply: its length so far in characters (strictly increasing), and the text added since the last report. */

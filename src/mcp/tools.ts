@@ -3,23 +3,20 @@ import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import {
   Chat,
   ChatList,
-  ChatParams,
   ChatTitleBody,
   CreateChatHeaders,
   Message,
   MessagePage,
-  MessageParams,
   MessagesQuery,
-  ProjectParams,
   Queue,
   SendMessageBody,
   SendMessageHeaders,
   Submission,
-  SubmissionParams,
   SubmissionState,
 } from "../chats/schemas";
 import { ProjectCredits, ProjectUsage, UsageQuery } from "../credits/schemas";
 import { ProjectList } from "../projects/schemas";
+import { idArgument, inChat, inProject } from "./arguments";
 import { SendMessageInput, SendMessageOutput, sendMessage } from "./send-message";
 import type { CallV1, V1Answer } from "./v1-call";
 import { v1Path } from "./v1-call";
@@ -47,9 +44,7 @@ const READS: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 const ADDS: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 const ENDS: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
 
-// Arguments are the route's path parameters, body fields and headers under one object; an unknown argument is named back, as /v1 names unknown fields.
-const inProject = z.strictObject(ProjectParams.shape);
-const inChat = z.strictObject(ChatParams.shape);
+const inSubmission = inChat.extend({ submissionId: idArgument("The submission's id, from send_message, steer or get_queue") });
 const retryKey = <T extends z.ZodType>(header: T, what: string) =>
   header.optional().describe(`A UUID of your choosing: calling again with the same key and the same arguments ${what} instead of doing it twice.`);
 
@@ -131,7 +126,7 @@ export const TOOLS: Tool[] = [
     title: "Read a submission",
     description:
       "Says what a submission (from send_message or steer) became: its status (queued, steering, dispatching, running, done, failed, cancelled), its task, and the ids of its user message and the agent's reply (null until they exist).",
-    input: z.strictObject(SubmissionParams.shape),
+    input: inSubmission,
     output: SubmissionState,
     annotations: READS,
     run: ({ projectId, chatId, submissionId }, { v1 }) => v1("GET", v1Path(projectId, "chats", chatId, "submissions", submissionId)),
@@ -141,7 +136,7 @@ export const TOOLS: Tool[] = [
     title: "Stop a reply",
     description:
       "Stops an agent reply that is still working: it ends at once as interrupted_by_user, keeping what it had written, and the next queued message runs. Returns the reply. A reply that already ended is returned as it is, so calling again is safe.",
-    input: z.strictObject(MessageParams.shape),
+    input: inChat.extend({ messageId: idArgument("The id of an agent reply (role owner), from read_messages or get_submission's replyMessageId") }),
     output: Message,
     annotations: ENDS,
     run: ({ projectId, chatId, messageId }, { v1 }) => v1("POST", v1Path(projectId, "chats", chatId, "messages", messageId, "stop")),
@@ -151,7 +146,7 @@ export const TOOLS: Tool[] = [
     title: "Cancel a submission",
     description:
       "Removes a submission that has not started (queued, steering or failed) from the queue for good: it never runs and costs nothing. One that has started answers submission_started; stop its reply with stop_reply instead.",
-    input: z.strictObject(SubmissionParams.shape),
+    input: inSubmission,
     output: z.object({ cancelled: z.literal(true) }),
     annotations: ENDS,
     run: async ({ projectId, chatId, submissionId }, { v1 }) => {

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { bindingsAdmitting, type GatedEnv } from "../auth/gate";
 import type { Env } from "../env";
+import { invalidRequest } from "../http/problem";
 
 /** The Worker's own fetch: a tool's call goes through the very route a /v1 client calls. */
 export type AppFetch = (request: Request, env: Env, ctx: Context["executionCtx"]) => Response | Promise<Response>;
@@ -11,8 +12,15 @@ export type V1Answer<T = unknown> = { ok: true; body: T; replayed: boolean } | {
 export type V1Request = { query?: Record<string, string | undefined>; body?: unknown; headers?: Record<string, string> };
 export type CallV1 = <T = unknown>(method: string, path: string, request?: V1Request) => Promise<V1Answer<T>>;
 
-/** Path segments from tool arguments are escaped, so an id can never reach another route. */
-export const v1Path = (...segments: string[]) => `/v1/projects/${segments.map(encodeURIComponent).join("/")}`;
+/**
+ * Path segments from tool arguments are escaped, so an id can never reach another route; `.` and
+ * `..` survive escaping and URL resolution would follow them, so they (and an empty segment) are refused.
+ */
+export function v1Path(...segments: string[]): string {
+  const bad = segments.find((segment) => segment === "" || segment === "." || segment === "..");
+  if (bad !== undefined) throw invalidRequest(`An id may not be ${JSON.stringify(bad)}.`, [{ path: "(arguments)", message: "not an id" }]);
+  return `/v1/projects/${segments.map(encodeURIComponent).join("/")}`;
+}
 
 /**
  * Calls /v1 in-process for the caller this /mcp request was admitted as: the route checks scope,

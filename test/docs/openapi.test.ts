@@ -46,6 +46,7 @@ describe("the public OpenAPI document", () => {
         "archiveChat",
         "restoreChat",
         "listMessages",
+        "getMessage",
         "sendMessage",
         "getQueue",
         "getSubmission",
@@ -74,6 +75,7 @@ describe("the public OpenAPI document", () => {
     expect(statuses(`${chat}/queue/{submissionId}`, "delete")).toEqual(["204", "409", ...common].sort());
     expect(statuses(`${chat}/steer`, "post")).toEqual(["202", "400", "409", "413", ...common].sort());
     expect(statuses(`${chat}/submissions/{submissionId}`, "get")).toEqual(["200", "400", ...common].sort());
+    expect(statuses(`${chat}/messages/{messageId}`, "get")).toEqual(["200", ...common].sort());
     expect(Object.keys(resolve(doc, doc.paths[`${chat}/steer`]!.post!.responses["202"]!).headers ?? {})).toContain("Idempotency-Replayed");
     expect(doc.components.schemas!.Message.required).toEqual(expect.arrayContaining(["submissionId", "taskId"]));
     expect(doc.components.schemas!.SubmissionState.properties.status.enum).toEqual(["queued", "steering", "dispatching", "running", "done", "failed", "cancelled"]);

@@ -2,7 +2,9 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, vi } from "vitest";
 import { exports } from "cloudflare:workers";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { admin, call, chatsPath, env, expectProblem, newAccount, newToken, room, signIn, world } from "../helpers";
+import { ChatRoom } from "../../src/chats/chat-room";
+import { v1Path } from "../../src/mcp/v1-call";
+import { admin, call, chatsPath, env, expectProblem, newAccount, newToken, peek, room, send, signIn, world } from "../helpers";
 import { openEvents } from "../sse";
 import { callTool, connect, MCP_URL, success, toolProblem } from "./mcp-helpers";
 import { it } from "../fixtures/chat";
@@ -185,6 +187,31 @@ describe("MCP tools, through the SDK's client", () => {
     expect(success(await callTool(client, "create_chat", chatArgs)).id).toBe(success(await callTool(client, "create_chat", chatArgs)).id);
   });
 
+  it("reads a replayed send's reply by its id, however long the history has grown since", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const client = await connect(w.token);
+    const chat = success(await callTool(client, "create_chat", { projectId: w.projectId, title: "long" }));
+    const args = { projectId: w.projectId, chatId: chat.id, content: "the first", idempotencyKey: crypto.randomUUID() };
+    success(await callTool(client, "send_message", args));
+    for (let i = 0; i < 11; i++) expect((await send(w, chat.id, `later ${i}`)).status).toBe(202);
+    await settle(room(chat.id), clock);
+    const history = await peek(w, chat.id);
+    expect(history).toHaveLength(24);
+    const pages = vi.spyOn(ChatRoom.prototype, "messages");
+    const byId = vi.spyOn(ChatRoom.prototype, "message");
+    const again = success(await callTool(client, "send_message", args));
+    expect(again.replayed).toBe(true);
+    // The first reply is the oldest but one: the history is never paged for it.
+    expect(again.reply).toEqual(history.at(-2));
+    expect(again.reply).toMatchObject({ id: again.state.replyMessageId, status: "success", content: expect.stringContaining("the first") });
+    expect(pages).not.toHaveBeenCalled();
+    expect(byId).toHaveBeenCalledTimes(1);
+    // The spies see the object's calls: reading the history is one.
+    success(await callTool(client, "read_messages", { projectId: w.projectId, chatId: chat.id }));
+    expect(pages).toHaveBeenCalledTimes(1);
+  });
+
   it("steers, cancels a queued submission and stops a working reply", async ({ clock, w }) => {
     const client = await connect(w.token);
     const chat = success(await callTool(client, "create_chat", { projectId: w.projectId, title: "control" }));
@@ -258,7 +285,58 @@ describe("MCP tool errors", () => {
     const client = await connect(mine.token);
     toolProblem(await callTool(client, "list_chats", { projectId: theirs.projectId }), "not_found");
     toolProblem(await callTool(client, "create_chat", { projectId: theirs.projectId, title: "intrude" }), "not_found");
-    toolProblem(await callTool(client, "list_chats", { projectId: "../../auth/api-tokens" }), "not_found");
+  });
+
+  it("refuses an id argument that is not a UUID, naming it, before any call is made", async () => {
+    const w = await world();
+    const client = await connect(w.token);
+    const chat = success(await callTool(client, "create_chat", { projectId: w.projectId, title: "ids" }));
+    const sent = success(await callTool(client, "send_message", { projectId: w.projectId, chatId: chat.id, content: "queued" }));
+    const ids = { projectId: w.projectId, chatId: chat.id, submissionId: sent.submission.submissionId, messageId: crypto.randomUUID() };
+    const uses: [string, (keyof typeof ids)[], Record<string, unknown>][] = [
+      ["list_chats", ["projectId"], {}],
+      ["create_chat", ["projectId"], { title: "t" }],
+      ["get_chat", ["projectId", "chatId"], {}],
+      ["send_message", ["projectId", "chatId"], { content: "x" }],
+      ["read_messages", ["projectId", "chatId"], {}],
+      ["get_queue", ["projectId", "chatId"], {}],
+      ["get_submission", ["projectId", "chatId", "submissionId"], {}],
+      ["stop_reply", ["projectId", "chatId", "messageId"], {}],
+      ["cancel_submission", ["projectId", "chatId", "submissionId"], {}],
+      ["steer", ["projectId", "chatId"], { content: "x" }],
+      ["get_credits", ["projectId"], {}],
+      ["get_usage", ["projectId"], {}],
+    ];
+    const bads = ["..", ".", "", "../../auth/api-tokens", "%2e%2e", `${ids.chatId}/..`, "not-a-uuid"];
+    const refused = async (name: string, args: Record<string, unknown>, field: string, bad: string) => {
+      const problem = toolProblem(await callTool(client, name, { ...args, [field]: bad }), "invalid_request");
+      expect(problem.errors, `${name} ${field}=${bad}`).toEqual([{ path: field, message: "must be a UUID" }]);
+    };
+    // Every id argument of every tool, each with one of the bad values (the token's 60 requests a minute bound the count).
+    let turn = 0;
+    for (const [name, fields, rest] of uses) {
+      const args = { ...Object.fromEntries(fields.map((f) => [f, ids[f]])), ...rest };
+      for (const field of fields) await refused(name, args, field, bads[turn++ % bads.length]!);
+    }
+    for (const bad of bads) await refused("cancel_submission", { projectId: w.projectId, chatId: chat.id }, "submissionId", bad);
+    // Keys and reply targets are UUIDs too, refused as the route's own headers and fields would be.
+    for (const [name, field, rest] of [
+      ["create_chat", "idempotencyKey", { title: "t" }],
+      ["steer", "idempotencyKey", { chatId: chat.id, content: "x" }],
+      ["send_message", "replyToMessageId", { chatId: chat.id, content: "x" }],
+    ] as const) {
+      const problem = toolProblem(await callTool(client, name, { projectId: w.projectId, ...rest, [field]: ".." }), "invalid_request");
+      expect(problem.errors.map((e: { path: string }) => e.path)).toEqual([field]);
+    }
+    // The submission an id like ".." might have reached elsewhere is untouched.
+    expect(success(await callTool(client, "get_queue", { projectId: w.projectId, chatId: chat.id })).items).toHaveLength(1);
+  });
+
+  it("builds /v1 paths that cannot leave the id's place", () => {
+    for (const bad of ["..", ".", ""]) {
+      expect(() => v1Path(crypto.randomUUID(), "chats", bad)).toThrowError(expect.objectContaining({ status: 400, code: "invalid_request" }));
+    }
+    expect(v1Path("a/b", "chats", "c?d", "%2e%2e")).toBe("/v1/projects/a%2Fb/chats/c%3Fd/%252e%252e");
   });
 
   it("answers a token without the scope with insufficient_scope", async ({ w }) => {

@@ -78,6 +78,60 @@ describe("/mcp over HTTP", () => {
     expectProblem(r, 400, "invalid_request");
   });
 
+  it("refuses a body that is not one JSON object with 400, never a 500", async () => {
+    const w = await world();
+    for (const body of [null, 5, "x", true, 0, ""]) {
+      const r = await post(body, {}, w.token);
+      expectProblem(r, 400, "invalid_request");
+      expect(r.json.errors, JSON.stringify(body)).toEqual([{ path: "(body)", message: "not an object" }]);
+    }
+  });
+
+  it("refuses an object that is not a JSON-RPC message with a 400 problem, not a JSON-RPC parse error", async () => {
+    const w = await world();
+    for (const body of [
+      {},
+      { jsonrpc: "2.0", id: 1, method: "tools/list", params: null },
+      { jsonrpc: "2.0", id: 1, method: "tools/list", params: 5 },
+      { jsonrpc: "1.0", id: 1, method: "tools/list" },
+      { jsonrpc: "2.0", id: {}, method: "tools/list" },
+      { jsonrpc: "2.0", id: 1, method: 7 },
+    ]) {
+      const r = await post(body, {}, w.token);
+      expectProblem(r, 400, "invalid_request");
+      expect(r.json.jsonrpc, JSON.stringify(body)).toBeUndefined();
+    }
+  });
+
+  it("refuses an Accept without both application/json and text/event-stream with a 406 problem", async () => {
+    const w = await world();
+    const list = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+    for (const accept of [undefined, "application/json", "text/event-stream", "*/*"]) {
+      const headers: Record<string, string> = { "content-type": "application/json", ...(accept ? { accept } : {}) };
+      const r = await call("POST", "/mcp", { token: w.token, raw: list, headers });
+      expectProblem(r, 406, "invalid_request");
+      expect(r.json.title, String(accept)).toBe("Not Acceptable");
+      expect(r.json.errors).toEqual([{ path: "accept", message: expect.any(String) }]);
+    }
+    const both = await call("POST", "/mcp", { token: w.token, raw: list, headers: { "content-type": "application/json", accept: "text/event-stream, application/json;q=0.9" } });
+    expect(both.status, both.text).toBe(200);
+  });
+
+  it("refuses a Content-Type other than JSON with 400, as /v1 does", async () => {
+    const w = await world();
+    const list = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", undefined]) {
+      const headers: Record<string, string> = { accept: "application/json, text/event-stream", ...(type ? { "content-type": type } : {}) };
+      expectProblem(await call("POST", "/mcp", { token: w.token, raw: list, headers }), 400, "invalid_request");
+    }
+    const charset = await call("POST", "/mcp", {
+      token: w.token,
+      raw: list,
+      headers: { accept: "application/json, text/event-stream", "content-type": "application/json; charset=utf-8" },
+    });
+    expect(charset.status, charset.text).toBe(200);
+  });
+
   it("refuses a body over 1 MiB with 413", async ({ w }) => {
     const big = toolCall("list_projects", { padding: "x".repeat(1024 * 1024) });
     expectProblem(await post(big, {}, w.token), 413, "payload_too_large");
@@ -123,7 +177,7 @@ describe("/mcp authorization", () => {
     const send = await post(toolCall("send_message", { projectId: w.projectId, chatId: c.id, content: "count me once" }), {}, w.token);
     expect(send.status, send.text).toBe(200);
     expect(send.json.result.isError).toBeFalsy();
-    // Sending read the submission and the history as well: still one request.
+    // Sending read the submission and its reply as well: still one request.
     expect(remaining(send)).toBe(58);
     const list = await call("GET", chatsPath(w), { token: w.token });
     expect(remaining(list)).toBe(57);
