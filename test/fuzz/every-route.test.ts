@@ -2,6 +2,7 @@ import { exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { carryingBody, viaApp } from "../http/method-and-body";
+import { catalogFixture } from "../fixtures/catalog";
 import { ADMIN, admin, call, newChat, world, type World } from "../helpers";
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
@@ -11,6 +12,8 @@ let chatId: string;
 let templates: string[];
 
 beforeAll(async () => {
+  // A loaded catalog, as in service: without one, GET /v1/plans rightly answers 503 (not loaded yet), which is no bad-input error.
+  expect((await admin("PUT", "/admin/catalog", catalogFixture())).status).toBe(204);
   w = await world();
   chatId = (await newChat(w, "every route")).id;
   const publicDoc = (await call("GET", "/v1/openapi.json")).json as { paths: Record<string, unknown> };
