@@ -36,12 +36,6 @@ const MiB = 1024 * 1024;
 
 const { child, state } = startFreshWorker({ name: "bounded", projectDir, port, vars });
 
-// Interrupted or timed out: the server goes too, rather than hold the port for the next run.
-for (const signal of ["SIGINT", "SIGTERM"])
-  process.on(signal, () => {
-    stopWranglerDev(child);
-    process.exit(1);
-  });
 try {
   await waitUntilUp(base, child);
   const world = await newWorld(10);
@@ -65,14 +59,7 @@ async function logAndFollower(w) {
   let refused = 0;
   const started = Date.now();
   for (let i = 0; i < 100; i++) {
-    const key = randomUUID();
-    for (;;) {
-      const r = await api("POST", `/v1/projects/${w.projectId}/chats/${chat.id}/messages`, w.tokens[0], { content: content(i) }, { "idempotency-key": key });
-      if (r.status === 202) break;
-      if (r.status !== 409) throw new Error(`send ${i}: ${r.status} ${r.text}`);
-      refused++;
-      await sleep(20);
-    }
+    refused += await sendWhenQueued(w, chat.id, content(i));
     sent += content(i).length;
   }
   await until(async () => {
@@ -179,14 +166,7 @@ async function failingSends() {
   let refused = 0;
   const started = Date.now();
   for (let i = 0; i < 300; i++) {
-    const key = randomUUID();
-    for (;;) {
-      const r = await api("POST", `/v1/projects/${w.projectId}/chats/${chat.id}/messages`, w.tokens[0], { content: content(i) }, { "idempotency-key": key });
-      if (r.status === 202) break;
-      if (r.status !== 409) throw new Error(`send ${i}: ${r.status} ${r.text}`);
-      refused++;
-      await sleep(20);
-    }
+    refused += await sendWhenQueued(w, chat.id, content(i));
   }
   await until(async () => (await api("GET", `/v1/projects/${w.projectId}/chats/${chat.id}`, w.tokens[0])).json.queuedCount === 0, 600_000);
   const took = Date.now() - started;
@@ -203,6 +183,17 @@ async function failingSends() {
 }
 
 // ---- helpers ----
+/** Sends one message, trying again (same key) while the queue is full; how many tries the queue refused. */
+async function sendWhenQueued(w, chatId, content) {
+  const key = randomUUID();
+  for (let refused = 0; ; refused++) {
+    const r = await api("POST", `/v1/projects/${w.projectId}/chats/${chatId}/messages`, w.tokens[0], { content }, { "idempotency-key": key });
+    if (r.status === 202) return refused;
+    if (r.status !== 409) throw new Error(`send: ${r.status} ${r.text}`);
+    await sleep(20);
+  }
+}
+
 async function newWorld(tokens, credits = 1_000_000) {
   const email = `bounded-${randomUUID()}@example.test`;
   const account = must(await admin("POST", "/admin/accounts", { email, password: "bounded-password", credits }), 201);

@@ -3,9 +3,12 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startWranglerDev } from "../lib.mjs";
+import { startWranglerDev, stopWranglerDev } from "../lib.mjs";
 
-/** Starts it; `state` is the folder to remove afterwards. Without wrangler's local observability, as npm run bench. */
+/**
+ * Starts it; `state` is the folder to remove afterwards. Without wrangler's local observability, as npm run bench.
+ * Interrupted or timed out, the script takes the server with it, rather than leave it holding the port for the next run.
+ */
 export function startFreshWorker({ name, projectDir, port, vars }) {
   process.env.X_LOCAL_OBSERVABILITY = "false";
   const state = mkdtempSync(join(process.env.BENCH_STATE_DIR ?? "/dev/shm", `${name}-state-`));
@@ -23,5 +26,10 @@ export function startFreshWorker({ name, projectDir, port, vars }) {
     inspectorPort: port + 1,
     extraArgs: ["--log-level", "warn", "--persist-to", state, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
   });
+  for (const signal of ["SIGINT", "SIGTERM"])
+    process.on(signal, () => {
+      stopWranglerDev(child);
+      process.exit(1);
+    });
   return { child, state };
 }

@@ -42,11 +42,6 @@ await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
 const hooksAt = `http://127.0.0.1:${receiver.address().port}`;
 
 const { child, state } = startFreshWorker({ name: "webhook-tenants", projectDir, port, vars });
-for (const signal of ["SIGINT", "SIGTERM"])
-  process.on(signal, () => {
-    stopWranglerDev(child);
-    process.exit(1);
-  });
 try {
   await waitUntilUp(base, child);
   const [a, b, c] = [await newProject("a"), await newProject("b"), await newProject("c")];
