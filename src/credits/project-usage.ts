@@ -4,12 +4,14 @@ import { iso } from "../time";
 export type TaskUsage = { taskId: string; endedAt: number; credits: number; inputTokens: number | null; outputTokens: number | null };
 export type UsageDay = { date: string; tasks: number; credits: number; inputTokens: number; outputTokens: number };
 
+export const DAY_MS = 86_400_000;
+/** The UTC day of a time, as usage and its queries name days: YYYY-MM-DD. */
+export const dayOf = (ms: number) => iso(ms).slice(0, 10);
+
 // Days are kept 400 days (CONTRACT "Credits and usage"); a task id long enough to outlast any retried hand-off.
 const DAYS_KEPT = 400;
-const COUNTED_KEPT_MS = 30 * 86_400_000;
-const PRUNE_EVERY_MS = 86_400_000;
-
-const dayOf = (ms: number) => iso(ms).slice(0, 10);
+const COUNTED_KEPT_MS = 30 * DAY_MS;
+const PRUNE_EVERY_MS = DAY_MS;
 
 /**
  * A project's daily usage in its ProjectChats object: one row per UTC day, so reading a year is at
@@ -59,7 +61,7 @@ export class ProjectUsage {
   private prune(now: number): void {
     if (now - this.prunedAt < PRUNE_EVERY_MS) return;
     this.prunedAt = now;
-    this.sql.exec("DELETE FROM usage_days WHERE day < ?", dayOf(now - DAYS_KEPT * 86_400_000));
+    this.sql.exec("DELETE FROM usage_days WHERE day < ?", dayOf(now - DAYS_KEPT * DAY_MS));
     this.sql.exec("DELETE FROM usage_counted WHERE at < ?", now - COUNTED_KEPT_MS);
   }
 }

@@ -5,16 +5,15 @@ import { ProjectParams } from "../chats/schemas";
 import { config } from "../config";
 import { invalidRequest } from "../http/problem";
 import { createRouter, jsonResponse } from "../http/router";
-import { iso } from "../time";
+import { DAY_MS, dayOf } from "./project-usage";
 import { ProjectCredits, ProjectUsage, UsageQuery } from "./schemas";
 
-const DAY_MS = 86_400_000;
 // The default range is 30 days ending today; a range may span at most 365 days after its first.
 const DEFAULT_DAYS_BACK = 29;
 const RANGE_MAX_DAYS = 365;
 
 const dayNumber = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
-const dateOf = (day: number) => iso(day * DAY_MS).slice(0, 10);
+const dateOf = (day: number) => dayOf(day * DAY_MS);
 
 /** What a project's tasks cost and can spend, mounted at /v1/projects: any member with chat:read. */
 export const projectCreditRoutes = createRouter<GatedEnv>();
