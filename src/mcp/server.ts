@@ -13,6 +13,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import packageJson from "../../package.json";
 import { type ApiError, fieldProblems, invalidRequest, problemResponse, toApiError } from "../http/problem";
+import { log } from "../log";
 import { firstCharacters } from "../text";
 import { toolJsonSchema } from "./json-schema";
 import { TOOLS, toolNamed } from "./tools";
@@ -94,7 +95,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
       this.waitUntil(running.catch(() => undefined));
       answer = await running;
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", requestId: this.requestId, tool: tool.name, error: String(error) }));
+      log.error("mcp_tool_failed", { requestId: this.requestId, tool: tool.name }, error);
       return this.problem(toApiError(error));
     }
     if (!answer.ok) return { content: [{ type: "text", text: answer.problem }], isError: true };
