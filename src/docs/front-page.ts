@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { config } from "../config";
 import type { AppEnv } from "../env";
+import { pageSecurity, plainPagePolicy } from "../http/page-security";
 import { API_VERSION, OPENAPI_PATH, REFERENCE_PATH } from "./routes";
 
 const NAME = "Project Chat API";
@@ -18,16 +19,16 @@ const wantsJson = (accept: string | undefined) => !!accept && /\bapplication\/js
  * PUBLIC_URL, never the request's Host, so no caller can put its own host into the page.
  */
 export function mountFrontPage(app: OpenAPIHono<AppEnv>) {
-  app.get("/", (c) => {
+  app.get("/", pageSecurity(plainPagePolicy("'none'")), (c) => {
     const headers = { vary: "accept", "cache-control": "no-cache" };
     if (wantsJson(c.req.header("accept"))) {
       return c.json({ name: NAME, description: SUMMARY, version: API_VERSION, reference: REFERENCE_PATH, openapi: OPENAPI_PATH }, 200, headers);
     }
-    return c.html(frontPage(config(c.env).publicOrigin), 200, headers);
+    return c.html(frontPage(config(c.env).publicOrigin, c.get("cspNonce")), 200, headers);
   });
 }
 
-function frontPage(publicOrigin: string | undefined): string {
+function frontPage(publicOrigin: string | undefined, nonce: string): string {
   const base = escapeHtml(publicOrigin ?? "https://this-service.example");
   const chats = "$BASE/v1/projects/$PROJECT/chats";
   return `<!doctype html>
@@ -36,7 +37,7 @@ function frontPage(publicOrigin: string | undefined): string {
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>${NAME}</title>
-  <style>
+  <style nonce="${nonce}">
     body { font-family: system-ui, sans-serif; max-width: 56rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; color: #1d1d1f; }
     pre { background: #f4f4f6; padding: 0.75rem; overflow-x: auto; font-size: 0.85rem; }
     footer { margin-top: 2rem; color: #666; font-size: 0.9rem; }

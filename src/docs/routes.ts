@@ -4,6 +4,7 @@ import packageJson from "../../package.json";
 import { config } from "../config";
 import type { AppEnv } from "../env";
 import { publicCors } from "../http/middleware";
+import { pageSecurity } from "../http/page-security";
 import { notFound } from "../http/problem";
 import { jsonText } from "../http/router";
 import { DEMO_PROJECT_ID, MESSAGE_BODY_LIMIT_BYTES } from "../chats/schemas";
@@ -55,7 +56,7 @@ export function mountDocs(app: OpenAPIHono<AppEnv>) {
   app.get(OPENAPI_PATH, serveDocument("public"));
   app.get(OPERATOR_OPENAPI_PATH, serveDocument("operator"));
 
-  app.get(REFERENCE_PATH, (c) => c.html(referencePage(), 200, { "cache-control": "no-cache" }));
+  app.get(REFERENCE_PATH, pageSecurity(referencePolicy), (c) => c.html(referencePage(c.get("cspNonce")), 200, { "cache-control": "no-cache" }));
   app.get(REFERENCE_SCRIPT_PATH, async (c) => {
     const asset = await c.env.ASSETS.fetch(new Request(new URL("/scalar.js", c.req.url)));
     if (!asset.ok) throw notFound("The API reference bundle is missing: run npm install, which copies it to dist/docs-assets.");
@@ -63,8 +64,15 @@ export function mountDocs(app: OpenAPIHono<AppEnv>) {
   });
 }
 
+/**
+ * People paste tokens here: scripts only from this Worker (the pinned bundle) and the one inline call by its nonce,
+ * requests only to this origin (the document and try-it calls). Scalar injects its styles and icons at run time.
+ */
+const referencePolicy = (nonce: string) =>
+  `default-src 'none'; script-src 'self' 'nonce-${nonce}'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; form-action 'none'`;
+
 /** The reference page: Scalar from this Worker (no CDN), and a plain link to the JSON for readers without scripts. */
-function referencePage(): string {
+function referencePage(nonce: string): string {
   // Nothing that reaches beyond this Worker: no web fonts, telemetry, hosted AI agent or MCP service.
   const config = JSON.stringify({
     url: OPENAPI_PATH,
@@ -89,7 +97,7 @@ function referencePage(): string {
   <noscript><p>The interactive reference needs JavaScript; the JSON above describes every operation.</p></noscript>
   <div id="app"></div>
   <script src="${REFERENCE_SCRIPT_PATH}"></script>
-  <script>Scalar.createApiReference("#app", ${config});</script>
+  <script nonce="${nonce}">Scalar.createApiReference("#app", ${config});</script>
 </body>
 </html>
 `;
