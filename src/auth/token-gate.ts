@@ -125,9 +125,8 @@ export class TokenGate extends DurableObject<Env> {
 
   /** Keeps a chat object's streams open; false once the token is revoked or expired (the streams then end). */
   async renewStreams(tokenHash: string, leaseIds: string[]): Promise<boolean> {
-    const record = this.record ?? (await this.load(tokenHash));
+    const valid = await this.isValid(tokenHash);
     const now = Date.now();
-    const valid = record !== undefined && !record.revoked && record.expiresAt > now;
     for (const id of leaseIds) {
       if (valid) this.streams.set(id, now + STREAM_LEASE_MS);
       else this.streams.delete(id);
@@ -135,8 +134,37 @@ export class TokenGate extends DurableObject<Env> {
     return valid;
   }
 
+  /** Whether the token may still be used (known, unrevoked, unexpired); counts nothing. */
+  async isValid(tokenHash: string): Promise<boolean> {
+    const record = this.record ?? (await this.load(tokenHash));
+    return record !== undefined && !record.revoked && record.expiresAt > Date.now();
+  }
+
   async closeStream(leaseId: string): Promise<void> {
     this.streams.delete(leaseId);
+  }
+
+  /**
+   * Makes this the gate of a credential D1 does not hold (an OAuth grant, named `grant:<id>`): its
+   * account, scopes and end, or, for null, a gate that admits nothing. Once per name, in one
+   * statement: false when the gate already has its record, which stays as it was (a replayed approval).
+   */
+  async enroll(name: string, record: { accountId: string; scopes: Scope[]; expiresAt: number } | null): Promise<boolean> {
+    this.ensureSchema();
+    const stored = record ?? { accountId: "", scopes: [], expiresAt: 0 };
+    const inserted = this.ctx.storage.sql
+      .exec(
+        "INSERT INTO token (hash, account_id, scopes, expires_at, revoked) VALUES (?, ?, ?, ?, ?) ON CONFLICT(hash) DO NOTHING RETURNING hash",
+        name,
+        stored.accountId,
+        JSON.stringify(stored.scopes),
+        stored.expiresAt,
+        record ? 0 : 1,
+      )
+      .toArray();
+    if (inserted.length === 0) return false;
+    this.record = { ...stored, revoked: !record };
+    return true;
   }
 
   /** Blocks every later request with this token. Durable before it returns. */

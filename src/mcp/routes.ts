@@ -2,25 +2,31 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createMiddleware } from "hono/factory";
-import { type GatedEnv, tokenGate } from "../auth/gate";
+import type { GatedEnv } from "../auth/gate";
 import { config } from "../config";
 import { jsonBodyGuard } from "../http/json-body";
 import { limitBody, MiB } from "../http/middleware";
 import { ApiError, invalidRequest } from "../http/problem";
 import { createRouter } from "../http/router";
+import { mcpCredentials } from "../oauth/mcp-credentials";
 import { PROTOCOL_VERSIONS, ToolServer } from "./server";
 import type { AppFetch } from "./v1-call";
 import { v1Caller } from "./v1-call";
 
 const ALLOW = "POST";
 
-/** A request from a browser page of another site is refused (DNS rebinding); one with no Origin (any non-browser client) is not a browser's. */
+/**
+ * A request from a browser page of another site is refused (DNS rebinding); one with no Origin (any
+ * non-browser client) is not a browser's. An APP_ORIGINS page may call, and read the answer (CORS).
+ */
 const sameSiteOrigins = createMiddleware<GatedEnv>(async (c, next) => {
   const origin = c.req.header("origin");
-  if (origin !== undefined && !config(c.env).appOrigins.includes(origin)) {
-    throw new ApiError(403, "forbidden", "Requests from this Origin are not accepted on /mcp.");
-  }
+  if (origin === undefined) return next();
+  if (!config(c.env).appOrigins.includes(origin)) throw new ApiError(403, "forbidden", "Requests from this Origin are not accepted on /mcp.");
   await next();
+  c.res.headers.set("access-control-allow-origin", origin);
+  c.res.headers.append("vary", "Origin");
+  c.res.headers.set("access-control-expose-headers", "www-authenticate, retry-after, ratelimit, ratelimit-policy, x-request-id");
 });
 
 const knownRevision = createMiddleware<GatedEnv>(async (c, next) => {
@@ -104,11 +110,19 @@ function endsWaitOnHangUp(response: Response, hangUp: AbortController): Response
  */
 export function createMcpRoutes(appFetch: AppFetch) {
   const mcp = createRouter<GatedEnv>();
+  // A browser client's preflight, for the origins that may call.
+  mcp.options("/", sameSiteOrigins, (c) =>
+    c.body(null, 204, {
+      "access-control-allow-methods": ALLOW,
+      "access-control-allow-headers": "authorization, content-type, accept, mcp-protocol-version, last-event-id",
+      "access-control-max-age": "600",
+    }),
+  );
   // No session, so no stream to GET and nothing to DELETE.
-  mcp.on(["GET", "HEAD", "DELETE", "PUT", "PATCH", "OPTIONS"], "/", () => {
+  mcp.on(["GET", "HEAD", "DELETE", "PUT", "PATCH"], "/", () => {
     throw new ApiError(405, "method_not_allowed", "This MCP endpoint is stateless: send each JSON-RPC message with POST.", { headers: { allow: ALLOW } });
   });
-  mcp.post("/", sameSiteOrigins, limitBody(MiB), tokenGate, knownRevision, transportChecks, jsonBodyGuard, async (c) => {
+  mcp.post("/", sameSiteOrigins, limitBody(MiB), mcpCredentials, knownRevision, transportChecks, jsonBodyGuard, async (c) => {
     const message = await oneMessage(c.req.raw);
     const hangUp = new AbortController();
     const server = new ToolServer(v1Caller(c, appFetch), c.get("requestId"), hangUp.signal, (work) => c.executionCtx.waitUntil(work));
