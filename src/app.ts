@@ -1,3 +1,4 @@
+import { accountRoutes } from "./account/routes";
 import { adminRoutes } from "./admin/routes";
 import { agentCallbackRoutes } from "./agent/callback-routes";
 import { authRoutes } from "./auth/routes";
@@ -35,6 +36,7 @@ export function createApp() {
   app.route("/auth", oauthGrantRoutes);
   app.route("/", oauthEndpointRoutes);
   app.route(AUTHORIZE_PATH, authorizeRoutes);
+  app.route("/account", accountRoutes);
   app.route("/agent", agentCallbackRoutes);
   app.route("/admin", adminRoutes);
   // MCP tools call /v1 through this same app, so each runs the route a REST client would.

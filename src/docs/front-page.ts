@@ -46,6 +46,7 @@ function frontPage(publicOrigin: string | undefined, nonce: string): string {
 <body>
   <h1>${NAME}</h1>
   <p>${SUMMARY}</p>
+  <p><a href="/account">Your account</a>: sign in to get an API token, and see your credits and connected apps.</p>
   <p><a href="${REFERENCE_PATH}">API reference</a> (try every operation in the browser) · <a href="${OPENAPI_PATH}">OpenAPI description</a> (JSON, for code generators)</p>
   <h2>Quickstart</h2>
   <ol>

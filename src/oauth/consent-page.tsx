@@ -1,11 +1,5 @@
 import type { FC } from "hono/jsx";
-import type { Scope } from "../auth/scopes";
-
-/** What each scope lets an app do, in a sentence a person can judge. */
-export const SCOPE_SENTENCES: Record<Scope, string> = {
-  "chat:read": "Read your projects, their chats, messages and queues, and their credits and usage.",
-  "chat:write": "Create chats, send messages, and steer or stop the agent's work, which spends your projects' credits.",
-};
+import { SCOPE_SENTENCES, type Scope } from "../auth/scopes";
 
 /** Who is asking, as the consent page shows it and the grant keeps it. */
 export type ClientShown = { name: string; verifiedDomain: string | undefined; redirectHost: string; redirectIsLoopback: boolean };

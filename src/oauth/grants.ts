@@ -13,7 +13,7 @@ export const grantGateName = (id: string) => `grant:${id}`;
 
 /** What the library keeps with a grant: props (encrypted, handed back with each access token) and metadata (listed). */
 export type GrantProps = { accountId: string; grant: string };
-export type GrantMetadata = { grant: string; clientName: string };
+export type GrantMetadata = { grant: string; clientName: string; connectedAt: number };
 
 export type ConnectedApp = { id: string; clientId: string; clientName: string; scopes: Scope[]; createdAt: string; lastUsedAt: string | null };
 
@@ -45,7 +45,8 @@ export async function makeGrant(
   const sameInstallation = (g: GrantSummary) => g.clientId === request.clientId && (!request.clientId.startsWith("https:") || g.redirectUri === request.redirectUri);
   const replaced = (await grantsOf(api, accountId)).filter(sameInstallation).flatMap((g) => idOf(g) ?? []);
   const props: GrantProps = { accountId, grant: id };
-  const metadata: GrantMetadata = { grant: id, clientName: approved.clientName };
+  // In milliseconds: the library's own createdAt counts seconds, too coarse to order grants made in one.
+  const metadata: GrantMetadata = { grant: id, clientName: approved.clientName, connectedAt: Date.now() };
   const { redirectTo } = await api.completeAuthorization({ request: { ...request, scope: scopes }, userId: accountId, metadata, scope: scopes, props });
   await Promise.all(replaced.map((old) => gate(env, old).revoke(grantGateName(old))));
   return redirectTo;
@@ -64,6 +65,7 @@ async function grantsOf(api: OAuthHelpers, accountId: string): Promise<GrantSumm
 }
 
 const idOf = (grant: GrantSummary): string | undefined => (grant.metadata as Partial<GrantMetadata> | null)?.grant;
+const metadataOf = (grant: GrantSummary) => grant.metadata as GrantMetadata;
 
 /** The account's connected apps, newest first, each with its last use; a grant revoked a moment ago is left out although KV may still list it. */
 export async function listConnectedApps(env: Env, accountId: string): Promise<ConnectedApp[]> {
@@ -80,13 +82,13 @@ export async function listConnectedApps(env: Env, accountId: string): Promise<Co
   return grants
     .map((g, i) => ({ g, ...standing[i]! }))
     .filter(({ valid }) => valid)
-    .sort((a, b) => b.g.createdAt - a.g.createdAt)
+    .sort((a, b) => metadataOf(b.g).connectedAt - metadataOf(a.g).connectedAt)
     .map(({ g, lastUsed }) => ({
       id: idOf(g)!,
       clientId: g.clientId,
-      clientName: (g.metadata as GrantMetadata).clientName,
+      clientName: metadataOf(g).clientName,
       scopes: knownScopes(g.scope),
-      createdAt: iso(g.createdAt * 1000),
+      createdAt: iso(metadataOf(g).connectedAt),
       lastUsedAt: lastUsed === null ? null : iso(lastUsed),
     }));
 }

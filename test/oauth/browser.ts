@@ -9,15 +9,20 @@ export const ORIGIN = "https://service.test";
  */
 export class Browser {
   readonly cookies = new Map<string, string>();
+  // Every Set-Cookie line received, as sent, for checking attributes.
+  readonly setCookies: string[] = [];
 
-  async request(method: "GET" | "POST", path: string, form?: Record<string, string>, headers: Record<string, string> = {}) {
+  constructor(private readonly origin = ORIGIN) {}
+
+  async request(method: "GET" | "POST", path: string, form?: Record<string, string | string[]>, headers: Record<string, string> = {}) {
     const init: RequestInit = { method, headers: { ...headers, ...(this.cookies.size ? { cookie: this.cookieHeader() } : {}) }, redirect: "manual" };
     if (form) {
-      init.body = new URLSearchParams(form).toString();
+      init.body = new URLSearchParams(Object.entries(form).flatMap(([name, value]) => [value].flat().map((v) => [name, v]))).toString();
       (init.headers as Record<string, string>)["content-type"] = "application/x-www-form-urlencoded";
     }
-    const response = await exports.default.fetch(new Request(new URL(path, ORIGIN), init));
+    const response = await exports.default.fetch(new Request(new URL(path, this.origin), init));
     for (const line of response.headers.getSetCookie()) {
+      this.setCookies.push(line);
       const [pair, ...attributes] = line.split(";");
       const [name, value] = [pair!.slice(0, pair!.indexOf("=")).trim(), pair!.slice(pair!.indexOf("=") + 1).trim()];
       if (value === "" || attributes.some((a) => /^\s*max-age=0\s*$/i.test(a))) this.cookies.delete(name);
@@ -27,7 +32,7 @@ export class Browser {
   }
 
   get = (path: string, headers?: Record<string, string>) => this.request("GET", path, undefined, headers);
-  post = (path: string, form: Record<string, string>, headers?: Record<string, string>) => this.request("POST", path, form, headers);
+  post = (path: string, form: Record<string, string | string[]>, headers?: Record<string, string>) => this.request("POST", path, form, headers);
 
   private cookieHeader = () => [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
 }

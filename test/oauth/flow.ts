@@ -80,3 +80,7 @@ export async function connect(account: { email: string; password: string }, opti
   expect(tokens.status, tokens.text).toBe(200);
   return { clientId, browser, accessToken: tokens.json.access_token as string, refreshToken: tokens.json.refresh_token as string, tokens: tokens.json };
 }
+
+/** A JSON-RPC call to /mcp with a bearer token, as an MCP client sends it. */
+export const mcpCall = (token: string, method: string, params: Record<string, unknown> = {}) =>
+  call("POST", "/mcp", { token, headers: { accept: "application/json, text/event-stream" }, body: { jsonrpc: "2.0", id: 1, method, params } });

@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { admin, call, env, expectProblem, newAccount, signIn, world } from "../helpers";
 import { Browser } from "./browser";
-import { approve, authorizePath, connect, exchangeCode, MCP_RESOURCE, pkce, registeredClient, signInThere, tokenRequest } from "./flow";
-
-/** A JSON-RPC call to /mcp with a bearer token, as an MCP client sends it. */
-export const mcpCall = (token: string, method: string, params: Record<string, unknown> = {}) =>
-  call("POST", "/mcp", { token, headers: { accept: "application/json, text/event-stream" }, body: { jsonrpc: "2.0", id: 1, method, params } });
+import { approve, authorizePath, connect, exchangeCode, MCP_RESOURCE, mcpCall, pkce, registeredClient, signInThere, tokenRequest } from "./flow";
 
 const toolText = (r: Awaited<ReturnType<typeof mcpCall>>) => JSON.parse(r.json.result.content[0].text);
 
