@@ -50,12 +50,12 @@ export default defineConfig(async () => {
           AGENT_TIMEOUT_SECONDS: "60",
           PUBLIC_URL: "https://api.example.test",
         }),
-        // The TypeScript client (client/) and the scripts that talk to a Worker (npm run token), in Node against a real
-        // wrangler dev started by the global setup.
+        // The TypeScript client (client/), the scripts that talk to a Worker (npm run token) and the connector flow in
+        // Chromium (test/e2e), in Node against a real wrangler dev started by the global setup.
         {
           test: {
             name: "client",
-            include: ["client/test/**/*.test.ts", "scripts/test/**/*.test.ts"],
+            include: ["client/test/**/*.test.ts", "scripts/test/**/*.test.ts", "test/e2e/**/*.test.ts"],
             environment: "node",
             globalSetup: ["client/test/global-setup.ts"],
             testTimeout: 30_000,
