@@ -24,7 +24,8 @@ const INFO: Record<Audience, { title: string; description: string }> = {
     description: [
       "Project chats, personal API tokens and the anonymous public catalog.",
       [
-        "**Getting a token.** The chat operations take a personal API token (`pct_…`) as `Authorization: Bearer`. Sign in with",
+        "**Getting a token.** The chat operations take a personal API token (`pct_…`) as `Authorization: Bearer`. A person makes",
+        "one on the account page at `/account`. A script signs in with",
         "`POST /auth/token` (an account session, `pcs_…`), then create the token with `POST /auth/api-tokens` using that session;",
         "its secret is shown only in that answer. In local development (`npm run dev`) `npm run token` does both for the demo",
         "account, and the examples here are the demo data: `demo@example.com` / `demo-password` and the project",

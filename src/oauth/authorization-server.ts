@@ -9,8 +9,7 @@ export const AUTHORIZE_PATH = "/oauth/authorize";
 export const TOKEN_PATH = "/oauth/token";
 export const REGISTER_PATH = "/oauth/register";
 const ACCESS_TOKEN_SECONDS = 3600;
-// A refresh token is good for 30 days from its issue and rotates on use, so a connector used monthly stays connected.
-export const REFRESH_TOKEN_SECONDS = 30 * 86_400;
+const REFRESH_TOKEN_SECONDS = 30 * 86_400;
 
 /** The paths OAuth serves, all 404 without PUBLIC_URL. */
 export const isOAuthPath = (path: string) => path.startsWith("/oauth/") || path.startsWith("/.well-known/oauth-");
@@ -56,7 +55,9 @@ function build(issuer: string): OAuthRoles | null {
       clientRegistrationEndpoint: REGISTER_PATH,
       scopesSupported: [...SCOPES],
       accessTokenTTL: ACCESS_TOKEN_SECONDS,
+      // Each refresh token is good for 30 days from its issue: a grant lives while it is used at least monthly.
       refreshTokenTTL: REFRESH_TOKEN_SECONDS,
+      refreshTokenIdleTTL: REFRESH_TOKEN_SECONDS,
       clientIdMetadataDocumentEnabled: true,
       // Native apps' RFC 8252 schemes (com.example.app:/callback); remote http never.
       allowPrivateUseRedirectUris: true,

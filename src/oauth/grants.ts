@@ -2,7 +2,7 @@ import type { AuthRequest, GrantSummary, OAuthHelpers } from "@cloudflare/worker
 import { SCOPES, type Scope } from "../auth/scopes";
 import type { Env } from "../env";
 import { iso } from "../time";
-import { oauthApi, REFRESH_TOKEN_SECONDS } from "./authorization-server";
+import { oauthApi } from "./authorization-server";
 
 /**
  * A grant is known to the service by an id of its own (a UUID): it names the grant's TokenGate,
@@ -17,8 +17,6 @@ export type GrantMetadata = { grant: string; clientName: string; connectedAt: nu
 
 export type ConnectedApp = { id: string; clientId: string; clientName: string; scopes: Scope[]; createdAt: string; lastUsedAt: string | null };
 
-// A code may be exchanged up to 10 minutes after approval; the grant then lives 30 days from the exchange.
-const GRANT_LIFETIME_MS = (600 + REFRESH_TOKEN_SECONDS) * 1000;
 
 const knownScopes = (scopes: string[]): Scope[] => SCOPES.filter((s) => scopes.includes(s));
 const gate = (env: Env, id: string) => env.TOKEN_GATE.getByName(grantGateName(id));
@@ -28,7 +26,8 @@ const gate = (env: Env, id: string) => env.TOKEN_GATE.getByName(grantGateName(id
  * (the approval was replayed). A denial takes its id too (`scopes` null), so it cannot be replayed as an approval.
  */
 export function claimGrantId(env: Env, id: string, accountId: string, scopes: Scope[] | null): Promise<boolean> {
-  return gate(env, id).enroll(grantGateName(id), scopes && { accountId, scopes, expiresAt: Date.now() + GRANT_LIFETIME_MS });
+  // No end of its own: the library ends the grant (a refresh token unused for 30 days), and its listing with it.
+  return gate(env, id).enroll(grantGateName(id), scopes && { accountId, scopes, expiresAt: Number.MAX_SAFE_INTEGER });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { admin, call, env, expectProblem, newAccount, signIn, world } from "../helpers";
 import { Browser } from "./browser";
 import { approve, authorizePath, connect, exchangeCode, MCP_RESOURCE, mcpCall, pkce, registeredClient, signInThere, tokenRequest } from "./flow";
@@ -78,6 +78,23 @@ describe("the token endpoint", () => {
     const stale = await refresh(refreshToken);
     expect(stale.status).toBe(400);
     expect(stale.json.error).toBe("invalid_grant");
+  });
+
+  it("keeps a grant while its refresh tokens are used within 30 days of their issue, and ends it after 30 idle days", async () => {
+    const w = await world();
+    const { clientId, refreshToken } = await connect(w.account);
+    const refresh = (token: string) => tokenRequest({ grant_type: "refresh_token", client_id: clientId, refresh_token: token });
+    const day = 86_400_000;
+    const start = Date.now();
+    vi.spyOn(Date, "now").mockReturnValue(start + 20 * day);
+    const second = await refresh(refreshToken);
+    expect(second.status, second.text).toBe(200);
+    // 45 days after the first exchange, 25 after the second token's issue: still connected.
+    vi.spyOn(Date, "now").mockReturnValue(start + 45 * day);
+    const third = await refresh(second.json.refresh_token);
+    expect(third.status, third.text).toBe(200);
+    vi.spyOn(Date, "now").mockReturnValue(start + 76 * day);
+    expect((await refresh(third.json.refresh_token)).json.error).toBe("invalid_grant");
   });
 
   it("revokes a refresh token (RFC 7009): the grant and its access tokens end", async () => {
