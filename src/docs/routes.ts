@@ -26,7 +26,7 @@ const INFO: Record<Audience, { title: string; description: string }> = {
       [
         "**Getting a token.** The chat operations take a personal API token (`pct_…`) as `Authorization: Bearer`. A person makes",
         "one on the account page at `/account`. A script signs in with",
-        "`POST /auth/token` (an account session, `pcs_…`), then create the token with `POST /auth/api-tokens` using that session;",
+        "`POST /auth/token` (an account session, `pcs_…`), then creates the token with `POST /auth/api-tokens` using that session;",
         "its secret is shown only in that answer. In local development (`npm run dev`) `npm run token` does both for the demo",
         "account, and the examples here are the demo data: `demo@example.com` / `demo-password` and the project",
         `\`${DEMO_PROJECT_ID}\`. In this reference, choose \`userApiTokenBearer\` under Authentication and paste the token there.`,
