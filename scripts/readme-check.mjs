@@ -62,7 +62,7 @@ function startDev(dir, env) {
         clearTimeout(timer);
         resolve(output);
       }
-      if (/^Could not seed/m.test(output)) reject(new Error(output));
+      if (/^Could not load the demo data/m.test(output)) reject(new Error(output));
     };
     child.stdout.setEncoding("utf8").on("data", take);
     child.stderr.setEncoding("utf8").on("data", take);
