@@ -82,7 +82,7 @@ const devServerRecords = join(projectDir, ".wrangler", "dev-servers");
 /** What answers at url's /dev/server, asked without credentials: { id, agent }, or undefined (nothing, or another server). */
 export async function devServerIdentity(url) {
   try {
-    const r = await fetch(url + DEV_SERVER_PATH, { redirect: "manual", signal: AbortSignal.timeout(5_000) });
+    const r = await fetch(url + DEV_SERVER_PATH, { redirect: "manual", signal: AbortSignal.timeout(20_000) });
     const body = r.ok ? await r.json() : await r.body?.cancel();
     return typeof body?.id === "string" && typeof body.agent === "string" ? body : undefined;
   } catch {
