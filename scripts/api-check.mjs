@@ -90,7 +90,8 @@ async function docs() {
   const missing = summaries.filter((summary) => !text.includes(escapeHtml(summary)));
   if (missing.length) throw new Error(`docs: the reference page did not render:\n  ${missing.join("\n  ")}\n(screenshot: ${screenshot})`);
   // Set up for API users: the token's field open from the start, Scalar's own toolbar (Configure, Share, Deploy) not shown.
-  if (!text.includes("Bearer Token") || text.includes("Developer Tools")) throw new Error(`docs: /v1/docs should open with a Bearer Token field and no developer toolbar (screenshot: ${screenshot})`);
+  if (!text.includes("Bearer Token") || text.includes("Developer Tools"))
+    throw new Error(`docs: /v1/docs should open with a Bearer Token field and no developer toolbar (screenshot: ${screenshot})`);
   console.log(`docs: /v1/docs rendered all ${summaries.length} operations with no network beyond loopback (screenshot: ${screenshot})`);
 
   // The front door: rendered as a browser asks for it, it must link the reference and the JSON and name this version.
