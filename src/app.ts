@@ -8,6 +8,7 @@ import { config } from "./config";
 import { describeForLog } from "./db/errors";
 import { mountFrontPage } from "./docs/front-page";
 import { mountDocs } from "./docs/routes";
+import { devServerHidden, mountDevServer } from "./http/dev-server";
 import { requestId } from "./http/middleware";
 import { methodAndBodyFirst, notFoundOrMethodNotAllowed } from "./http/not-found";
 import { registerComponents } from "./http/openapi-components";
@@ -24,10 +25,11 @@ import { registerWebhookEvents } from "./webhooks/openapi-webhooks";
 export function createApp() {
   const app = createRouter();
   app.use("*", requestId);
-  // /admin/* is 404 while ADMIN_TOKEN is unset, and OAuth's endpoints while PUBLIC_URL is: a 405 there would tell that they exist.
+  // /admin/* is 404 while ADMIN_TOKEN is unset, /dev/server outside local development, and OAuth's endpoints while
+  // PUBLIC_URL is unset: a 405 there would tell that they exist.
   app.use(
     "*",
-    methodAndBodyFirst(app, (c) => (c.req.path.startsWith("/admin") && !config(c.env).adminToken) || (isOAuthPath(c.req.path) && !oauthRoles(c.env))),
+    methodAndBodyFirst(app, (c) => (c.req.path.startsWith("/admin") && !config(c.env).adminToken) || devServerHidden(c) || (isOAuthPath(c.req.path) && !oauthRoles(c.env))),
   );
 
   app.route("/v1", catalogRoutes);
@@ -48,6 +50,7 @@ export function createApp() {
   registerWebhookEvents(app);
   mountDocs(app);
   mountFrontPage(app);
+  mountDevServer(app);
 
   app.notFound(notFoundOrMethodNotAllowed(app));
   app.onError((error, c) => {

@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv, Env } from "../env";
 import { ApiError, unauthorized } from "../http/problem";
 import type { Scope } from "./scopes";
-import { API_TOKEN_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
+import { API_TOKEN_PREFIX, SESSION_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
 /** Who a request acts for; tokenHash names the TokenGate that admitted it (for OAuth, the grant's `grant:<id>`), where its streams are counted. */
 export type ApiCaller = { accountId: string; scopes: Scope[]; tokenHash: string };
@@ -62,8 +62,14 @@ export async function proceedAs(c: Context<GatedEnv>, caller: ApiCaller, headers
  * before any lookup, then admitted by its TokenGate object.
  */
 export async function admitPersonalToken(env: Env, token: string | undefined): Promise<{ caller: ApiCaller; headers: Record<string, string> }> {
-  if (!token) throw invalidToken("Send a personal API token as Authorization: Bearer pct_….");
-  if (!isWellFormedSecret(token, API_TOKEN_PREFIX)) throw invalidToken("The API token is not valid.");
+  if (!token) throw invalidToken("This call needs a personal API token: send it as Authorization: Bearer pct_… (POST /auth/api-tokens creates one).");
+  if (!isWellFormedSecret(token, API_TOKEN_PREFIX)) {
+    throw invalidToken(
+      token.startsWith(SESSION_PREFIX)
+        ? "This call needs a personal API token (pct_…), not an account session: create one with POST /auth/api-tokens, signed in with this session."
+        : "The API token is not valid: a personal API token starts with pct_ and is sent whole.",
+    );
+  }
   const tokenHash = await hashSecret(token);
   const { accountId, scopes, headers } = await admitAt(env, tokenHash, "The API token is invalid, expired or revoked.");
   return { caller: { accountId, scopes, tokenHash }, headers };

@@ -17,7 +17,6 @@ export type GrantMetadata = { grant: string; clientName: string; connectedAt: nu
 
 export type ConnectedApp = { id: string; clientId: string; clientName: string; scopes: Scope[]; createdAt: string; lastUsedAt: string | null };
 
-
 const knownScopes = (scopes: string[]): Scope[] => SCOPES.filter((s) => scopes.includes(s));
 const gate = (env: Env, id: string) => env.TOKEN_GATE.getByName(grantGateName(id));
 

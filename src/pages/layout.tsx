@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { Child, FC, PropsWithChildren } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { FAVICON_PATH } from "../docs/favicon";
 import type { PageEnv } from "../http/page-security";
 
 // The pages' one stylesheet: a constant, sent inline under the page's nonce (the pages load nothing else).
@@ -23,6 +24,7 @@ export const Layout: FC<PropsWithChildren<{ title: string; nonce: string }>> = (
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <title>{title}</title>
+      <link rel="icon" href={FAVICON_PATH} type="image/svg+xml" />
       {/* A constant stylesheet, never data: as text its quotes would be escaped. */}
       <style nonce={nonce} dangerouslySetInnerHTML={{ __html: STYLE }} />
     </head>

@@ -74,8 +74,8 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: inject("chromium"), args: ["--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"] });
   page = await browser.newPage();
   page.on("pageerror", (error) => pageErrors.push(error.message));
-  // Any script, style or other resource a page failed to load, or a policy refused; the browser's own favicon request aside.
-  page.on("console", (message) => message.type() === "error" && !message.location().url.endsWith("/favicon.ico") && pageErrors.push(message.text()));
+  // Any script, style or other resource a page failed to load, or a policy refused.
+  page.on("console", (message) => message.type() === "error" && pageErrors.push(message.text()));
 }, 60_000);
 
 afterAll(async () => {
