@@ -10,7 +10,8 @@ import { ApiError, invalidRequest } from "../http/problem";
 import { createRouter } from "../http/router";
 import { mcpCredentials } from "../oauth/mcp-credentials";
 import { callShape, liveEventStream, liveJsonAnswer } from "./live-answer";
-import { PROTOCOL_VERSIONS, ToolServer } from "./server";
+import { type Era, eraOf, forLegacyTransport, REVISIONS, RevisionRefusal, refusalBody } from "./revision";
+import { ToolServer } from "./server";
 import type { AppFetch } from "./v1-call";
 import { v1Access } from "./v1-call";
 
@@ -32,8 +33,8 @@ const sameSiteOrigins = createMiddleware<GatedEnv>(async (c, next) => {
 
 const knownRevision = createMiddleware<GatedEnv>(async (c, next) => {
   const revision = c.req.header("mcp-protocol-version");
-  if (revision !== undefined && !PROTOCOL_VERSIONS.includes(revision)) {
-    throw invalidRequest(`MCP-Protocol-Version ${revision.slice(0, 40)} is not supported; this server speaks ${PROTOCOL_VERSIONS.join(" and ")}.`, [
+  if (revision !== undefined && !REVISIONS.includes(revision)) {
+    throw invalidRequest(`MCP-Protocol-Version ${revision.slice(0, 40)} is not supported; this server speaks ${REVISIONS.join(", ")}.`, [
       { path: "mcp-protocol-version", message: "unsupported revision" },
     ]);
   }
@@ -100,6 +101,13 @@ export function createMcpRoutes(appFetch: AppFetch) {
   });
   mcp.post("/", sameSiteOrigins, limitBody(MiB), mcpCredentials, knownRevision, transportChecks, jsonBodyGuard, async (c) => {
     const message = await oneMessage(c.req.raw);
+    let era: Era;
+    try {
+      era = eraOf(message, c.req.raw.headers);
+    } catch (error) {
+      if (error instanceof RevisionRefusal) return c.json(refusalBody(message, error), 400);
+      throw error;
+    }
     const hangUp = new AbortController();
     // The request's own signal (enable_request_signal) fires when the client goes away, also while a JSON answer is still being made.
     const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
@@ -108,7 +116,7 @@ export function createMcpRoutes(appFetch: AppFetch) {
     const shape = callShape(message);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !shape.progress });
     await server.connect(transport);
-    const answer = transport.handleRequest(c.req.raw, { parsedBody: message });
+    const answer = transport.handleRequest(forLegacyTransport(c.req.raw, era), { parsedBody: message });
     // A call that waits is kept alive like a chat's stream, so its hang-up is noticed whatever the platform tells.
     if (shape.progress) return liveEventStream(await answer, hangUp);
     return shape.wait ? liveJsonAnswer(answer, hangUp) : answer;

@@ -1,6 +1,7 @@
 // The connector flow as a hosted AI client and a person go through it, against wrangler dev: the official MCP SDK
 // client's OAuth provider discovers and registers, headless Chromium signs in and approves on the service's pages,
 // the client exchanges the code and lists the tools; then the account page makes a token and disconnects the app.
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -113,6 +114,14 @@ describe("a hosted connector and a person, in Chromium", () => {
     const projects = await client.callTool({ name: "list_projects", arguments: {} });
     expect(JSON.stringify(projects.structuredContent)).toContain("E2E project");
     await client.close();
+
+    // The same access token on revision 2026-07-28, through the v2 SDK's client.
+    const modern = new ClientV2({ name: "e2e-connector", version: "2.0.0" }, { versionNegotiation: { mode: "auto" } });
+    await modern.connect(new TransportV2(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${auth.saved!.access_token}` } } }));
+    expect(modern.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+    const listed = await modern.callTool({ name: "list_projects", arguments: {} });
+    expect(JSON.stringify(listed.structuredContent)).toContain("E2E project");
+    await modern.close();
   });
 
   it("makes a token on the account page, shows its secret once, and disconnects the app", async () => {
