@@ -82,8 +82,9 @@ async function oneMessage(request: Request): Promise<JSONRPCMessage> {
 }
 
 /**
- * /mcp: the Model Context Protocol over Streamable HTTP, stateless. The personal API token is
- * checked and counted before any message is read, exactly as on /v1; tools then call /v1 in-process.
+ * /mcp: the Model Context Protocol over Streamable HTTP, stateless. The credential (a personal API
+ * token, or an OAuth access token) is checked and counted before any message is read, as on /v1;
+ * tools then call /v1 in-process.
  */
 export function createMcpRoutes(appFetch: AppFetch) {
   const mcp = createRouter<GatedEnv>();
