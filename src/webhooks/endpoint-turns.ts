@@ -1,7 +1,9 @@
+import { iso } from "../time";
+
 // At most this many attempts to one endpoint are in flight at once: a receiver that hangs holds at most this many connections.
 export const ATTEMPTS_IN_FLIGHT_PER_ENDPOINT = 10;
 
-export type Turn = { webhook_id: string; task: string };
+export type Turn = { webhook_id: string; task: string; turn: number };
 
 /**
  * Each endpoint's line of deliveries waiting their turn, in the order they joined, and its attempts
@@ -23,19 +25,35 @@ export class EndpointTurns {
   }
 
   /**
-   * The deliveries whose turn has come, first come first: as many as the endpoint has places free.
-   * Each leaves the line marked in flight since `now` (so a restart before its attempt is counted
-   * leaves it overdue, to be handed over again) and holds its place until released.
+   * The deliveries whose turn has come, first come first: as many as the endpoint has places free,
+   * of those due by `dueBy`. Each leaves the line marked in flight since `now` (so a restart before
+   * its attempt is counted leaves it overdue, to be handed over again) and holds its place until released.
    */
-  take(endpointId: string, now: number): Turn[] {
+  take(endpointId: string, now: number, dueBy: number): Turn[] {
     const free = ATTEMPTS_IN_FLIGHT_PER_ENDPOINT - this.inFlightAt(endpointId);
     if (free <= 0) return [];
     const turns = this.sql
-      .exec<Turn>("SELECT webhook_id, task FROM deliveries WHERE endpoint_id = ? AND turn IS NOT NULL AND status = 'pending' ORDER BY turn LIMIT ?", endpointId, free)
+      .exec<Turn>(
+        "SELECT webhook_id, task, turn FROM deliveries WHERE endpoint_id = ? AND turn IS NOT NULL AND status = 'pending' AND COALESCE(next_attempt_ms, 0) <= ? ORDER BY turn LIMIT ?",
+        endpointId,
+        dueBy,
+        free,
+      )
       .toArray();
     for (const t of turns) this.sql.exec("UPDATE deliveries SET turn = NULL, in_flight_until = ? WHERE webhook_id = ?", now, t.webhook_id);
     this.inFlight.set(endpointId, this.inFlightAt(endpointId) + turns.length);
     return turns;
+  }
+
+  /** A turn that could not be used (no attempt was made): the delivery goes back to its place in line, due again at `at`. */
+  putBack(turn: Turn, at: number): void {
+    this.sql.exec(
+      "UPDATE deliveries SET turn = ?, in_flight_until = NULL, next_attempt_ms = ?, next_attempt_at = ? WHERE webhook_id = ? AND status = 'pending'",
+      turn.turn,
+      at,
+      iso(at),
+      turn.webhook_id,
+    );
   }
 
   /** An attempt taken from the line has ended: its place is free. */

@@ -24,6 +24,9 @@ export const OVERDUE_MS = 60_000;
 const HAND_OVER_RETRY_MS = 30_000;
 // After a restart (whose attempts ended with it), the alarm starts the deliveries still waiting their turn this soon.
 export const TURN_CHECK_MS = 10_000;
+// A delivery whose chat's object could not be asked (no attempt made) tries again this much later, in its place, for up to a day.
+export const CHAT_RETRY_MS = 30_000;
+const CHAT_RETRIES_END_MS = 86_400_000;
 // Events a caller causes at no cost (a send refused for credits): at most this many deliveries per endpoint and minute.
 export const SUBMISSION_FAILED_PER_MINUTE = 10;
 
@@ -150,7 +153,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
   /** Starts the attempts whose turn has come at an endpoint; each one ending starts the next. The runs started, by webhook-id. */
   private startTurns(endpointId: string, now: number): Map<string, Promise<number | undefined>> {
     const started = new Map<string, Promise<number | undefined>>();
-    for (const turn of this.turns.take(endpointId, now)) {
+    for (const turn of this.turns.take(endpointId, now, now + SCHEDULE_SLACK_MS)) {
       const run = this.run(turn, now).finally(() => {
         this.turns.release(endpointId);
         this.startTurns(endpointId, Date.now());
@@ -161,16 +164,40 @@ export class ProjectWebhooks extends DurableObject<Env> {
     return started;
   }
 
-  /** One attempt whose turn came; one that cannot finish (the chat's object could not be asked) is handed over again once overdue. */
+  /** One attempt whose turn came; one cut off after it was counted is handed over again once overdue, as after a restart. */
   private async run(turn: Turn, now: number): Promise<number | undefined> {
     const task = JSON.parse(turn.task) as WebhookTask;
+    const fields = { projectId: task.projectId, endpointId: task.endpointId };
+    let claimed: Claimed | undefined;
     try {
-      const claimed = await this.claim(task, turn.webhook_id, now);
-      return claimed ? await this.complete(task, claimed, now) : undefined;
+      claimed = await this.claim(task, turn.webhook_id, now);
     } catch (error) {
-      log.warn("webhook_attempt_failed", { projectId: task.projectId, endpointId: task.endpointId }, error);
+      log.warn("webhook_attempt_deferred", fields, error);
+      await this.deferTurn(task, turn, now);
       return undefined;
     }
+    try {
+      return claimed ? await this.complete(task, claimed, now) : undefined;
+    } catch (error) {
+      log.warn("webhook_attempt_failed", fields, error);
+      return undefined;
+    }
+  }
+
+  /**
+   * The chat's object could not be asked for the payload (it is restarting, overloaded, unreachable):
+   * no attempt was made, so the delivery keeps its place and goes again CHAT_RETRY_MS later, and
+   * fails once it has waited a day.
+   */
+  private async deferTurn(task: WebhookTask, turn: Turn, now: number): Promise<void> {
+    const delivery = this.sql.exec<{ created_at: string }>("SELECT created_at FROM deliveries WHERE webhook_id = ?", turn.webhook_id).toArray()[0];
+    if (!delivery) return;
+    if (now - Date.parse(delivery.created_at) >= CHAT_RETRIES_END_MS) {
+      await this.giveUp(task.endpointId, turn.webhook_id, task.type, "the chat's object could not be asked for a day");
+      return;
+    }
+    this.turns.putBack(turn, now + CHAT_RETRY_MS);
+    await this.sweepAt(now + CHAT_RETRY_MS);
   }
 
   /**

@@ -1,8 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
+import { ChatRoom } from "../../src/chats/chat-room";
 import type { WebhookTask } from "../../src/webhooks/delivery";
 import { ATTEMPTS_IN_FLIGHT_PER_ENDPOINT } from "../../src/webhooks/endpoint-turns";
-import { IN_FLIGHT_MS, OVERDUE_MS, TURN_CHECK_MS } from "../../src/webhooks/project-webhooks";
+import { CHAT_RETRY_MS, IN_FLIGHT_MS, OVERDUE_MS, TURN_CHECK_MS } from "../../src/webhooks/project-webhooks";
 import { webhookIdOf } from "../../src/webhooks/signature";
 import { alarmOf, type Clock, frozenClock, runNextAlarm, settle } from "../clock";
 import { call, env, newChat, room, send, world, type World } from "../helpers";
@@ -123,5 +124,41 @@ describe(`webhook attempts in flight, at most ${ATTEMPTS_IN_FLIGHT_PER_ENDPOINT}
     while (queued.length === 0 && (await runNextAlarm(stub, clock))) {}
     expect(clock.now()).toBe(startedAt + IN_FLIGHT_MS + OVERDUE_MS + 1);
     expect(queued.map((q) => q.body)).toEqual(tasks.slice(0, 10));
+  });
+
+  it("a turn the chat's object cannot serve is no attempt: the delivery keeps its place and goes 30 s later", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const received = fakeReceiver();
+    const [task] = await eventsFor(w, "https://receiver.example.com/chat-down", 1, clock);
+    const [id] = await idsOf([task!]);
+    vi.spyOn(ChatRoom.prototype, "webhookPayload").mockRejectedValueOnce(new Error("Network connection lost."));
+    const stub = hooksOf(w.projectId);
+    const startedAt = clock.now();
+    expect(await stub.attempt(task!, startedAt)).toBeUndefined();
+    expect(received).toEqual([]);
+    expect(await waiting(w.projectId)).toEqual([{ webhook_id: id, attempts: 0 }]);
+    expect((await deliveriesOf(w, task!.endpointId))[0]).toMatchObject({ status: "pending", attempts: 0, nextAttemptAt: new Date(startedAt + CHAT_RETRY_MS).toISOString() });
+    while ((await waiting(w.projectId)).length > 0 && (await runNextAlarm(stub, clock))) {}
+    expect(clock.now()).toBe(startedAt + CHAT_RETRY_MS + 1);
+    await vi.waitFor(async () => expect((await deliveriesOf(w, task!.endpointId))[0]).toMatchObject({ webhookId: id, status: "delivered", attempts: 1 }));
+    expect(received.map((r) => r.headers["webhook-id"])).toEqual([id]);
+  });
+
+  it("a delivery whose chat's object cannot be asked for a day fails, with no attempt counted", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const received = fakeReceiver();
+    const [task] = await eventsFor(w, "https://receiver.example.com/chat-gone", 1, clock);
+    vi.spyOn(ChatRoom.prototype, "webhookPayload").mockRejectedValue(new Error("Network connection lost."));
+    const stub = hooksOf(w.projectId);
+    expect(await stub.attempt(task!, clock.now())).toBeUndefined();
+    clock.advance(86_400_000);
+    expect(await runNextAlarm(stub, clock)).toBe(true);
+    await vi.waitFor(async () =>
+      expect((await deliveriesOf(w, task!.endpointId))[0]).toMatchObject({ status: "failed", attempts: 0, lastError: "the chat's object could not be asked for a day" }),
+    );
+    expect(await waiting(w.projectId)).toEqual([]);
+    expect(received).toEqual([]);
   });
 });
