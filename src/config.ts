@@ -14,6 +14,8 @@ export type Config = {
   agent: AgentConfig & { timeoutMs: number };
   taskCreditCost: number;
   catalogCacheSeconds: number;
+  /** DEV_SERVER_ID: set by the project's scripts to a fresh value per wrangler dev they start; unset in every deployment. */
+  devServerId: string | undefined;
 };
 
 export type ModelAgentConfig = {
@@ -64,6 +66,7 @@ function parse(env: Env): Config {
     agent: { ...agentConfig(env), timeoutMs: count(env.AGENT_TIMEOUT_SECONDS, 600) * 1000 },
     taskCreditCost: Math.floor(count(env.TASK_CREDIT_COST, 1)),
     catalogCacheSeconds: count(env.CATALOG_CACHE_SECONDS, 30),
+    devServerId: env.DEV_SERVER_ID || undefined,
   };
 }
 

@@ -15,6 +15,7 @@ describe("configuration", () => {
       agent: { mode: "local", delayMs: 1500, timeoutMs: 600_000 },
       taskCreditCost: 1,
       catalogCacheSeconds: 30,
+      devServerId: undefined,
     });
   });
 
@@ -31,6 +32,7 @@ describe("configuration", () => {
       AGENT_TIMEOUT_SECONDS: "30",
       TASK_CREDIT_COST: "2.7",
       CATALOG_CACHE_SECONDS: "0",
+      DEV_SERVER_ID: "run-1",
     });
     expect(set).toEqual({
       adminToken: "t",
@@ -41,6 +43,7 @@ describe("configuration", () => {
       agent: { mode: "http", url: "https://agent.example", secret: "s", timeoutMs: 30_000 },
       taskCreditCost: 2,
       catalogCacheSeconds: 0,
+      devServerId: "run-1",
     });
     const bad = parse({
       ADMIN_TOKEN: "",
