@@ -247,7 +247,7 @@ export interface paths {
         };
         /**
          * One message, as it stands now
-         * @description Any message of the chat by its id: a user message, an agent reply (working or ended) or an error. A submission's `replyMessageId` read this way follows its reply without paging the history. An id the chat does not have, well-formed or not, answers 404 `message_not_found`.
+         * @description Any message of the chat by its id: a user message, an agent reply (working or ended) or an error. A submission's `replyMessageId` read this way follows its reply without paging the history; its Chat-Event-Id lets a stream opened with `after` add only the deltas the read does not show yet. An id the chat does not have, well-formed or not, answers 404 `message_not_found`.
          */
         get: operations["getMessage"];
         put?: never;
@@ -2822,6 +2822,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Chat-Event-Id": components["headers"]["Chat-Event-Id"];
                     [name: string]: unknown;
                 };
                 content: {
