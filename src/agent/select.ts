@@ -10,10 +10,10 @@ import type { AgentPort } from "./port";
 export type AgentHost = { ai: Ai | undefined; keepAlive: (work: Promise<unknown>) => void };
 
 /** The agent adapter AGENT_MODE names; a misconfigured one fails each task, saying what is missing. */
-export function agentFor({ agent, publicOrigin }: Pick<Config, "agent" | "publicOrigin">, host?: AgentHost): AgentPort {
+export function agentFor({ agent, publicOrigin, appOrigin }: Pick<Config, "agent" | "publicOrigin" | "appOrigin">, host?: AgentHost): AgentPort {
   switch (agent.mode) {
     case "local":
-      return localAgent(agent.delayMs);
+      return localAgent(agent.delayMs, appOrigin);
     case "http": {
       // PUBLIC_URL is where the agent calls back with its result and the shared secret.
       const missing = [!agent.url && "AGENT_URL", !agent.secret && "AGENT_SECRET", !publicOrigin && "PUBLIC_URL"].filter((name): name is string => !!name);

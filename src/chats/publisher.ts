@@ -5,6 +5,7 @@ import type { StreamGrant } from "./listeners";
 import type { RoomStorage } from "./room-storage";
 import type { Message, Usage } from "./schemas";
 import { ChatStreams, RETRY_HINT } from "./streams";
+import type { QuestionStorage } from "./question-storage";
 import type { SubmissionStorage } from "./submission-storage";
 import type { WebhookHandOff } from "./webhook-handoff";
 
@@ -27,6 +28,7 @@ export class RoomPublisher {
     private readonly sql: SqlStorage,
     private readonly store: RoomStorage,
     private readonly submissions: SubmissionStorage,
+    private readonly questions: QuestionStorage,
     private readonly handOff: WebhookHandOff,
   ) {
     this.streams = new ChatStreams(ctx, env, this);
@@ -50,8 +52,8 @@ export class RoomPublisher {
   addMessage(message: Message, now: number): void {
     this.store.insertMessage(message);
     // In the history's key order, whatever the caller's, so an event and a page of messages read alike.
-    const { id, role, content, createdAt, status, taskId, submissionId, usage } = message;
-    this.event("message", { id, role, content, createdAt, status, taskId, submissionId, usage }, now);
+    const { id, role, content, createdAt, status, taskId, submissionId, usage, questionId } = message;
+    this.event("message", { id, role, content, createdAt, status, taskId, submissionId, usage, questionId }, now);
   }
 
   appendToReply(messageId: string, text: string, now: number): void {
@@ -59,13 +61,13 @@ export class RoomPublisher {
     this.event("message.delta", { id: messageId, text }, now);
   }
 
-  /** A reply's end: when the final content extends what was streamed, the rest goes out as a last delta first. */
-  finishReply(reply: Message, status: "success" | "failed" | "interrupted_by_user", content: string, usage: Usage, now: number): void {
+  /** A reply's end (and the question it asks): when the final content extends what was streamed, the rest goes out as a last delta first. */
+  finishReply(reply: Message, status: "success" | "failed" | "interrupted_by_user", content: string, usage: Usage, questionId: string | null, now: number): void {
     if (content.length > reply.content.length && content.startsWith(reply.content)) {
       this.event("message.delta", { id: reply.id, text: content.slice(reply.content.length) }, now);
     }
-    this.store.finishMessage(reply.id, status, content, usage);
-    this.event("message", { ...reply, status, content, usage }, now);
+    this.store.finishMessage(reply.id, status, content, usage, questionId);
+    this.event("message", { ...reply, status, content, usage, questionId }, now);
   }
 
   private event(type: ChatEventType, data: unknown, now: number): void {
@@ -80,6 +82,9 @@ export class RoomPublisher {
   publish(now: number): void {
     this.handOff.kick(now);
     this.submissions.expireFailed(now);
+    // A question's change comes before the chat event of the same change, which shows it (pendingQuestionId).
+    const chatId = this.store.chat()!.id;
+    for (const question of this.questions.takeChanges()) this.event("question", this.questions.view(question, chatId), now);
     const chat = JSON.stringify(this.store.view());
     if (chat !== (this.publishedChat ??= this.log.lastData("chat"))) {
       this.log.append("chat", chat, now);

@@ -1,5 +1,6 @@
 import { taskCallbackUrl } from "../agent/callback-url";
-import type { AgentPort, AgentResult, AgentTask, TaskStep, TokenUsage } from "../agent/port";
+import { textQuestion, type AskedQuestion } from "../agent/asked-question";
+import type { AgentPort, AgentResult, AgentTask, TaskAnswer, TaskStep, TokenUsage } from "../agent/port";
 import { config } from "../config";
 import type { ChargeOutcome } from "../credits/account-ledger";
 import type { Env } from "../env";
@@ -10,6 +11,7 @@ import { dispatchDecision } from "./dispatch-hold";
 import { ALARM_STEPS, REPLY_MAX, STEERING_PER_TASK } from "./limits";
 import { liveTask } from "./live-task";
 import type { RoomPublisher } from "./publisher";
+import type { QuestionStorage } from "./question-storage";
 import type { RoomStorage, TaskRow } from "./room-storage";
 import type { SubmissionRow, SubmissionStorage } from "./submission-storage";
 import type { Usage } from "./schemas";
@@ -22,8 +24,15 @@ export type PartialOutcome = "appended" | "duplicate" | "out_of_order" | "too_lo
 export type SteeringItem = { id: string; content: string; replyToMessageId: string | null; createdAt: string };
 export type SteeringOffer = { kind: "offer"; items: SteeringItem[] } | { kind: EndedTask };
 export type SteeringAck = { kind: "taken" } | { kind: "refused"; id: string } | { kind: EndedTask };
-/** How a task ends: the reply's status, its final content (what was written when none is given) and, failed, why. */
-export type TaskEnd = { status: "success" | "failed" | "interrupted_by_user"; content?: string; error?: string; awaitingUser?: boolean; usage?: TokenUsage };
+/** How a task ends: the reply's status, its final content (what was written when none is given), failed, why, and succeeded, what it asks. */
+export type TaskEnd = {
+  status: "success" | "failed" | "interrupted_by_user";
+  content?: string;
+  error?: string;
+  awaitingUser?: boolean;
+  question?: AskedQuestion;
+  usage?: TokenUsage;
+};
 
 // Maintenance or a suspended project: the next submission is looked at again this often.
 const HOLD_RECHECK_MS = 2_000;
@@ -48,6 +57,7 @@ export class TaskRunner {
     private readonly ctx: DurableObjectState,
     private readonly store: RoomStorage,
     private readonly submissions: SubmissionStorage,
+    private readonly questions: QuestionStorage,
     private readonly outbox: WebhookOutbox,
     private readonly usage: UsageOutbox,
     private readonly publisher: RoomPublisher,
@@ -168,7 +178,7 @@ export class TaskRunner {
     }
     this.notBefore = 0;
     const now = Date.now();
-    const ofTask = { createdAt: iso(now), taskId, submissionId: submission.id, usage: null };
+    const ofTask = { createdAt: iso(now), taskId, submissionId: submission.id, usage: null, questionId: null };
     if (charged === "insufficient") {
       this.change(now, () => {
         this.submissions.move(submission, "failed", { failed_at: now, failure_code: "insufficient_credits" });
@@ -230,9 +240,9 @@ export class TaskRunner {
   }
 
   /**
-   * Records a task's end in one change: the reply's status and content, a visible error on failure
-   * (credits owed back), steering texts it did not take back in the queue, the chat no longer working,
-   * and the webhook events it causes.
+   * Records a task's end in one change: the reply's status and content, the question it asks, a visible
+   * error on failure (credits owed back), steering texts it did not take back in the queue, the chat no
+   * longer working, and the webhook events it causes.
    */
   private end(task: TaskRow, end: TaskEnd, now: number): void {
     let becameAwaiting = false;
@@ -245,12 +255,28 @@ export class TaskRunner {
       // The stored row has the token counts the task's model calls reported so far.
       const usage = usageOf(this.store.runningTask() ?? task, end, failed ? 0 : charged);
       // The result is authoritative over what was streamed.
-      this.publisher.finishReply(reply, end.status, end.content ?? reply.content, usage, now);
+      const content = end.content ?? reply.content;
+      // Only a reply that succeeds asks; an agent that only says it waits asks in its reply's words.
+      const asked = end.status !== "success" ? undefined : (end.question ?? (end.awaitingUser ? textQuestion(content) : undefined));
+      const questionId = asked ? crypto.randomUUID() : null;
+      const wasAwaiting = this.questions.pending() !== undefined;
+      this.publisher.finishReply(reply, end.status, content, usage, questionId, now);
+      if (asked) this.questions.ask(asked, { id: questionId!, taskId: task.id, messageId: reply.id }, now);
       this.usage.record({ taskId: task.id, endedAt: now, ...usage });
       if (failed) {
         const error = `${asSentence(end.error ?? "The agent could not complete this task.")} Its credits were returned.`;
         this.publisher.addMessage(
-          { id: crypto.randomUUID(), role: "error", content: error, createdAt: iso(now), status: null, taskId: task.id, submissionId: task.submission_id, usage: null },
+          {
+            id: crypto.randomUUID(),
+            role: "error",
+            content: error,
+            createdAt: iso(now),
+            status: null,
+            taskId: task.id,
+            submissionId: task.submission_id,
+            usage: null,
+            questionId: null,
+          },
           now,
         );
         this.store.owesRefund(task.id, submission?.account_id ?? null);
@@ -258,10 +284,8 @@ export class TaskRunner {
       this.submissions.finishRunning(task.submission_id, failed ? charged : 0);
       this.store.deleteTask(task.id);
       this.submissions.requeueSteering();
-      const wasAwaiting = this.store.chat()!.awaiting_user === 1;
-      this.store.setAwaitingUser(end.status === "success" && end.awaitingUser === true);
       this.outbox.record("message.completed", task.owner_message_id, now);
-      becameAwaiting = !wasAwaiting && this.store.chat()!.awaiting_user === 1;
+      becameAwaiting = !wasAwaiting && asked !== undefined;
     });
     // The chat as the change left it (touched, its version and updatedAt moved on), in the same synchronous stretch.
     if (becameAwaiting) this.change(now, () => this.outbox.record("chat.awaiting_user", JSON.stringify(this.store.view()), now), "unlisted");
@@ -338,7 +362,7 @@ export class TaskRunner {
         const messageId = crypto.randomUUID();
         this.submissions.takeSteering(row, task, messageId);
         this.publisher.addMessage(
-          { id: messageId, role: "user", content: row.content, createdAt: iso(now), status: null, taskId: task.id, submissionId: row.id, usage: null },
+          { id: messageId, role: "user", content: row.content, createdAt: iso(now), status: null, taskId: task.id, submissionId: row.id, usage: null, questionId: null },
           now,
         );
       }
@@ -385,7 +409,15 @@ export class TaskRunner {
       replyToMessageId: submission.reply_to,
       callbackUrl: taskCallbackUrl(publicOrigin, chat.id, taskId, "result"),
       steeringUrl: taskCallbackUrl(publicOrigin, chat.id, taskId, "steering"),
+      answer: this.answerOf(submission),
     };
+  }
+
+  /** The question a submission answered (or declined), as its task's agent is told; an ordinary send that answered gave its text. */
+  private answerOf(submission: SubmissionRow): TaskAnswer | null {
+    const question = submission.question_id ? this.questions.byId(submission.question_id) : undefined;
+    if (question?.submission_id !== submission.id || question.answer === null) return null;
+    return { questionId: question.id, kind: question.kind, ...JSON.parse(question.answer) };
   }
 }
 

@@ -10,7 +10,7 @@ import type { Env } from "../../src/env";
 
 afterEach(() => vi.useRealTimers());
 
-const task: AgentTask = { taskId: "t1", chatId: "c", projectId: "p", content: "hi", replyToMessageId: null, callbackUrl: null, steeringUrl: null };
+const task: AgentTask = { taskId: "t1", chatId: "c", projectId: "p", content: "hi", replyToMessageId: null, callbackUrl: null, steeringUrl: null, answer: null };
 const turn = (role: Turn["role"], content: string): Turn => ({ role, content });
 
 describe("what the model is given", () => {

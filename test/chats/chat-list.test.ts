@@ -17,6 +17,7 @@ const summary = (id: string, title: string, updatedAt: string): Chat => ({
   lastMessageAt: null,
   latestAgentPreview: "",
   isAwaitingUser: false,
+  pendingQuestionId: null,
   isWorking: false,
   queuedCount: 0,
 });
