@@ -72,7 +72,8 @@ function answerShapeError(issue: unknown): string {
   const lists = ((issue as UnionIssue).errors ?? []).filter((list) => !list.some((i) => i.code === "unrecognized_keys"));
   const nearest = lists.sort((a, b) => a.length - b.length)[0];
   const problem = nearest?.find((i) => i.message !== "required");
-  return `The answer must be exactly one of ${SHAPES}${problem ? ` (${problem.path.map(String).join(".")}: ${problem.message})` : ""}.`;
+  const where = problem?.path.length ? `${problem.path.map(String).join(".")}: ` : "";
+  return `The answer must be exactly one of ${SHAPES}${problem ? ` (${where}${problem.message})` : ""}.`;
 }
 
 export const Answer = z

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { Question } from "../chats/question-schemas";
 import { Message, SendMessageBody, SendMessageHeaders, Submission, SubmissionState } from "../chats/schemas";
 import { inChat } from "./arguments";
 import type { ToolContext } from "./tools";
@@ -27,6 +28,9 @@ export const SendMessageOutput = z.object({
   state: SubmissionState.describe("The submission's state when the call answered"),
   reply: Message.nullable().describe("The agent's reply as it then stood; null before it exists"),
   replayed: z.literal(true).optional().describe("Present when an earlier call with this idempotencyKey sent the message; this is its submission"),
+  question: Question.nullable().describe(
+    "The question the reply asked (answer it with answer_question; kind, options, action or url say what it takes); null when it asked none or the reply was not waited for",
+  ),
 });
 
 type Outcome = { state: SubmissionState; reply: Message | null };
@@ -39,13 +43,35 @@ export async function sendMessage(args: Args, context: ToolContext): Promise<V1A
   const headers = { "idempotency-key": idempotencyKey ?? crypto.randomUUID() };
   const sent = await context.v1<Submission>("POST", v1Path(projectId, "chats", chatId, "messages"), { headers, body: { content, replyToMessageId } });
   if (!sent.ok) return sent;
-  const watched = await watch(args, sent.body.submissionId, waitSeconds * 1000, context);
+  return waitAndReport(args, sent, waitSeconds * 1000, context);
+}
+
+/** What send_message and answer_question answer after their POST: the submission, its state and reply after the wait (watch), and the question the reply asked. */
+export async function waitAndReport<S extends Submission>(
+  chat: { projectId: string; chatId: string },
+  sent: V1Answer<S> & { ok: true },
+  waitMs: number,
+  context: ToolContext,
+): Promise<V1Answer> {
+  const watched = await watch(chat, sent.body.submissionId, waitMs, context);
   if (!watched.ok) return watched;
-  return { ...sent, body: { submission: sent.body, ...watched.body, ...(sent.replayed ? { replayed: true } : {}) } };
+  const question = await questionAskedBy(chat, watched.body.reply, context);
+  if (!question.ok) return question;
+  return { ...sent, body: { submission: sent.body, ...watched.body, ...(sent.replayed ? { replayed: true } : {}), question: question.body } };
+}
+
+/** The question a reply asked (by its questionId), as it stands now; null when it asked none. */
+export async function questionAskedBy(
+  { projectId, chatId }: { projectId: string; chatId: string },
+  reply: Message | null,
+  { v1 }: ToolContext,
+): Promise<V1Answer<Question | null>> {
+  if (!reply?.questionId) return { ok: true, body: null, replayed: false };
+  return v1<Question>("GET", v1Path(projectId, "chats", chatId, "questions", reply.questionId));
 }
 
 /** Reads the state until the reply has ended, the submission failed or was cancelled, the time is up or the client cancelled; reports the reply's growth. */
-async function watch(chat: { projectId: string; chatId: string }, submissionId: string, waitMs: number, context: ToolContext): Promise<V1Answer<Outcome>> {
+export async function watch(chat: { projectId: string; chatId: string }, submissionId: string, waitMs: number, context: ToolContext): Promise<V1Answer<Outcome>> {
   let timeUp = waitMs === 0;
   const deadline = setTimeout(() => (timeUp = true), waitMs);
   const growth = replyGrowth(context);

@@ -1,0 +1,31 @@
+import type { z } from "@hono/zod-openapi";
+import { Answer, AnswerSubmission } from "../chats/question-schemas";
+import { SendMessageHeaders } from "../chats/schemas";
+import { idArgument, inChat } from "./arguments";
+import { SendMessageInput, SendMessageOutput, waitAndReport } from "./send-message";
+import type { ToolContext } from "./tools";
+import { type V1Answer, v1Path } from "./v1-call";
+
+export const AnswerQuestionInput = inChat.extend({
+  questionId: idArgument("The question's id: the chat's pendingQuestionId, or send_message's question.id"),
+  answer: Answer.describe(
+    "Exactly one of: { optionIds, text? } for a choice (option ids from the question; one pick unless multiSelect; text only if allowText), " +
+      '{ text } for a text question (or a choice with allowText), { decision: "approve" | "deny", reason? } for an approval, ' +
+      "{ connected: true } for a connection once it is made, { decline: true, reason? } for any kind.",
+  ),
+  idempotencyKey: SendMessageHeaders.shape["idempotency-key"]
+    .optional()
+    .describe("A UUID of your choosing: calling again with the same key and the same answer returns the first answer (replayed: true) instead of answering twice."),
+  waitSeconds: SendMessageInput.shape.waitSeconds,
+});
+
+export const AnswerQuestionOutput = SendMessageOutput.extend({ submission: AnswerSubmission });
+
+/** Answers through POST …/questions/{id}/answer (a send), then waits and reports exactly as send_message does. */
+export async function answerQuestion(args: z.output<typeof AnswerQuestionInput>, context: ToolContext): Promise<V1Answer> {
+  const { projectId, chatId, questionId, answer, idempotencyKey, waitSeconds } = args;
+  const headers = { "idempotency-key": idempotencyKey ?? crypto.randomUUID() };
+  const sent = await context.v1<AnswerSubmission>("POST", v1Path(projectId, "chats", chatId, "questions", questionId, "answer"), { headers, body: answer });
+  if (!sent.ok) return sent;
+  return waitAndReport(args, sent, waitSeconds * 1000, context);
+}
