@@ -76,8 +76,9 @@ function answerShapeError(issue: unknown): string {
   return `The answer must be exactly one of ${SHAPES}${problem ? ` (${where}${problem.message})` : ""}.`;
 }
 
+const ANSWERS = [ChoiceAnswer, TextAnswer, ApprovalAnswer, ConnectionAnswer, DeclineAnswer] as const;
 export const Answer = z
-  .union([ChoiceAnswer, TextAnswer, ApprovalAnswer, ConnectionAnswer, DeclineAnswer], { error: answerShapeError })
+  .union(ANSWERS, { error: answerShapeError })
   .openapi("Answer", { description: "Exactly one of these bodies; which ones fit depends on the question's kind" }, { unionPreferredType: "oneOf" });
 export type Answer = z.infer<typeof Answer>;
 
@@ -92,6 +93,8 @@ export const ANSWER_EXAMPLES = {
 };
 
 // ---- the question ----
+// A registered component made .nullable() becomes nullable itself in the document (zod-to-openapi 9): a union with null leaves it as it is.
+const orNull = <T extends z.ZodType>(schema: T) => z.union([schema, z.null()]);
 export const Question = z
   .object({
     id: z.uuid(),
@@ -107,12 +110,17 @@ export const Question = z
       .openapi({ description: `A choice's 1 to ${OPTIONS_MAX} options; null for the other kinds` }),
     multiSelect: z.boolean().openapi({ description: "A choice that takes one or more picks; false otherwise" }),
     allowText: z.boolean().openapi({ description: "A free text may be given: true for text, and for a choice that allows it" }),
-    action: QuestionAction.nullable().openapi({ description: "What an approval asks leave to do; null for the other kinds" }),
+    action: orNull(QuestionAction).openapi({ description: "What an approval asks leave to do; null for the other kinds" }),
     url: z.string().nullable().openapi({ maxLength: URL_MAX, description: "Where a connection is made (outside this API); null for the other kinds" }),
     createdAt: z.iso.datetime(),
     expiresAt: z.iso.datetime().openapi({ description: "QUESTION_TTL_HOURS after it was asked: a question still pending then becomes expired" }),
     closedAt: z.iso.datetime().nullable(),
-    answer: Answer.nullable().openapi({ description: "The answer as sent (an ordinary send that answered it: { text }); null unless answered or declined" }),
+    answer: z
+      .union([...ANSWERS, z.null()])
+      .openapi(
+        { description: "The answer as sent (an ordinary send that answered it: { text }); null unless answered or declined" },
+        { unionPreferredType: "oneOf" },
+      ),
     submissionId: z
       .uuid()
       .nullable()
