@@ -117,10 +117,7 @@ export const Question = z
     closedAt: z.iso.datetime().nullable(),
     answer: z
       .union([...ANSWERS, z.null()])
-      .openapi(
-        { description: "The answer as sent (an ordinary send that answered it: { text }); null unless answered or declined" },
-        { unionPreferredType: "oneOf" },
-      ),
+      .openapi({ description: "The answer as sent (an ordinary send that answered it: { text }); null unless answered or declined" }, { unionPreferredType: "oneOf" }),
     submissionId: z
       .uuid()
       .nullable()
