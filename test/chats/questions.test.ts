@@ -88,7 +88,7 @@ describe("questions the built-in agent asks", () => {
     expect(demoQuestion("/choose+ a | b", APP)).toMatchObject({ kind: "choice", multiSelect: true, options: [{ id: "1", label: "b", description: null }] });
     const long = demoQuestion(`/choose pick | ${Array.from({ length: 25 }, (_, i) => `o${i}`).join(" | ")}`, APP)!;
     expect(long.options).toHaveLength(20);
-    expect(Question.shape.prompt.parse(localReply({ content: "/ask " + "é".repeat(5000) }))).toHaveLength(4000);
+    expect(localReply({ content: `/ask ${"é".repeat(5000)}` })).toBe("é".repeat(4000));
   });
 
   it("answers each kind in words: labels in the question's order, text, approval with a reason, connection, decline", async ({ clock, w, chat }) => {
