@@ -28,8 +28,8 @@ const STEERED_SEPARATOR = "\n\n";
 // The schema the model is shown; what it sends is taken as far as it is a question (modelQuestion), so a call a little off still asks.
 const askUser = tool({
   description:
-    "Ask the user a question when you cannot go on without their choice or information. Give options when the answer is one (or, with multiSelect, some) of a few " +
-    "choices; allowText lets the user write their own answer besides or instead. The question ends your turn; the user's answer comes as their next message.",
+    "Ask the user a question when you cannot go on without their choice or information; give options when the answer is one (multiSelect: some) of a few. " +
+    "It ends your turn; the answer comes as the user's next message.",
   inputSchema: z.object({
     question: z.string().min(1).max(PROMPT_MAX).describe("One clear question for the user"),
     options: z
@@ -39,7 +39,7 @@ const askUser = tool({
       .optional()
       .describe("The choices, in the order to show them"),
     multiSelect: z.boolean().optional().describe("The user may pick more than one option"),
-    allowText: z.boolean().optional().describe("The user may write an answer of their own besides or instead of the options"),
+    allowText: z.boolean().optional().describe("The user may also answer in their own words"),
   }),
 });
 

@@ -17,9 +17,7 @@ questionRoutes.openapi(
     operationId: "getQuestion",
     tags: ["Questions"],
     summary: "A question the agent asked, as it stands",
-    description:
-      "The chat's `pendingQuestionId` and an asking reply's `questionId` name it; the `question` stream event carries it whole. Kept as long as the chat. " +
-      "An id the chat does not have (another chat's included), well-formed or not, answers 404 `question_not_found`.",
+    description: "Named by the chat's `pendingQuestionId` and the asking reply's `questionId`; kept as long as the chat. Another chat's id: 404 `question_not_found`.",
     security,
     middleware: read,
     request: { params: QuestionParams },
@@ -44,15 +42,11 @@ questionRoutes.openapi(
     middleware: write,
     summary: "Answer a pending question: a message to the agent, 202 as a send",
     description:
-      "The answer is sent to the chat like a message (the queue, credits, `started`/`queued`, the queue bound) and its `user` message's content is the " +
-      "answer in words: a choice's picked labels in the question's order joined with `, ` (then a new line and the text, when one is given); a text its " +
-      "text; `Approved.` or `Denied.`, then a space and the reason when given; `Connected.`; `Declined.`, then a space and the reason when given. The " +
-      "question is answered (or declined) and the chat no longer awaiting as soon as the answer is accepted. Idempotent like a send, in the same key " +
-      "space: the same key and body replay the first 202 (Idempotency-Replayed: true), also after the question closed; the key with another body or " +
-      "question, or a key a send or steer used, is 409 `idempotency_key_reused`. Checks run in this order: 400 (the body is not one of the shapes, or a " +
-      "field is out of range), 404 (`question_not_found` too), the idempotency key, 409 `chat_archived`, 409 `question_not_pending` (the detail names its " +
-      "status), 400 `answer_does_not_fit` (a shape the kind does not take, an unknown or repeated option id, more than one pick without multiSelect, text " +
-      `where allowText is false, a choice answered with nothing, words past ${CONTENT_MAX} characters), 409 \`queue_full\`. Reasons are at most ${REASON_MAX} characters.`,
+      "A send (queue, credits, `started`/`queued`, the queue bound; keys shared with sending and steering) whose `user` message is the answer in " +
+      "words: the picked labels in the question's order joined with `, ` (then a new line and the text), the text, `Approved.`/`Denied.`, " +
+      "`Connected.`, `Declined.` (then a space and the reason, if any). The question closes as soon as it is accepted. Checks in order: 400, 404 " +
+      "(`question_not_found` too), the idempotency key (a replay is 202, also after the question closed), 409 `chat_archived`, 409 " +
+      `\`question_not_pending\`, 400 \`answer_does_not_fit\`, 409 \`queue_full\`. Texts up to ${CONTENT_MAX} characters, reasons ${REASON_MAX}.`,
     request: {
       params: QuestionParams,
       headers: SendMessageHeaders,

@@ -46,23 +46,19 @@ const Reason = characters(0, REASON_MAX, "reason");
 export const ChoiceAnswer = z
   .strictObject({
     optionIds: z.array(z.string().min(1).max(OPTION_ID_MAX)).max(OPTIONS_MAX).openapi({
-      description: "Ids of the question's options, no repeats: exactly one unless multiSelect (then at least one); may be empty when a text is given and allowText is true",
+      description: "The question's option ids: one, or with multiSelect one or more; none if a text is given (allowText)",
     }),
-    text: AnswerText.optional().openapi({ description: "Only where the question's allowText is true" }),
+    text: AnswerText.optional().openapi({ description: "Only if allowText" }),
   })
-  .openapi("ChoiceAnswer", { description: "Answers a choice", example: { optionIds: ["2"] } });
-export const TextAnswer = z
-  .strictObject({ text: AnswerText })
-  .openapi("TextAnswer", { description: "Answers a text question, or a choice whose allowText is true", example: { text: "Call it Northwind" } });
+  .openapi("ChoiceAnswer", { description: "Answers a choice" });
+export const TextAnswer = z.strictObject({ text: AnswerText }).openapi("TextAnswer", { description: "Answers a text question, or a choice whose allowText is true" });
 export const ApprovalAnswer = z
   .strictObject({ decision: z.enum(["approve", "deny"]), reason: Reason.optional() })
-  .openapi("ApprovalAnswer", { description: "Answers an approval", example: { decision: "deny", reason: "keep the old branch" } });
-export const ConnectionAnswer = z
-  .strictObject({ connected: z.literal(true) })
-  .openapi("ConnectionAnswer", { description: "Answers a connection: the user says the connection is made", example: { connected: true } });
+  .openapi("ApprovalAnswer", { description: "Answers an approval" });
+export const ConnectionAnswer = z.strictObject({ connected: z.literal(true) }).openapi("ConnectionAnswer", { description: "Answers a connection: the user says it is made" });
 export const DeclineAnswer = z
   .strictObject({ decline: z.literal(true), reason: Reason.optional() })
-  .openapi("DeclineAnswer", { description: "Answers any kind: the user will not answer", example: { decline: true, reason: "not now" } });
+  .openapi("DeclineAnswer", { description: "Answers any kind: the user will not answer" });
 
 const SHAPES = "{ optionIds, text? }, { text }, { decision, reason? }, { connected: true } or { decline: true, reason? }";
 type UnionIssue = { errors?: { code: string; path: PropertyKey[]; message: string }[][] };
@@ -83,13 +79,13 @@ export const Answer = z
 export type Answer = z.infer<typeof Answer>;
 
 export const ANSWER_EXAMPLES = {
-  pick: { summary: "Pick an option of a choice", value: { optionIds: ["2"] } },
-  picksAndText: { summary: "Picks and a text (multiSelect, allowText)", value: { optionIds: ["1", "3"], text: "and well done" } },
-  text: { summary: "Answer in words", value: { text: "Call it Northwind" } },
-  approve: { summary: "Approve an action", value: { decision: "approve" } },
-  deny: { summary: "Deny it, saying why", value: { decision: "deny", reason: "keep the old branch" } },
-  connected: { summary: "Say the connection is made", value: { connected: true } },
-  decline: { summary: "Decline to answer", value: { decline: true } },
+  pick: { value: { optionIds: ["2"] } },
+  picksAndText: { value: { optionIds: ["1", "3"], text: "and well done" } },
+  text: { value: { text: "Call it Northwind" } },
+  approve: { value: { decision: "approve" } },
+  deny: { value: { decision: "deny", reason: "keep the old branch" } },
+  connected: { value: { connected: true } },
+  decline: { value: { decline: true } },
 };
 
 // ---- the question ----
@@ -117,36 +113,11 @@ export const Question = z
     closedAt: z.iso.datetime().nullable(),
     answer: z
       .union([...ANSWERS, z.null()])
-      .openapi({ description: "The answer as sent (an ordinary send that answered it: { text }); null unless answered or declined" }, { unionPreferredType: "oneOf" }),
-    submissionId: z
-      .uuid()
-      .nullable()
-      .openapi({ description: "The submission that answered, declined or superseded it; null while pending, and when it expired or a later question superseded it" }),
+      .openapi({ description: "The answer as sent (a send that answered: { text }); null unless answered or declined" }, { unionPreferredType: "oneOf" }),
+    submissionId: z.uuid().nullable().openapi({ description: "What answered, declined or superseded it: a submission (null otherwise)" }),
   })
   .openapi("Question", {
     description: "A question the agent asked: at most one per chat is pending",
-    example: {
-      id: "9b2f3c1e-5d4a-4c7b-8e6f-0a1b2c3d4e5f",
-      chatId: "0b9e6a52-1c3d-4e5f-8a7b-6c5d4e3f2a1b",
-      taskId: "6f1c2d3e-4a5b-4c6d-9e8f-7a6b5c4d3e2f",
-      messageId: "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f",
-      kind: "choice",
-      status: "pending",
-      prompt: "Pick a color",
-      options: [
-        { id: "1", label: "Red", description: null },
-        { id: "2", label: "Green", description: null },
-      ],
-      multiSelect: false,
-      allowText: false,
-      action: null,
-      url: null,
-      createdAt: "2026-11-20T10:00:00.000Z",
-      expiresAt: "2026-11-27T10:00:00.000Z",
-      closedAt: null,
-      answer: null,
-      submissionId: null,
-    },
   });
 export type Question = z.infer<typeof Question>;
 

@@ -9,9 +9,7 @@ import { type V1Answer, v1Path } from "./v1-call";
 export const AnswerQuestionInput = inChat.extend({
   questionId: idArgument("The question's id: the chat's pendingQuestionId, or send_message's question.id"),
   answer: Answer.describe(
-    "Exactly one of: { optionIds, text? } for a choice (option ids from the question; one pick unless multiSelect; text only if allowText), " +
-      '{ text } for a text question (or a choice with allowText), { decision: "approve" | "deny", reason? } for an approval, ' +
-      "{ connected: true } for a connection once it is made, { decline: true, reason? } for any kind.",
+    "A choice: { optionIds, text? } (text if allowText); text: { text }; approval: { decision, reason? }; connection: { connected: true }; any: { decline: true }",
   ),
   idempotencyKey: SendMessageHeaders.shape["idempotency-key"]
     .optional()

@@ -109,8 +109,8 @@ export const TOOLS: Tool[] = [
     name: "get_question",
     title: "Read a question",
     description:
-      "Reads a question the chat's agent asked (the chat's pendingQuestionId, a reply's questionId): its prompt, its kind (text, choice with options, approval of an action, " +
-      "connection at a url), its status (pending, answered, declined, superseded, expired) and, once closed, the answer. Answer a pending one with answer_question.",
+      "Reads a question the agent asked (a chat's pendingQuestionId, a reply's questionId): its prompt, kind (text, choice with options, approval of an action, " +
+      "connection at a url), status and, once closed, its answer. Answer a pending one with answer_question.",
     input: inChat.extend({ questionId: idArgument("The question's id: the chat's pendingQuestionId, or a reply's questionId") }),
     output: Question,
     annotations: READS,
@@ -120,9 +120,8 @@ export const TOOLS: Tool[] = [
     name: "answer_question",
     title: "Answer a question",
     description:
-      "Answers the agent's pending question; the answer goes to the agent as a message (a task; it costs credits), written in words. Approving an action lets the agent " +
-      "do it: ask your person first. Returns the submission, its state, the agent's next reply so far and any question that reply asks. Give waitSeconds (up to 60) " +
-      "to wait for that reply to finish. A question that is no longer pending answers question_not_pending; an answer its kind does not take, answer_does_not_fit.",
+      "Answers the agent's pending question: a message to the agent (a task; it costs credits). Approving lets the agent act: ask your person first. " +
+      "Returns what send_message returns, for the agent's next reply; waitSeconds (up to 60) waits for it.",
     input: AnswerQuestionInput,
     output: AnswerQuestionOutput,
     annotations: DECIDES,

@@ -48,7 +48,7 @@ describe("answering a question: the checks, in the contract's order", () => {
     expectProblem(await answer(w, chat.id, crypto.randomUUID(), { decision: "maybe" }), 400, "invalid_request");
     expectProblem(await answer(w, crypto.randomUUID(), crypto.randomUUID(), { decision: "maybe" }), 400, "invalid_request");
     expect((await questionOf(w, chat.id, q.id)).status).toBe("pending");
-  });
+  }, 20_000);
 
   it("answers 404 question_not_found for an unknown, malformed or other chat's question, and not_found for a chat or project out of reach", async ({ clock, w, chat }) => {
     const { question: q } = await ask(w, chat.id, clock, "/ask Here?");
@@ -114,7 +114,7 @@ describe("answering a question: the checks, in the contract's order", () => {
     expect(replayed(late)).toBe(true);
     expect(late.json).toEqual(first.json);
     expect((await peek(w, chat.id)).filter((m) => m.role === "user" && m.content === "L")).toHaveLength(1);
-  });
+  }, 20_000);
 
   it("replays an answer sent with its fields in another order", async ({ clock, w, chat }) => {
     const { question: q } = await ask(w, chat.id, clock, "/approve deploy");
@@ -185,7 +185,7 @@ describe("answering a question: the checks, in the contract's order", () => {
       expect((await answer(w, chat.id, q.id, { decline: true })).status).toBe(202);
       await settle(room(chat.id), clock);
     }
-  });
+  }, 20_000);
 
   it(`answers queue_full last, when the answer's words would pass the queue's ${QUEUE_MAX_BYTES} bytes`, async ({ clock, w, chat }) => {
     await send(w, chat.id, "/ask Tell me more");

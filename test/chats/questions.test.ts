@@ -119,7 +119,7 @@ describe("questions the built-in agent asks", () => {
       expect(mine[0]!.content).toBe(localReply({ content: words }));
       expect((await submissionOf(w, chat.id, r.json.submissionId)).state).toMatchObject({ status: "done", credits: { charged: 1, refunded: 0 } });
     }
-  });
+  }, 20_000);
 
   it("lets an ordinary send answer a text question (and a choice that takes text) and supersede any other", async ({ clock, w, chat }) => {
     const text = (await ask(w, chat.id, clock, "/ask Which city?")).question;

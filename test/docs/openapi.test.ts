@@ -92,7 +92,7 @@ describe("the public OpenAPI document", () => {
     }
     expect(schemas.Question.properties.answer.oneOf).toContainEqual({ type: "null" });
     expect(schemas.Question.properties.action.anyOf).toEqual([{ $ref: "#/components/schemas/QuestionAction" }, { type: "null" }]);
-    expect(schemas.Question.example).toMatchObject({ kind: "choice", status: "pending" });
+    expect(schemas.QuestionOption.properties.label.example).toBe("Red");
     expect(resolve(doc, answer.responses["202"]!).content!["application/json"]!.schema).toEqual({ $ref: "#/components/schemas/AnswerSubmission" });
     expect(schemas.Chat.required).toEqual(expect.arrayContaining(["pendingQuestionId", "isAwaitingUser"]));
     expect(schemas.Message.required).toContain("questionId");
