@@ -361,7 +361,7 @@ export interface paths {
         };
         /**
          * A question the agent asked, as it stands
-         * @description The chat's `pendingQuestionId` and an asking reply's `questionId` name it; the `question` stream event carries it whole. Kept as long as the chat. An id the chat does not have (another chat's included), well-formed or not, answers 404 `question_not_found`.
+         * @description Named by the chat's `pendingQuestionId` and the asking reply's `questionId`; kept as long as the chat. Another chat's id: 404 `question_not_found`.
          */
         get: operations["getQuestion"];
         put?: never;
@@ -383,7 +383,7 @@ export interface paths {
         put?: never;
         /**
          * Answer a pending question: a message to the agent, 202 as a send
-         * @description The answer is sent to the chat like a message (the queue, credits, `started`/`queued`, the queue bound) and its `user` message's content is the answer in words: a choice's picked labels in the question's order joined with `, ` (then a new line and the text, when one is given); a text its text; `Approved.` or `Denied.`, then a space and the reason when given; `Connected.`; `Declined.`, then a space and the reason when given. The question is answered (or declined) and the chat no longer awaiting as soon as the answer is accepted. Idempotent like a send, in the same key space: the same key and body replay the first 202 (Idempotency-Replayed: true), also after the question closed; the key with another body or question, or a key a send or steer used, is 409 `idempotency_key_reused`. Checks run in this order: 400 (the body is not one of the shapes, or a field is out of range), 404 (`question_not_found` too), the idempotency key, 409 `chat_archived`, 409 `question_not_pending` (the detail names its status), 400 `answer_does_not_fit` (a shape the kind does not take, an unknown or repeated option id, more than one pick without multiSelect, text where allowText is false, a choice answered with nothing, words past 100000 characters), 409 `queue_full`. Reasons are at most 2000 characters.
+         * @description A send (queue, credits, `started`/`queued`, the queue bound; keys shared with sending and steering) whose `user` message is the answer in words: the picked labels in the question's order joined with `, ` (then a new line and the text), the text, `Approved.`/`Denied.`, `Connected.`, `Declined.` (then a space and the reason, if any). The question closes as soon as it is accepted. Checks in order: 400, 404 (`question_not_found` too), the idempotency key (a replay is 202, also after the question closed), 409 `chat_archived`, 409 `question_not_pending`, 400 `answer_does_not_fit`, 409 `queue_full`. Texts up to 100000 characters, reasons 2000.
          */
         post: operations["answerQuestion"];
         delete?: never;
@@ -802,39 +802,7 @@ export interface components {
                 question: components["schemas"]["Question"];
             };
         };
-        /**
-         * @description A question the agent asked: at most one per chat is pending
-         * @example {
-         *       "id": "9b2f3c1e-5d4a-4c7b-8e6f-0a1b2c3d4e5f",
-         *       "chatId": "0b9e6a52-1c3d-4e5f-8a7b-6c5d4e3f2a1b",
-         *       "taskId": "6f1c2d3e-4a5b-4c6d-9e8f-7a6b5c4d3e2f",
-         *       "messageId": "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f",
-         *       "kind": "choice",
-         *       "status": "pending",
-         *       "prompt": "Pick a color",
-         *       "options": [
-         *         {
-         *           "id": "1",
-         *           "label": "Red",
-         *           "description": null
-         *         },
-         *         {
-         *           "id": "2",
-         *           "label": "Green",
-         *           "description": null
-         *         }
-         *       ],
-         *       "multiSelect": false,
-         *       "allowText": false,
-         *       "action": null,
-         *       "url": null,
-         *       "createdAt": "2026-11-20T10:00:00.000Z",
-         *       "expiresAt": "2026-11-27T10:00:00.000Z",
-         *       "closedAt": null,
-         *       "answer": null,
-         *       "submissionId": null
-         *     }
-         */
+        /** @description A question the agent asked: at most one per chat is pending */
         Question: {
             /** Format: uuid */
             id: string;
@@ -874,11 +842,11 @@ export interface components {
             expiresAt: string;
             /** Format: date-time */
             closedAt: string | null;
-            /** @description The answer as sent (an ordinary send that answered it: { text }); null unless answered or declined */
+            /** @description The answer as sent (a send that answered: { text }); null unless answered or declined */
             answer: components["schemas"]["ChoiceAnswer"] | components["schemas"]["TextAnswer"] | components["schemas"]["ApprovalAnswer"] | components["schemas"]["ConnectionAnswer"] | components["schemas"]["DeclineAnswer"] | null;
             /**
              * Format: uuid
-             * @description The submission that answered, declined or superseded it; null while pending, and when it expired or a later question superseded it
+             * @description What answered, declined or superseded it: a submission (null otherwise)
              */
             submissionId: string | null;
         };
@@ -914,58 +882,29 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /**
-         * @description Answers a choice
-         * @example {
-         *       "optionIds": [
-         *         "2"
-         *       ]
-         *     }
-         */
+        /** @description Answers a choice */
         ChoiceAnswer: {
-            /** @description Ids of the question's options, no repeats: exactly one unless multiSelect (then at least one); may be empty when a text is given and allowText is true */
+            /** @description The question's option ids: one, or with multiSelect one or more; none if a text is given (allowText) */
             optionIds: string[];
-            /** @description Only where the question's allowText is true */
+            /** @description Only if allowText */
             text?: string;
         };
-        /**
-         * @description Answers a text question, or a choice whose allowText is true
-         * @example {
-         *       "text": "Call it Northwind"
-         *     }
-         */
+        /** @description Answers a text question, or a choice whose allowText is true */
         TextAnswer: {
             text: string;
         };
-        /**
-         * @description Answers an approval
-         * @example {
-         *       "decision": "deny",
-         *       "reason": "keep the old branch"
-         *     }
-         */
+        /** @description Answers an approval */
         ApprovalAnswer: {
             /** @enum {string} */
             decision: "approve" | "deny";
             reason?: string;
         };
-        /**
-         * @description Answers a connection: the user says the connection is made
-         * @example {
-         *       "connected": true
-         *     }
-         */
+        /** @description Answers a connection: the user says it is made */
         ConnectionAnswer: {
             /** @enum {boolean} */
             connected: true;
         };
-        /**
-         * @description Answers any kind: the user will not answer
-         * @example {
-         *       "decline": true,
-         *       "reason": "not now"
-         *     }
-         */
+        /** @description Answers any kind: the user will not answer */
         DeclineAnswer: {
             /** @enum {boolean} */
             decline: true;
