@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { devNull, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { adminClient, applyLocalMigrations, ensureChromium, isUp, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
+import { adminClient, applyLocalMigrations, ensureChromium, portIsFree, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
 import { DEMO, seedDemoData } from "./seed-data.mjs";
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: "string", default: "8802" }, "update-client": { type: "boolean", default: false } } });
@@ -89,6 +89,9 @@ async function docs() {
   const text = dom.replace(/<[^>]*>/g, "").replace(/\s+/g, " ");
   const missing = summaries.filter((summary) => !text.includes(escapeHtml(summary)));
   if (missing.length) throw new Error(`docs: the reference page did not render:\n  ${missing.join("\n  ")}\n(screenshot: ${screenshot})`);
+  // Set up for API users: the token's field open from the start, Scalar's own toolbar (Configure, Share, Deploy) not shown.
+  if (!text.includes("Bearer Token") || text.includes("Developer Tools"))
+    throw new Error(`docs: /v1/docs should open with a Bearer Token field and no developer toolbar (screenshot: ${screenshot})`);
   console.log(`docs: /v1/docs rendered all ${summaries.length} operations with no network beyond loopback (screenshot: ${screenshot})`);
 
   // The front door: rendered as a browser asks for it, it must link the reference and the JSON and name this version.
@@ -106,7 +109,7 @@ const state = join(work, "state");
 let server;
 try {
   // Another server on the port would be checked instead of this tree's Worker.
-  if (await isUp(base)) throw new Error(`port ${port} is in use; pass --port`);
+  if (!(await portIsFree(port))) throw new Error(`port ${port} is in use; pass --port`);
   // Before the server starts, so a long install never runs beside it.
   if (steps.includes("docs")) ensureChromium();
   applyLocalMigrations(["--persist-to", state], { quiet: true });

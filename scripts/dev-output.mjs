@@ -24,6 +24,8 @@ export function devOutputFilter({ onTypesWarning }) {
   let block = null;
   return (line, print) => {
     if (block !== null) {
+      // The scripts' own per-run id (scripts/lib.mjs startWranglerDev), no setting of the reader's.
+      if (line.includes("env.DEV_SERVER_ID ")) return;
       block.push(line);
       if (line.trim() !== "") return;
       const text = block.join("\n");

@@ -1,7 +1,7 @@
 // Helpers shared by the dev, seed and admin scripts: the local admin secret, a server to talk to, admin calls.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, appendFileSync, openSync } from "node:fs";
+import { existsSync, readFileSync, appendFileSync, openSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62,11 +62,48 @@ export async function isUp(url, path = "/v1/openapi.json") {
   }
 }
 
+/** True when nothing listens on the loopback port, so wrangler dev can take it. */
+export async function portIsFree(port) {
+  const server = createServer();
+  try {
+    await new Promise((resolve, reject) => server.once("error", reject).listen(port, "127.0.0.1", resolve));
+  } catch {
+    return false;
+  }
+  await new Promise((resolve) => server.close(resolve));
+  return true;
+}
+
+// Answered only by a wrangler dev these scripts started (src/http/dev-server.ts): its DEV_SERVER_ID and its agent.
+const DEV_SERVER_PATH = "/dev/server";
+// Which wrangler dev runs on which port, for the scripts that did not start it (token, admin, seed): one file per port.
+const devServerRecords = join(projectDir, ".wrangler", "dev-servers");
+
+/** What answers at url's /dev/server, asked without credentials: { id, agent }, or undefined (nothing, or another server). */
+export async function devServerIdentity(url) {
+  try {
+    const r = await fetch(url + DEV_SERVER_PATH, { redirect: "manual", signal: AbortSignal.timeout(20_000) });
+    const body = r.ok ? await r.json() : await r.body?.cancel();
+    return typeof body?.id === "string" && typeof body.agent === "string" ? body : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Waits until url serves the Worker that child started. A child of startWranglerDev is known by its
+ * DEV_SERVER_ID, which no other server can answer, so nothing is sent to a server that took the port
+ * first; it resolves to what that Worker says of itself ({ id, agent }). With a path (a Worker without
+ * /dev/server), any answer there will do.
+ */
 export async function waitUntilUp(url, child, { seconds = 90, path } = {}) {
   const deadline = Date.now() + seconds * 1000;
   while (Date.now() < deadline) {
     if (child && child.exitCode !== null) throw new Error("wrangler dev exited before it was ready");
-    if (await isUp(url, path)) return;
+    if (child?.serverId && path === undefined) {
+      const identity = await devServerIdentity(url);
+      if (identity?.id === child.serverId) return identity;
+    } else if (await isUp(url, path)) return;
     await new Promise((r) => setTimeout(r, 300));
   }
   throw new Error(`${url} did not come up within ${seconds} s`);
@@ -76,11 +113,26 @@ export function startWranglerDev({ port = 8787, inspectorPort = 9229, quiet = fa
   // Quiet: detached, its output dropped, or written to logFile when one is given. Piped: output for the caller to read.
   const log = quiet && logFile ? openSync(logFile, "w") : null;
   const shown = piped ? ["inherit", "pipe", "pipe"] : "inherit";
-  return spawn("wrangler", ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false", ...extraArgs], {
-    cwd,
-    stdio: log === null ? (quiet ? "ignore" : shown) : ["ignore", log, log],
-    detached: quiet,
-  });
+  const serverId = randomBytes(16).toString("base64url");
+  const child = spawn(
+    "wrangler",
+    [
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspectorPort),
+      "--show-interactive-dev-session=false",
+      "--var",
+      `DEV_SERVER_ID:${serverId}`,
+      ...extraArgs,
+    ],
+    { cwd, stdio: log === null ? (quiet ? "ignore" : shown) : ["ignore", log, log], detached: quiet },
+  );
+  child.serverId = serverId;
+  return child;
 }
 
 /** Stops a quiet (detached) wrangler dev and the workerd it started. */
@@ -90,18 +142,51 @@ export function stopWranglerDev(child) {
   } catch {}
 }
 
+/** Notes that child, a wrangler dev that answered its id, serves port: npm run token, admin and seed then use it. */
+export function recordDevServer(port, child) {
+  mkdirSync(devServerRecords, { recursive: true });
+  writeFileSync(join(devServerRecords, String(port)), child.serverId);
+}
+
+/** Drops the note of recordDevServer, unless a later wrangler dev has taken the port since. */
+export function forgetDevServer(port, child) {
+  const record = join(devServerRecords, String(port));
+  if (existsSync(record) && readFileSync(record, "utf8") === child.serverId) rmSync(record, { force: true });
+}
+
+/**
+ * Who answers at LOCAL_URL: "ours" when it is the wrangler dev recorded for LOCAL_PORT (npm run dev of
+ * this clone), "other" when something else does, "none" when nothing does. Only "ours" may be sent a credential.
+ */
+export async function localServer() {
+  const record = join(devServerRecords, String(LOCAL_PORT));
+  const identity = await devServerIdentity(LOCAL_URL);
+  if (identity && existsSync(record) && identity.id === readFileSync(record, "utf8")) return "ours";
+  return (await isUp(LOCAL_URL, "/")) ? "other" : "none";
+}
+
+/** What to do when LOCAL_URL is not this clone's npm run dev, in one line. */
+export function notLocalDev(state) {
+  return state === "other"
+    ? `Something else answers at ${LOCAL_URL}, not this project's npm run dev: stop it, or run both with another DEV_PORT.`
+    : `Nothing answers at ${LOCAL_URL}: start it with npm run dev (set DEV_PORT here too if it runs on another port).`;
+}
+
 /**
  * Runs fn against url when given; else against local dev if it is running; else starts a
  * temporary local Worker on a spare port for the duration of fn.
  */
 export async function withServer(url, fn) {
   if (url) return fn(url);
-  if (await isUp(LOCAL_URL)) return fn(LOCAL_URL);
+  const local = await localServer();
+  if (local === "ours") return fn(LOCAL_URL);
+  // Its admin token goes to no server but this project's own.
+  if (local === "other") console.error(`${LOCAL_URL} answers, but not as this project's npm run dev: using a temporary local Worker.`);
   localAdminToken();
   applyLocalMigrations();
-  const port = 8790 + Math.floor(Math.random() * 100);
+  const [port, inspectorPort] = [await freePort(), await freePort()];
   const temporary = `http://127.0.0.1:${port}`;
-  const child = startWranglerDev({ port, inspectorPort: port + 1000, quiet: true, extraArgs: devVarArgs(temporary) });
+  const child = startWranglerDev({ port, inspectorPort, quiet: true, extraArgs: devVarArgs(temporary) });
   try {
     await waitUntilUp(temporary, child);
     return await fn(temporary);

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // npm run readme-check: runs the README's ```sh blocks, in order, in one bash shell, against a fresh `npm run dev`,
-// as a newcomer would on a fresh clone. The clone is a copy of this working tree's files (git's tracked and untracked,
-// not ignored ones: no .wrangler state, no .dev.vars) with node_modules linked, its dev server on a free port
-// (the README's 127.0.0.1:8787 becomes that port; DEV_PORT is set, which npm run token, admin and seed follow).
+// as a newcomer would on a fresh clone; then, in a new shell, the quickstart of the front door that server shows at /.
+// The clone is a copy of this working tree's files (git's tracked and untracked, not ignored ones: no .wrangler state,
+// no .dev.vars) with node_modules linked, its dev server on a free port (DEV_PORT is set, which npm run token, admin
+// and seed follow; the blocks reach it through the BASE that npm run token prints, so one that names 8787 fails).
 // A block preceded by `<!-- readme-check: skip: <reason> -->` is not run; the check lists it with its reason.
 // A one-line command whose comment is its output (`… | head -1   # HTTP/1.1 204 No Content`, `… | jq .code   # "unauthorized"`,
-// `# "Pro", "Equipo"` for two lines) must print exactly that. Fails on the first command that fails (bash -e), naming
-// the block's line in README.md.
+// `# "Pro", "Equipo"` for two lines, `… | jq -c .   # {"balance":995}`) must print exactly that. Fails on the first
+// command that fails (bash -e), naming its block.
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -62,7 +63,7 @@ function startDev(dir, env) {
         clearTimeout(timer);
         resolve(output);
       }
-      if (/^Could not seed/m.test(output)) reject(new Error(output));
+      if (/^Could not load the demo data/m.test(output)) reject(new Error(output));
     };
     child.stdout.setEncoding("utf8").on("data", take);
     child.stderr.setEncoding("utf8").on("data", take);
@@ -71,8 +72,9 @@ function startDev(dir, env) {
   return { child, ready, lines: () => output.split("\n").length - 1 };
 }
 
-// A trailing comment that is an HTTP status line, or JSON strings separated by ", " (one output line each).
-const STATED_OUTPUT = /^(?<command>[^#].*?)\s+# (?<output>HTTP\/1\.1 \d{3}[ A-Za-z]*|"[^"]*"(?:, "[^"]*")*)$/;
+// A trailing comment that is an HTTP status line, JSON strings separated by ", " (one output line each), or one line
+// of compact JSON with nothing left out (no "…").
+const STATED_OUTPUT = /^(?<command>[^#].*?)\s+# (?<output>HTTP\/1\.1 \d{3}[ A-Za-z]*|"[^"]*"(?:, "[^"]*")*|\{[^…]*\})$/;
 const quote = (text) => `'${text.replaceAll("'", `'\\''`)}'`;
 
 /** The block's lines, each one-line command that states its output piped into a comparison with it. */
@@ -82,25 +84,45 @@ export function withStatedOutputs(code) {
     .map((line, i) => {
       const stated = i > 0 && lines[i - 1].endsWith("\\") ? null : line.match(STATED_OUTPUT);
       if (!stated) return line;
-      const expected = stated.groups.output.startsWith("HTTP/") ? stated.groups.output : stated.groups.output.split(", ").join("\n");
+      const { output } = stated.groups;
+      const expected = output.startsWith('"') ? output.split(", ").join("\n") : output;
       return `${stated.groups.command} | stated_output ${quote(expected)}`;
     })
     .join("\n");
 }
 
-/** One bash script: each block announced with its README line, the first failing command ending the run. */
-function script(blocks, port) {
+/** One bash script: each block announced by where it is written, the first failing command ending the run. */
+function script(blocks) {
   const parts = [
     "set -e",
-    `trap 'echo "readme-check: the command above failed (exit $?) in the block at README.md line $README_LINE"' ERR`,
+    `trap 'echo "readme-check: the command above failed (exit $?) in the block at $BLOCK"' ERR`,
     `stated_output() { local out; out=$(tr -d '\\r'); printf '%s\\n' "$out"; [[ "$out" == "$1" ]] || { printf 'readme-check: the README says it prints:\\n%s\\n' "$1"; return 1; }; }`,
   ];
-  for (const block of blocks) {
-    const code = withStatedOutputs(block.code.replaceAll("127.0.0.1:8787", `127.0.0.1:${port}`));
-    parts.push(`README_LINE=${block.line}`, `echo; echo "━━ README.md line ${block.line}"`, code);
-  }
+  for (const block of blocks) parts.push(`BLOCK=${quote(block.where)}`, `echo; echo ${quote(`━━ ${block.where}`)}`, withStatedOutputs(block.code));
   parts.push("echo", "echo readme-check: every block ran");
   return `${parts.join("\n")}\n`;
+}
+
+/** The code blocks of the front door's HTML, as a shell gets them when they are copied from the page. */
+export function frontDoorBlocks(html) {
+  const fromHtml = (text) => text.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&quot;", '"').replaceAll("&amp;", "&");
+  return [...html.matchAll(/<pre>([\s\S]*?)<\/pre>/g)].map((m, i) => ({ where: `the front door's block ${i + 1}`, code: fromHtml(m[1]) }));
+}
+
+/** Runs a script in dir with bash, stopping it (and what it left in the background) after MINUTES; resolves to its exit code. */
+async function runScript(dir, name, text, env) {
+  writeFileSync(join(dir, name), text);
+  const bash = spawn("bash", [name], { cwd: dir, env, stdio: "inherit", detached: true });
+  const timer = setTimeout(() => {
+    console.error(`readme-check: still running after ${MINUTES} minutes; stopping it`);
+    process.kill(-bash.pid, "SIGTERM");
+  }, MINUTES * 60_000);
+  const status = await new Promise((resolve) => bash.on("exit", (code) => resolve(code ?? 1)));
+  clearTimeout(timer);
+  try {
+    process.kill(-bash.pid, "SIGTERM"); // anything a block left running in the background
+  } catch {}
+  return status;
 }
 
 if (process.argv[1] === new URL(import.meta.url).pathname) {
@@ -117,17 +139,15 @@ if (process.argv[1] === new URL(import.meta.url).pathname) {
   try {
     await dev.ready;
     console.log(`npm run dev printed ${dev.lines()} lines until ready.`);
-    writeFileSync(join(dir, ".readme-check.sh"), script(runnable, port));
-    const bash = spawn("bash", [".readme-check.sh"], { cwd: dir, env, stdio: "inherit", detached: true });
-    const timer = setTimeout(() => {
-      console.error(`readme-check: still running after ${MINUTES} minutes; stopping it`);
-      process.kill(-bash.pid, "SIGTERM");
-    }, MINUTES * 60_000);
-    status = await new Promise((resolve) => bash.on("exit", (code) => resolve(code ?? 1)));
-    clearTimeout(timer);
-    try {
-      process.kill(-bash.pid, "SIGTERM"); // anything a block left running in the background
-    } catch {}
+    status = await runScript(dir, ".readme-check.sh", script(runnable.map((b) => ({ where: `README.md line ${b.line}`, code: b.code }))), env);
+    if (status === 0) {
+      // After the README's blocks, so that the figures they state count only their own work.
+      const page = await fetch(`http://127.0.0.1:${port}/`, { headers: { accept: "text/html" } });
+      const front = frontDoorBlocks(await page.text());
+      console.log(`\nThe front door's quickstart (http://127.0.0.1:${port}/), in a new shell: ${front.length} blocks.`);
+      if (front.length === 0) throw new Error("the front door shows no code blocks");
+      status = await runScript(dir, ".front-door-check.sh", script(front), env);
+    }
   } catch (error) {
     console.error(error.message);
   } finally {

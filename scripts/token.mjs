@@ -1,34 +1,45 @@
 #!/usr/bin/env node
 // npm run token [-- --shell]: a personal API token for the demo account, from the running `npm run dev` (DEV_PORT
-// too). Signs in, creates the token, signs out, and prints the token once: it is never written to a file or a log.
+// too). Signs in, revokes the tokens earlier runs made, creates one, signs out, and prints it once: it is never
+// written to a file or a log.
 import { parseArgs } from "node:util";
-import { LOCAL_URL, adminClient, expect, isUp } from "./lib.mjs";
+import { LOCAL_URL, adminClient, expect, localServer, notLocalDev } from "./lib.mjs";
 import { DEMO } from "./seed-data.mjs";
 
 const { values } = parseArgs({ options: { shell: { type: "boolean", default: false } } });
 const DAYS = 30;
+// Every token this script makes is named so; a run revokes the earlier ones, so the demo account keeps one.
+const NAME = "npm run token";
 
-/** Signs in as the demo account, creates a chat:read + chat:write token valid DAYS days, and ends the session. */
+/** Signs in as the demo account, replaces earlier runs' tokens with a chat:read + chat:write token valid DAYS days, and ends the session. */
 async function createDemoToken(base) {
-  if (!(await isUp(base))) throw new Error(`Nothing answers at ${base}: start it with npm run dev (set DEV_PORT here too if it runs elsewhere).`);
+  const server = await localServer();
+  if (server !== "ours") throw new Error(notLocalDev(server));
   const signIn = await adminClient(base, "")("POST", "/auth/token", { email: DEMO.email, password: DEMO.password });
   if (signIn.status === 401) throw new Error(`${DEMO.email} cannot sign in at ${base}: npm run seed restores the demo account.`);
   const session = adminClient(base, expect(signIn, [200], "signing in as the demo account").json.token);
   try {
+    const earlier = expect(await session("GET", "/auth/api-tokens"), [200], "listing the demo account's tokens").json.items.filter((t) => t.name.startsWith(NAME));
+    for (const { id } of earlier) expect(await session("DELETE", `/auth/api-tokens/${id}`), [204, 404], "revoking an earlier npm run token's token");
     const expiresAt = new Date(Date.now() + DAYS * 86_400_000).toISOString();
-    const body = { name: `npm run token ${new Date().toISOString().slice(0, 16)}`, scopes: ["chat:read", "chat:write"], expiresAt };
-    return expect(await session("POST", "/auth/api-tokens", body), [201], "creating the API token").json;
+    const created = expect(await session("POST", "/auth/api-tokens", { name: NAME, scopes: ["chat:read", "chat:write"], expiresAt }), [201], "creating the API token");
+    return { ...created.json, revoked: earlier.length };
   } finally {
     await session("DELETE", "/auth/token");
   }
 }
 
 try {
-  const { token, item } = await createDemoToken(LOCAL_URL);
+  const { token, item, revoked } = await createDemoToken(LOCAL_URL);
   const chats = `${LOCAL_URL}/v1/projects/${DEMO.projectId}/chats`;
   if (values.shell) {
-    // For eval "$(npm run -s token -- --shell)": the variables the README's curl examples use.
-    console.log(`BASE=${LOCAL_URL}\nPROJECT=${DEMO.projectId}\nTOKEN=${token}`);
+    // For eval "$(npm run -s token -- --shell)": the variables of the README's examples, exported so that npm run
+    // client:example and an MCP client started from this shell see them (mcp.json names the PROJECT_CHAT_ ones).
+    console.log(`export BASE=${LOCAL_URL}
+export PROJECT=${DEMO.projectId}
+export TOKEN=${token}
+export PROJECT_CHAT_URL=${LOCAL_URL} PROJECT_CHAT_TOKEN=${token}`);
+    if (revoked > 0) console.error(`npm run token: the token of its earlier run no longer works (each run leaves one).`);
   } else {
     console.log(`A personal API token for ${DEMO.email} (${item.scopes.join(", ")}; expires ${item.expiresAt}). It is shown only now:
 
@@ -39,7 +50,7 @@ List its chats:
 
   curl -s ${chats} -H "authorization: Bearer ${token}"
 
-Revoke it with DELETE /auth/api-tokens/${item.id} (signed in as ${DEMO.email}).`);
+${revoked > 0 ? `The ${revoked === 1 ? "token" : `${revoked} tokens`} that earlier runs of npm run token made no longer work: each run leaves one.` : "Each run of npm run token revokes the token the run before made."}`);
   }
 } catch (error) {
   console.error(error.message);

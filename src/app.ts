@@ -7,6 +7,7 @@ import { config } from "./config";
 import { describeForLog } from "./db/errors";
 import { mountFrontPage } from "./docs/front-page";
 import { mountDocs } from "./docs/routes";
+import { devServerHidden, mountDevServer } from "./http/dev-server";
 import { requestId } from "./http/middleware";
 import { methodAndBodyFirst, notFoundOrMethodNotAllowed } from "./http/not-found";
 import { registerComponents } from "./http/openapi-components";
@@ -19,10 +20,10 @@ import { registerWebhookEvents } from "./webhooks/openapi-webhooks";
 export function createApp() {
   const app = createRouter();
   app.use("*", requestId);
-  // /admin/* is 404 while ADMIN_TOKEN is unset: a 405 there would tell that it exists.
+  // /admin/* is 404 while ADMIN_TOKEN is unset, and /dev/server outside local development: a 405 there would tell that it exists.
   app.use(
     "*",
-    methodAndBodyFirst(app, (c) => c.req.path.startsWith("/admin") && !config(c.env).adminToken),
+    methodAndBodyFirst(app, (c) => (c.req.path.startsWith("/admin") && !config(c.env).adminToken) || devServerHidden(c)),
   );
 
   app.route("/v1", catalogRoutes);
@@ -39,6 +40,7 @@ export function createApp() {
   registerWebhookEvents(app);
   mountDocs(app);
   mountFrontPage(app);
+  mountDevServer(app);
 
   app.notFound(notFoundOrMethodNotAllowed(app));
   app.onError((error, c) => {

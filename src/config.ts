@@ -16,6 +16,8 @@ export type Config = {
   catalogCacheSeconds: number;
   /** How long a question the agent asks stays pending before it expires (QUESTION_TTL_HOURS). */
   questionTtlMs: number;
+  /** DEV_SERVER_ID: set by the project's scripts to a fresh value per wrangler dev they start; unset in every deployment. */
+  devServerId: string | undefined;
 };
 
 export type ModelAgentConfig = {
@@ -67,6 +69,7 @@ function parse(env: Env): Config {
     taskCreditCost: Math.floor(count(env.TASK_CREDIT_COST, 1)),
     catalogCacheSeconds: count(env.CATALOG_CACHE_SECONDS, 30),
     questionTtlMs: positive(env.QUESTION_TTL_HOURS, 168) * 3_600_000,
+    devServerId: env.DEV_SERVER_ID || undefined,
   };
 }
 

@@ -22,6 +22,8 @@ declare global {
       WEBHOOK_KEY?: string;
       // "true" lets webhooks point at http://localhost (npm run dev sets it; production never).
       WEBHOOK_ALLOW_LOOPBACK?: string;
+      // A fresh value per wrangler dev that the project's scripts start, answered at /dev/server (never deployed).
+      DEV_SERVER_ID?: string;
     }
   }
 }

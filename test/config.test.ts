@@ -16,6 +16,7 @@ describe("configuration", () => {
       taskCreditCost: 1,
       catalogCacheSeconds: 30,
       questionTtlMs: 168 * 3_600_000,
+      devServerId: undefined,
     });
   });
 
@@ -33,6 +34,7 @@ describe("configuration", () => {
       TASK_CREDIT_COST: "2.7",
       CATALOG_CACHE_SECONDS: "0",
       QUESTION_TTL_HOURS: "0.5",
+      DEV_SERVER_ID: "run-1",
     });
     expect(set).toEqual({
       adminToken: "t",
@@ -44,6 +46,7 @@ describe("configuration", () => {
       taskCreditCost: 2,
       catalogCacheSeconds: 0,
       questionTtlMs: 1_800_000,
+      devServerId: "run-1",
     });
     const bad = parse({
       ADMIN_TOKEN: "",

@@ -5,7 +5,7 @@ import { devNull, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 // @ts-expect-error: the project's scripts are JavaScript
-import { applyLocalMigrations, ensureChromium, freePort, startWranglerDev, stopWranglerDev, waitUntilUp } from "../../scripts/lib.mjs";
+import { applyLocalMigrations, ensureChromium, forgetDevServer, freePort, recordDevServer, startWranglerDev, stopWranglerDev, waitUntilUp } from "../../scripts/lib.mjs";
 
 export default async function setup(project: TestProject) {
   // Here rather than in the browser test, so that installing it counts against no test's timeout.
@@ -27,10 +27,13 @@ export default async function setup(project: TestProject) {
     stopWranglerDev(server);
     throw error;
   });
+  // npm run token (scripts/test/token.test.ts) talks to it as to npm run dev on DEV_PORT.
+  recordDevServer(port, server);
   project.provide("base", base);
   project.provide("adminToken", adminToken);
   project.provide("chromium", chromium);
   return () => {
+    forgetDevServer(port, server);
     stopWranglerDev(server);
     rmSync(state, { recursive: true, force: true });
   };

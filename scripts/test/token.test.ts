@@ -3,6 +3,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { adminClient } from "../lib.mjs";
+import { startStandIn } from "./stand-in";
 import { DEMO, seedDemoData } from "../seed-data.mjs";
 
 const run = promisify(execFile);
@@ -28,19 +29,35 @@ describe("npm run token", () => {
     expect(JSON.parse(listed)).toEqual({ items: expect.any(Array) });
   });
 
-  it("gives each run its own token, and --shell prints the variables the README's examples use", async () => {
+  it("--shell exports the variables the README's examples and mcp.json use", async () => {
     const { stdout } = await token(portOf(inject("base")), "--shell");
-    const vars = Object.fromEntries(
-      stdout
-        .trim()
-        .split("\n")
-        .map((line: string) => line.split(/=(.*)/).slice(0, 2)),
-    );
-    expect(vars).toEqual({ BASE: inject("base"), PROJECT: DEMO.projectId, TOKEN: expect.stringMatching(/^pct_/) });
-    const other = (await token(portOf(inject("base")))).stdout;
-    expect(other).not.toContain(vars.TOKEN);
+    const vars = Object.fromEntries([...stdout.matchAll(/(?:^export |\s)([A-Z_]+)=(\S+)/gm)].map((m) => [m[1], m[2]]));
+    expect(vars).toEqual({
+      BASE: inject("base"),
+      PROJECT: DEMO.projectId,
+      TOKEN: expect.stringMatching(/^pct_/),
+      PROJECT_CHAT_URL: inject("base"),
+      PROJECT_CHAT_TOKEN: vars.TOKEN,
+    });
+    const { stdout: echoed } = await run("bash", ["-c", `eval "$1"; bash -c 'echo "$BASE $PROJECT $TOKEN $PROJECT_CHAT_TOKEN"'`, "-", stdout]);
+    expect(echoed.trim(), "exported, so child processes (npm run client:example, an MCP client) see them").toBe(`${vars.BASE} ${vars.PROJECT} ${vars.TOKEN} ${vars.TOKEN}`);
     const r = await fetch(`${vars.BASE}/v1/projects/${vars.PROJECT}/chats`, { headers: { authorization: `Bearer ${vars.TOKEN}` } });
     expect(r.status).toBe(200);
+  });
+
+  it("leaves one live token however often it runs: each run revokes the one the run before made", async () => {
+    const liveTokens = async () => {
+      const session = (await adminClient(inject("base"), "")("POST", "/auth/token", { email: DEMO.email, password: DEMO.password })).json.token;
+      const { items } = (await adminClient(inject("base"), session)("GET", "/auth/api-tokens")).json;
+      return items.length as number;
+    };
+    const before = await liveTokens();
+    const printed: string[] = [];
+    for (let run = 0; run < 3; run++) printed.push((await token(portOf(inject("base")), "--shell")).stdout.match(/TOKEN=(pct_\S+)/)![1]);
+    expect(new Set(printed).size).toBe(3);
+    expect(await liveTokens()).toBeLessThanOrEqual(before + 1);
+    const statuses = await Promise.all(printed.map(async (t) => (await fetch(`${inject("base")}/v1/projects`, { headers: { authorization: `Bearer ${t}` } })).status));
+    expect(statuses).toEqual([401, 401, 200]);
   });
 
   it("uses the demo data that the reference's try-it examples name", async () => {
@@ -53,7 +70,20 @@ describe("npm run token", () => {
   it("says how to start the server when nothing answers on DEV_PORT, and exits 1", async () => {
     const failed = await token("9");
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain("npm run dev");
+    expect(failed.stderr.trim()).toBe("Nothing answers at http://127.0.0.1:9: start it with npm run dev (set DEV_PORT here too if it runs on another port).");
     expect(failed.stdout).toBe("");
+  });
+
+  it("sends no password to a server on DEV_PORT that is not the npm run dev it knows", async () => {
+    const standIn = await startStandIn();
+    try {
+      const failed = await token(String(standIn.port));
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toContain(`Something else answers at http://127.0.0.1:${standIn.port}, not this project's npm run dev`);
+      expect(standIn.requests.map((r) => `${r.method} ${r.url}`)).not.toContain("POST /auth/token");
+      expect(standIn.requests.filter((r) => r.authorization)).toEqual([]);
+    } finally {
+      await standIn.close();
+    }
   });
 });

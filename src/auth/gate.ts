@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv, Env } from "../env";
 import { ApiError, unauthorized } from "../http/problem";
 import type { Scope } from "./scopes";
-import { API_TOKEN_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
+import { API_TOKEN_PREFIX, SESSION_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
 export type ApiCaller = { accountId: string; scopes: Scope[]; tokenHash: string };
 export type GatedEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: ApiCaller } };
@@ -37,8 +37,14 @@ export const tokenGate = createMiddleware<GatedEnv>(async (c, next) => {
     return next();
   }
   const token = bearerToken(c.req.header("authorization"));
-  if (!token) throw invalidToken("Send a personal API token as Authorization: Bearer pct_….");
-  if (!isWellFormedSecret(token, API_TOKEN_PREFIX)) throw invalidToken("The API token is not valid.");
+  if (!token) throw invalidToken("This call needs a personal API token: send it as Authorization: Bearer pct_… (POST /auth/api-tokens creates one).");
+  if (!isWellFormedSecret(token, API_TOKEN_PREFIX)) {
+    throw invalidToken(
+      token.startsWith(SESSION_PREFIX)
+        ? "This call needs a personal API token (pct_…), not an account session: create one with POST /auth/api-tokens, signed in with this session."
+        : "The API token is not valid: a personal API token starts with pct_ and is sent whole.",
+    );
+  }
   const tokenHash = await hashSecret(token);
   const verdict = await c.env.TOKEN_GATE.getByName(tokenHash).admit(tokenHash);
   if (verdict.kind === "invalid") throw invalidToken("The API token is invalid, expired or revoked.");

@@ -8,10 +8,11 @@ const DAY_MS = 86_400_000;
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();
 export const Email = z.email().max(320).transform(normaliseEmail);
 
-// The example is local development's demo account (npm run dev seeds it), so the reference's try-it signs in as it stands there.
-export const SignInRequest = z
-  .strictObject({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) })
-  .openapi("SignInRequest", { example: { email: "demo@example.com", password: "demo-password" } });
+/** Local development's demo account (npm run dev loads it: scripts/seed-data.mjs). */
+export const DEMO_SIGN_IN = { email: "demo@example.com", password: "demo-password" };
+
+// The example is the demo account, so the reference's try-it signs in as it stands there.
+export const SignInRequest = z.strictObject({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }).openapi("SignInRequest", { example: DEMO_SIGN_IN });
 
 export const SessionToken = z
   .object({

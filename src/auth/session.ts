@@ -4,7 +4,7 @@ import { config } from "../config";
 import type { AppEnv } from "../env";
 import { unauthorized } from "../http/problem";
 import { findSessionAccount } from "./accounts";
-import { SESSION_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
+import { API_TOKEN_PREFIX, SESSION_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
 export type SessionEnv = AppEnv & { Variables: AppEnv["Variables"] & { accountId: string; sessionHash: string } };
 export const SESSION_COOKIE = "session";
@@ -30,8 +30,16 @@ export const requireSession = createMiddleware<SessionEnv>(async (c, next) => {
   const origin = c.req.header("origin");
   const cookie = !bearer && isAppOrigin(c.env, origin) ? getCookie(c, SESSION_COOKIE) : undefined;
   const secret = bearer ?? cookie;
-  if (!secret) throw invalidSession("Sign in (POST /auth/token) and send the session token as Authorization: Bearer pcs_….");
-  if (!isWellFormedSecret(secret, SESSION_PREFIX)) throw invalidSession("An account session token is required; API tokens cannot manage tokens.");
+  // Each answer names the call, since the same guard stands before tokens, credits and signing out.
+  const call = `${c.req.method} ${c.req.path}`;
+  if (!secret) throw invalidSession(`${call} needs an account session: sign in with POST /auth/token and send its token as Authorization: Bearer pcs_….`);
+  if (!isWellFormedSecret(secret, SESSION_PREFIX)) {
+    throw invalidSession(
+      secret.startsWith(API_TOKEN_PREFIX)
+        ? `${call} needs an account session (pcs_…, from POST /auth/token), not a personal API token: those are for /v1 and /mcp.`
+        : `${call} needs an account session (pcs_…, from POST /auth/token); this bearer is not one.`,
+    );
+  }
   const sessionHash = await hashSecret(secret);
   const accountId = await findSessionAccount(c.env.DB, sessionHash, Date.now());
   if (!accountId) throw invalidSession("The session is invalid, has ended or has expired; sign in again.");

@@ -125,14 +125,19 @@ export class TokenGate extends DurableObject<Env> {
 
   /** Keeps a chat object's streams open; false once the token is revoked or expired (the streams then end). */
   async renewStreams(tokenHash: string, leaseIds: string[]): Promise<boolean> {
-    const record = this.record ?? (await this.load(tokenHash));
+    const valid = await this.isValid(tokenHash);
     const now = Date.now();
-    const valid = record !== undefined && !record.revoked && record.expiresAt > now;
     for (const id of leaseIds) {
       if (valid) this.streams.set(id, now + STREAM_LEASE_MS);
       else this.streams.delete(id);
     }
     return valid;
+  }
+
+  /** Whether the token may still be used (known, unrevoked, unexpired); counts nothing. */
+  async isValid(tokenHash: string): Promise<boolean> {
+    const record = this.record ?? (await this.load(tokenHash));
+    return record !== undefined && !record.revoked && record.expiresAt > Date.now();
   }
 
   async closeStream(leaseId: string): Promise<void> {

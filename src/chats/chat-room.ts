@@ -51,6 +51,8 @@ export type SubmitOutcome =
 /** eventId: the newest event whose effects the answer shows (read in the same synchronous stretch), for Chat-Event-Id. */
 export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null; eventId: number } | { kind: "bad_cursor" } | { kind: "not_found" };
 export type MessageOutcome = { kind: "message"; message: Message } | { kind: "message_not_found" } | { kind: "not_found" };
+/** A message read with the newest event id whose effects it shows, for Chat-Event-Id. */
+export type MessageRead = { kind: "message"; message: Message; eventId: number } | { kind: "message_not_found" } | { kind: "not_found" };
 export type CancelOutcome = "cancelled" | "started" | "submission_not_found" | "not_found";
 export type SubmissionOutcome = { kind: "submission"; submission: SubmissionState } | { kind: "submission_not_found" } | { kind: "not_found" };
 // The question as JSON text: an action's input is any JSON, which RPC's types cannot name.
@@ -254,11 +256,11 @@ export class ChatRoom extends DurableObject<Env> {
     return { kind: "submission", submission: { id, status, taskId, userMessageId, replyMessageId, createdAt, credits, failure } };
   }
 
-  /** One message of the chat, whatever its role. */
-  async message(projectId: string, messageId: string): Promise<MessageOutcome> {
+  /** One message of the chat, whatever its role, and the event id it is current to (read in the same synchronous stretch). */
+  async message(projectId: string, messageId: string): Promise<MessageRead> {
     if (!this.chatIn(projectId)) return { kind: "not_found" };
     const message = this.store.message(messageId);
-    return message ? { kind: "message", message } : { kind: "message_not_found" };
+    return message ? { kind: "message", message, eventId: this.publisher.newestId() } : { kind: "message_not_found" };
   }
 
   /**

@@ -113,18 +113,19 @@ messageRoutes.openapi(
     summary: "One message, as it stands now",
     description:
       "Any message of the chat by its id: a user message, an agent reply (working or ended) or an error. A submission's `replyMessageId` read " +
-      "this way follows its reply without paging the history. An id the chat does not have, well-formed or not, answers 404 `message_not_found`.",
+      "this way follows its reply without paging the history; its Chat-Event-Id lets a stream opened with `after` add only the deltas the read " +
+      "does not show yet. An id the chat does not have, well-formed or not, answers 404 `message_not_found`.",
     security,
     middleware: read,
     request: { params: MessageParams },
-    responses: { 200: jsonResponse(Message, "The message"), ...problems(401, 403, 404, 429) },
+    responses: { 200: jsonResponse(Message, "The message", "Chat-Event-Id"), ...problems(401, 403, 404, 429) },
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
     const outcome = await chat.message(access.projectId, c.req.valid("param").messageId.toLowerCase());
     if (outcome.kind === "not_found") throw chatNotFound();
     if (outcome.kind === "message_not_found") throw messageNotFound();
-    return c.json(outcome.message, 200);
+    return c.json(outcome.message, 200, { "chat-event-id": String(outcome.eventId) });
   },
 );
 

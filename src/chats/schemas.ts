@@ -136,12 +136,11 @@ export const ListChatsQuery = z.strictObject({
   archived: z.enum(["true", "false"]).optional().openapi({ default: "false", description: "true lists the archived chats instead of the active ones" }),
 });
 export const MessagesQuery = pageQuery("messages");
-export const CreateChatHeaders = z.object({
-  "idempotency-key": z.uuid({ message: "idempotency-key must be a UUID, one per intended chat" }).optional(),
-});
-export const SendMessageHeaders = z.object({
-  "idempotency-key": z.uuid({ message: "idempotency-key must be a UUID, one per intended message" }),
-});
+/** A key the client makes (crypto.randomUUID()), one per intended thing; a missing required one says so, not that it is no UUID. */
+const idempotencyKey = (intended: string) =>
+  z.uuid({ error: (issue) => (issue.input === undefined ? `required: a UUID, one per intended ${intended}` : `must be a UUID, one per intended ${intended}`) });
+export const CreateChatHeaders = z.object({ "idempotency-key": idempotencyKey("chat").optional() });
+export const SendMessageHeaders = z.object({ "idempotency-key": idempotencyKey("message") });
 
 // ---- the event stream (text/event-stream): each frame is `id: <n>`, `event: <type>` and one `data:` line of JSON ----
 const ResumePoint = z.string().regex(/^[0-9]+$/, "a resume point is a non-negative integer: the id of the last event received");

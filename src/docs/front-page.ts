@@ -1,6 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { DEMO_SIGN_IN } from "../auth/schemas";
 import { config } from "../config";
 import type { AppEnv } from "../env";
+import { FAVICON_PATH, mountFavicon } from "./favicon";
+import { FOLLOW, LOCAL_TOKEN, SEND, tokenByHand } from "./quickstart";
 import { API_VERSION, OPENAPI_PATH, REFERENCE_PATH } from "./routes";
 
 const NAME = "Project Chat API";
@@ -15,30 +18,46 @@ const wantsJson = (accept: string | undefined) => !!accept && /\bapplication\/js
 /**
  * The front door at `/`: what the service is, where its reference lives, the three steps to a first
  * reply and the version; JSON for `Accept: application/json`. The address in the examples is
- * PUBLIC_URL, never the request's Host, so no caller can put its own host into the page.
+ * PUBLIC_URL, never the request's Host, so no caller can put its own host into the page. Under
+ * npm run dev (DEV_SERVER_ID set) the steps use the demo account, as the README's quickstart does.
  */
 export function mountFrontPage(app: OpenAPIHono<AppEnv>) {
+  mountFavicon(app);
   app.get("/", (c) => {
     const headers = { vary: "accept", "cache-control": "no-cache" };
     if (wantsJson(c.req.header("accept"))) {
       return c.json({ name: NAME, description: SUMMARY, version: API_VERSION, reference: REFERENCE_PATH, openapi: OPENAPI_PATH }, 200, headers);
     }
-    return c.html(frontPage(config(c.env).publicOrigin), 200, headers);
+    const settings = config(c.env);
+    return c.html(frontPage(settings.publicOrigin, settings.devServerId !== undefined), 200, headers);
   });
 }
 
-function frontPage(publicOrigin: string | undefined): string {
-  const base = escapeHtml(publicOrigin ?? "https://this-service.example");
-  const chats = "$BASE/v1/projects/$PROJECT/chats";
+const code = (text: string) => `<pre>${escapeHtml(text)}</pre>`;
+
+function tokenStep(publicOrigin: string | undefined, local: boolean): string {
+  const base = publicOrigin ?? "https://this-service.example";
+  if (local) {
+    return `<p><strong>Get a token.</strong> In the clone where <code>npm run dev</code> runs, <code>npm run token</code> makes one for the demo account and sets <code>BASE</code>, <code>PROJECT</code> and <code>TOKEN</code>:</p>
+${code(LOCAL_TOKEN)}
+<p>The same by hand, as on a deployed service: sign in, create a personal API token (<code>pct_…</code>, shown once), take the first project.</p>
+${code(tokenByHand(base, DEMO_SIGN_IN.email, DEMO_SIGN_IN.password))}`;
+  }
+  return `<p><strong>Get a token.</strong> Sign in with your account, create a personal API token (<code>pct_…</code>, shown once) and take your first project:</p>
+${code(tokenByHand(base, "you@example.com", "your password"))}`;
+}
+
+function frontPage(publicOrigin: string | undefined, local: boolean): string {
   return `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>${NAME}</title>
+  <link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
   <style>
     body { font-family: system-ui, sans-serif; max-width: 56rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; color: #1d1d1f; }
-    pre { background: #f4f4f6; padding: 0.75rem; overflow-x: auto; font-size: 0.85rem; }
+    pre { background: #f4f4f6; padding: 0.75rem; font-size: 0.85rem; white-space: pre-wrap; overflow-wrap: anywhere; }
     footer { margin-top: 2rem; color: #666; font-size: 0.9rem; }
   </style>
 </head>
@@ -47,21 +66,13 @@ function frontPage(publicOrigin: string | undefined): string {
   <p>${SUMMARY}</p>
   <p><a href="${REFERENCE_PATH}">API reference</a> (try every operation in the browser) · <a href="${OPENAPI_PATH}">OpenAPI description</a> (JSON, for code generators)</p>
   <h2>Quickstart</h2>
+  <p>You need <code>curl</code>, <code>jq</code> and Node (it makes the idempotency key and the token's expiry date).</p>
   <ol>
-    <li><p><strong>Get a token.</strong> Sign in for an account session, then create a personal API token (<code>pct_…</code>, shown once). In local development <code>npm run token</code> does both for the demo account.</p>
-<pre>BASE=${base}
-PROJECT=<var>your-project-id</var>
-SESSION=$(curl -s $BASE/auth/token -H 'content-type: application/json' \\
-  -d '{"email":"you@example.com","password":"…"}' | jq -r .token)
-TOKEN=$(curl -s $BASE/auth/api-tokens -H "authorization: Bearer $SESSION" -H 'content-type: application/json' \\
-  -d '{"name":"my script","scopes":["chat:read","chat:write"],"expiresAt":"2030-01-31T00:00:00Z"}' | jq -r .token)</pre></li>
-    <li><p><strong>Send.</strong> Create a chat in your project and send it a message; the answer is 202 and the agent starts working.</p>
-<pre>CHAT=$(curl -s ${chats} -H "authorization: Bearer $TOKEN" \\
-  -H 'content-type: application/json' -d '{"title":"First chat"}' | jq -r .id)
-curl -s ${chats}/$CHAT/messages -H "authorization: Bearer $TOKEN" \\
-  -H "idempotency-key: $(uuidgen)" -H 'content-type: application/json' -d '{"content":"Hello"}'</pre></li>
-    <li><p><strong>Follow.</strong> Stream the chat's events (server-sent events): the reply as it grows, then its final text.</p>
-<pre>curl -N ${chats}/$CHAT/events -H "authorization: Bearer $TOKEN"</pre></li>
+    <li>${tokenStep(publicOrigin, local)}</li>
+    <li><p><strong>Send.</strong> Create a chat in the project and send it a message; the answer is 202 and the agent starts working.</p>
+${code(SEND)}</li>
+    <li><p><strong>Follow.</strong> Stream the chat's events (server-sent events) from its first, so the whole task shows even if it has ended: the reply as it grows, then its final text. <code>sed</code> stops at the finished reply.</p>
+${code(FOLLOW)}</li>
   </ol>
   <footer>Version ${API_VERSION}</footer>
 </body>

@@ -1,12 +1,14 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import packageJson from "../../package.json";
+import { DEMO_SIGN_IN } from "../auth/schemas";
 import { config } from "../config";
 import type { AppEnv } from "../env";
 import { publicCors } from "../http/middleware";
 import { notFound } from "../http/problem";
 import { jsonText } from "../http/router";
 import { DEMO_PROJECT_ID, MESSAGE_BODY_LIMIT_BYTES } from "../chats/schemas";
+import { FAVICON_PATH } from "./favicon";
 import { describeApi, type Audience } from "./openapi-document";
 
 export const API_VERSION = packageJson.version;
@@ -26,8 +28,8 @@ const INFO: Record<Audience, { title: string; description: string }> = {
         "**Getting a token.** The chat operations take a personal API token (`pct_…`) as `Authorization: Bearer`. Sign in with",
         "`POST /auth/token` (an account session, `pcs_…`), then create the token with `POST /auth/api-tokens` using that session;",
         "its secret is shown only in that answer. In local development (`npm run dev`) `npm run token` does both for the demo",
-        "account, and the examples here are the demo data: `demo@example.com` / `demo-password` and the project",
-        `\`${DEMO_PROJECT_ID}\`. In this reference, choose \`userApiTokenBearer\` under Authentication and paste the token there.`,
+        `account, and the examples here are the demo data: \`${DEMO_SIGN_IN.email}\` / \`${DEMO_SIGN_IN.password}\` and the project`,
+        `\`${DEMO_PROJECT_ID}\`. In this reference, paste the token into Authentication's Bearer Token field (\`userApiTokenBearer\`).`,
       ].join(" "),
       "Errors are RFC 9457 problem+json (the `Problem` schema): branch on `code`; `instance` is `urn:request:<x-request-id>`.",
       `Request bodies may be up to ${MESSAGE_BODY_LIMIT_BYTES} bytes on /v1/* (the largest valid message, every character sent as a 12-byte \\uXXXX\\uXXXX escape pair) and 1 MiB on /auth/*; larger ones get 413.`,
@@ -74,6 +76,9 @@ function referencePage(): string {
     mcp: { disabled: true },
     defaultOpenAllTags: true,
     showOperationId: true,
+    // For API users: the token field is open from the start, and Scalar's own toolbar (Configure, Share, Deploy) is not shown.
+    authentication: { preferredSecurityScheme: "userApiTokenBearer" },
+    showDeveloperTools: "never",
   });
   return `<!doctype html>
 <html lang="en">
@@ -81,6 +86,7 @@ function referencePage(): string {
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>${INFO.public.title} reference</title>
+  <link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
 </head>
 <body>
   <p id="fallback" style="font-family: system-ui, sans-serif; margin: 1rem;">
@@ -89,7 +95,7 @@ function referencePage(): string {
   <noscript><p>The interactive reference needs JavaScript; the JSON above describes every operation.</p></noscript>
   <div id="app"></div>
   <script src="${REFERENCE_SCRIPT_PATH}"></script>
-  <script>Scalar.createApiReference("#app", ${config});</script>
+  <script>Scalar.createApiReference("#app", ${config}); document.getElementById("fallback").remove();</script>
 </body>
 </html>
 `;

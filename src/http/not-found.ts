@@ -33,6 +33,9 @@ function methodsOf(app: Routed): (path: string) => Set<string> {
   };
 }
 
+/** The 404 of a path that does not exist here. */
+export const noResourceHere = () => new ApiError(404, "not_found", "There is no resource at this path.");
+
 const methodNotAllowed = (c: Context, allowed: Set<string>) => {
   const allow = [...allowed].join(", ");
   return problemResponse(new ApiError(405, "method_not_allowed", `${c.req.method} is not allowed here. Use ${allow}.`, { headers: { allow } }), c.get("requestId"));
@@ -44,7 +47,7 @@ export function notFoundOrMethodNotAllowed(app: Routed) {
   return (c: Context) => {
     const allowed = methods(c.req.path);
     if (allowed.size === 0) {
-      return problemResponse(new ApiError(404, "not_found", "There is no resource at this path."), c.get("requestId"));
+      return problemResponse(noResourceHere(), c.get("requestId"));
     }
     if (c.req.method === "OPTIONS") return c.body(null, 204, { allow: [...allowed].join(", ") });
     return methodNotAllowed(c, allowed);

@@ -142,13 +142,15 @@ export const unauthorized = (realm: "api" | "account" | "admin" | "agent", detai
   new ApiError(401, "unauthorized", detail, { headers: { "www-authenticate": `Bearer realm="${realm}"${error ? `, error="${error}"` : ""}` } });
 export const notFound = (detail = "The resource does not exist or is not available to you.") => new ApiError(404, "not_found", detail);
 
+const WHERES: Record<string, string> = { json: "request body is", query: "query string is", header: "request headers are", param: "path is" };
+
 /** The zod validator hook: the same problem body as every other error, listing each invalid field. */
 export function validationHook(result: { success: boolean; error?: ZodError; target?: string }, _c: Context): void {
   if (!result.success && result.error) {
-    const where = result.target === "json" ? "request body" : result.target === "query" ? "query string" : (result.target ?? "request");
+    const where = WHERES[result.target ?? ""] ?? "request is";
     const { errors, total } = fieldProblems(result.error, result.target);
     const shown = total > errors.length ? ` (${total} problems; the first ${errors.length} are listed)` : "";
-    throw invalidRequest(`The ${where} is invalid${shown}.`, errors);
+    throw invalidRequest(`The ${where} invalid${shown}.`, errors);
   }
 }
 

@@ -2,7 +2,7 @@ import type { z } from "@hono/zod-openapi";
 import { Answer, AnswerSubmission } from "../chats/question-schemas";
 import { SendMessageHeaders } from "../chats/schemas";
 import { idArgument, inChat } from "./arguments";
-import { SendMessageInput, SendMessageOutput, waitAndReport } from "./send-message";
+import { SendMessageInput, SendMessageOutput, sendThenWait } from "./send-message";
 import type { ToolContext } from "./tools";
 import { type V1Answer, v1Path } from "./v1-call";
 
@@ -19,11 +19,11 @@ export const AnswerQuestionInput = inChat.extend({
 
 export const AnswerQuestionOutput = SendMessageOutput.extend({ submission: AnswerSubmission });
 
-/** Answers through POST …/questions/{id}/answer (a send), then waits and reports exactly as send_message does. */
-export async function answerQuestion(args: z.output<typeof AnswerQuestionInput>, context: ToolContext): Promise<V1Answer> {
+/** Answers through POST …/questions/{id}/answer (a send), waiting and reporting exactly as send_message does. */
+export function answerQuestion(args: z.output<typeof AnswerQuestionInput>, context: ToolContext): Promise<V1Answer> {
   const { projectId, chatId, questionId, answer, idempotencyKey, waitSeconds } = args;
   const headers = { "idempotency-key": idempotencyKey ?? crypto.randomUUID() };
-  const sent = await context.v1<AnswerSubmission>("POST", v1Path(projectId, "chats", chatId, "questions", questionId, "answer"), { headers, body: answer });
-  if (!sent.ok) return sent;
-  return waitAndReport(args, sent, waitSeconds * 1000, context);
+  return sendThenWait({ projectId, chatId }, waitSeconds, context, () =>
+    context.v1<AnswerSubmission>("POST", v1Path(projectId, "chats", chatId, "questions", questionId, "answer"), { headers, body: answer }),
+  );
 }

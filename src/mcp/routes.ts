@@ -8,9 +8,10 @@ import { jsonBodyGuard } from "../http/json-body";
 import { limitBody, MiB } from "../http/middleware";
 import { ApiError, invalidRequest } from "../http/problem";
 import { createRouter } from "../http/router";
+import { callShape, liveEventStream, liveJsonAnswer } from "./live-answer";
 import { PROTOCOL_VERSIONS, ToolServer } from "./server";
 import type { AppFetch } from "./v1-call";
-import { v1Caller } from "./v1-call";
+import { v1Access } from "./v1-call";
 
 const ALLOW = "POST";
 
@@ -73,31 +74,6 @@ async function oneMessage(request: Request): Promise<JSONRPCMessage> {
   return message as JSONRPCMessage;
 }
 
-/** A call that may send progress answers as an event stream; everything else as one JSON body. */
-function mayReportProgress(message: JSONRPCMessage): boolean {
-  if (!("method" in message) || message.method !== "tools/call" || !("id" in message)) return false;
-  const params = message.params as { name?: unknown; arguments?: { waitSeconds?: unknown }; _meta?: { progressToken?: unknown } } | undefined;
-  return params?.name === "send_message" && params._meta?.progressToken !== undefined && Number(params.arguments?.waitSeconds ?? 0) > 0;
-}
-
-/** The event stream as sent, except that a client that goes away ends the wait behind it (never the work). */
-function endsWaitOnHangUp(response: Response, hangUp: AbortController): Response {
-  const reader = response.body?.getReader();
-  if (!reader) return response;
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) controller.close();
-      else controller.enqueue(value);
-    },
-    cancel(reason) {
-      hangUp.abort();
-      return reader.cancel(reason);
-    },
-  });
-  return new Response(body, response);
-}
-
 /**
  * /mcp: the Model Context Protocol over Streamable HTTP, stateless. The personal API token is
  * checked and counted before any message is read, exactly as on /v1; tools then call /v1 in-process.
@@ -111,12 +87,17 @@ export function createMcpRoutes(appFetch: AppFetch) {
   mcp.post("/", sameSiteOrigins, limitBody(MiB), tokenGate, knownRevision, transportChecks, jsonBodyGuard, async (c) => {
     const message = await oneMessage(c.req.raw);
     const hangUp = new AbortController();
-    const server = new ToolServer(v1Caller(c, appFetch), c.get("requestId"), hangUp.signal, (work) => c.executionCtx.waitUntil(work));
-    const streamed = mayReportProgress(message);
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !streamed });
+    // The request's own signal (enable_request_signal) fires when the client goes away, also while a JSON answer is still being made.
+    const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
+    const server = new ToolServer(v1Access(c, appFetch), c.get("requestId"), gone, (work) => c.executionCtx.waitUntil(work));
+    // A call that may send progress answers as an event stream; everything else as one JSON body.
+    const shape = callShape(message);
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !shape.progress });
     await server.connect(transport);
-    const response = await transport.handleRequest(c.req.raw, { parsedBody: message });
-    return streamed ? endsWaitOnHangUp(response, hangUp) : response;
+    const answer = transport.handleRequest(c.req.raw, { parsedBody: message });
+    // A call that waits is kept alive like a chat's stream, so its hang-up is noticed whatever the platform tells.
+    if (shape.progress) return liveEventStream(await answer, hangUp);
+    return shape.wait ? liveJsonAnswer(answer, hangUp) : answer;
   });
   return mcp;
 }

@@ -3,7 +3,6 @@ import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   type CallToolResult,
   ErrorCode,
-  InitializeRequestSchema,
   ListToolsRequestSchema,
   McpError,
   type ServerNotification,
@@ -17,7 +16,7 @@ import { log } from "../log";
 import { firstCharacters } from "../text";
 import { toolJsonSchema } from "./json-schema";
 import { TOOLS, toolNamed } from "./tools";
-import type { CallV1, V1Answer } from "./v1-call";
+import type { V1Access, V1Answer } from "./v1-call";
 
 export const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18"];
 const [LATEST, OLDEST] = [PROTOCOL_VERSIONS[0]!, PROTOCOL_VERSIONS.at(-1)!];
@@ -49,6 +48,23 @@ const ToolCallRequest = z.object({
   params: z.looseObject({ name: z.unknown(), arguments: z.unknown() }).default({ name: undefined, arguments: undefined }),
 });
 
+// The SDK's InitializeRequestSchema would fail missing or ill-typed params as an internal error (-32603) with the parser's dump.
+const InitializeRequest = z.object({ method: z.literal("initialize"), params: z.unknown().optional() });
+const InitializeParams = z.object({
+  protocolVersion: z.string(),
+  capabilities: z.looseObject({}),
+  clientInfo: z.looseObject({ name: z.string(), version: z.string() }),
+});
+
+/** initialize's params as the revisions require them, or invalid params (-32602) naming the first field that is missing or of the wrong type. */
+function initializeParams(params: unknown): z.output<typeof InitializeParams> {
+  const parsed = InitializeParams.safeParse(params);
+  if (parsed.success) return parsed.data;
+  const [first] = parsed.error.issues;
+  const field = ["params", ...(first?.path ?? [])].join(".");
+  throw new McpError(ErrorCode.InvalidParams, `initialize: ${field} ${params === undefined ? "is missing" : `is invalid: ${first?.message ?? "wrong type"}`}.`);
+}
+
 /**
  * One MCP server per HTTP request (the endpoint is stateless), on the SDK's Protocol: it frames
  * JSON-RPC, cancellation and progress. The SDK's Server adds only what this one does not use
@@ -58,14 +74,14 @@ const ToolCallRequest = z.object({
  */
 export class ToolServer extends Protocol<ServerRequest, ServerNotification, ServerResult> {
   constructor(
-    private readonly v1: CallV1,
+    private readonly access: V1Access,
     private readonly requestId: string,
     private readonly hangUp: AbortSignal,
     private readonly waitUntil: (work: Promise<unknown>) => void,
   ) {
     super();
-    this.setRequestHandler(InitializeRequestSchema, (request) => ({
-      protocolVersion: negotiateVersion(request.params.protocolVersion),
+    this.setRequestHandler(InitializeRequest, (request) => ({
+      protocolVersion: negotiateVersion(initializeParams(request.params).protocolVersion),
       capabilities: { tools: { listChanged: false } },
       serverInfo: { name: "project-chat", version: packageJson.version },
       instructions: INSTRUCTIONS,
@@ -90,7 +106,8 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
         : (update: { progress: number; message: string }) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...update } });
     let answer: V1Answer;
     try {
-      const running = tool.run(parsed.data, { v1: this.v1, signal: AbortSignal.any([extra.signal, this.hangUp]), progress });
+      const { call, open, stillAdmitted } = this.access;
+      const running = tool.run(parsed.data, { v1: call, open, stillAdmitted, signal: AbortSignal.any([extra.signal, this.hangUp]), progress });
       // A client that hangs up ends the wait, not the work: what a tool started completes.
       this.waitUntil(running.catch(() => undefined));
       answer = await running;

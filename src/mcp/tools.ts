@@ -20,12 +20,17 @@ import { ProjectList } from "../projects/schemas";
 import { AnswerQuestionInput, AnswerQuestionOutput, answerQuestion } from "./answer-question";
 import { idArgument, inChat, inProject } from "./arguments";
 import { SendMessageInput, SendMessageOutput, sendMessage } from "./send-message";
-import type { CallV1, V1Answer } from "./v1-call";
+import type { CallV1, OpenV1Stream, V1Access, V1Answer } from "./v1-call";
 import { v1Path } from "./v1-call";
 
-/** What a tool may use while it runs: /v1 in-process for its caller, the client's cancellation, and progress when the client asked for it. */
+/**
+ * What a tool may use while it runs: /v1 in-process for its caller (calls, streams, whether the caller
+ * is still admitted), the client's cancellation or hang-up, and progress when the client asked for it.
+ */
 export type ToolContext = {
   v1: CallV1;
+  open: OpenV1Stream;
+  stillAdmitted: V1Access["stillAdmitted"];
   signal: AbortSignal;
   progress: ((update: { progress: number; message: string }) => Promise<void>) | null;
 };

@@ -85,10 +85,20 @@ describe("tokens on the chat endpoints", () => {
     expect((await call("POST", chatsPath(w), { token: writeOnly, body: { title: "x" } })).status).toBe(201);
   });
 
-  it("refuses session tokens, missing, made-up and revoked tokens with 401", async ({ w }) => {
-    for (const token of [w.session, undefined, "pct_notarealtoken000000000000000000000"]) {
+  it("refuses session tokens, missing, made-up and revoked tokens with 401, saying what the call needed", async ({ w }) => {
+    const details: Record<string, string> = {
+      session: "This call needs a personal API token (pct_…), not an account session: create one with POST /auth/api-tokens, signed in with this session.",
+      none: "This call needs a personal API token: send it as Authorization: Bearer pct_… (POST /auth/api-tokens creates one).",
+      madeUp: "The API token is not valid: a personal API token starts with pct_ and is sent whole.",
+    };
+    for (const [kind, token] of [
+      ["session", w.session],
+      ["none", undefined],
+      ["madeUp", "pct_notarealtoken000000000000000000000"],
+    ] as const) {
       const r = await call("GET", chatsPath(w), { token });
       expectProblem(r, 401, "unauthorized");
+      expect(r.json.detail).toBe(details[kind]);
       expect(r.headers.get("www-authenticate")).toMatch(/^Bearer .*error="invalid_token"/);
     }
     const { items } = (await call("GET", "/auth/api-tokens", { token: w.session })).json;

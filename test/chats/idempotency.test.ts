@@ -42,10 +42,15 @@ describe("idempotency keys", () => {
     expect(second.json.submissionId).not.toBe(first.json.submissionId);
   });
 
-  it("requires an idempotency-key that is a UUID", async ({ w, chat }) => {
+  it("requires an idempotency-key that is a UUID, and says which of the two is wrong", async ({ w, chat }) => {
     const path = `${chatsPath(w)}/${chat.id}/messages`;
-    expectProblem(await call("POST", path, { token: w.token, body: { content: "x" } }), 400, "invalid_request");
-    expectProblem(await call("POST", path, { token: w.token, headers: { "idempotency-key": "abc" }, body: { content: "x" } }), 400, "invalid_request");
+    const missing = await call("POST", path, { token: w.token, body: { content: "x" } });
+    expectProblem(missing, 400, "invalid_request");
+    expect(missing.json.detail).toBe("The request headers are invalid.");
+    expect(missing.json.errors).toEqual([{ path: "idempotency-key", message: "required: a UUID, one per intended message" }]);
+    const notUuid = await call("POST", path, { token: w.token, headers: { "idempotency-key": "abc" }, body: { content: "x" } });
+    expectProblem(notUuid, 400, "invalid_request");
+    expect(notUuid.json.errors).toEqual([{ path: "idempotency-key", message: "must be a UUID, one per intended message" }]);
   });
 
   it("replays an answer given before the chat was archived", async ({ w, chat }) => {

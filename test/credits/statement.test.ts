@@ -147,10 +147,17 @@ describe("GET /auth/credits", () => {
     expect(seen).toEqual(all.json.items.map((i: { id: string }) => i.id));
   });
 
-  it("is for the account session only", async ({ w }) => {
-    expectProblem(await call("GET", "/auth/credits"), 401, "unauthorized");
-    expectProblem(await call("GET", "/auth/credits", { token: w.token }), 401, "unauthorized");
-    expectProblem(await call("GET", "/auth/credits", { token: "ses_not-a-session" }), 401, "unauthorized");
+  it("is for the account session only, and each refusal says what this call needed", async ({ w }) => {
+    const none = await call("GET", "/auth/credits");
+    expectProblem(none, 401, "unauthorized");
+    expect(none.json.detail).toBe("GET /auth/credits needs an account session: sign in with POST /auth/token and send its token as Authorization: Bearer pcs_….");
+    const apiToken = await call("GET", "/auth/credits", { token: w.token });
+    expectProblem(apiToken, 401, "unauthorized");
+    expect(apiToken.json.detail).toBe("GET /auth/credits needs an account session (pcs_…, from POST /auth/token), not a personal API token: those are for /v1 and /mcp.");
+    expect(apiToken.json.detail, "the call was about credits, not tokens").not.toMatch(/manage tokens/);
+    const other = await call("GET", "/auth/credits", { token: "ses_not-a-session" });
+    expectProblem(other, 401, "unauthorized");
+    expect(other.json.detail).toBe("GET /auth/credits needs an account session (pcs_…, from POST /auth/token); this bearer is not one.");
   });
 
   it("refuses a bad limit, a forged cursor and another account's cursor with 400", async ({ w }) => {

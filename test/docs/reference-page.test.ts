@@ -11,6 +11,15 @@ describe("the API reference page", () => {
     expect(page.text).toContain('<a href="/v1/openapi.json">');
     expect(page.text).toContain("<noscript>");
     expect(page.text).not.toMatch(/src="https?:/);
+    expect(page.text).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml">');
+  });
+
+  it("is set up for API users: the token's field open from the start, no developer toolbar", async () => {
+    const page = await call("GET", "/v1/docs");
+    const config = JSON.parse(page.text.match(/Scalar\.createApiReference\("#app", (\{.*?\})\);/)![1]!);
+    expect(config).toMatchObject({ authentication: { preferredSecurityScheme: "userApiTokenBearer" }, showDeveloperTools: "never" });
+    const document = (await call("GET", "/v1/openapi.json")).json;
+    expect(Object.keys(document.components.securitySchemes)).toContain("userApiTokenBearer");
   });
 
   it("serves the pinned bundle with a year-long cache", async () => {

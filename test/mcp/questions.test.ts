@@ -1,6 +1,9 @@
 import { describe, expect } from "vitest";
 import { localReply } from "../../src/agent/local";
+import { MAX_STREAMS_PER_TOKEN } from "../../src/auth/token-gate";
+import { ask, questionOf } from "../chats/question-helpers";
 import { call, chatsPath } from "../helpers";
+import { openEvents } from "../sse";
 import { callTool, connect, success, toolProblem } from "./mcp-helpers";
 import { it } from "../fixtures/chat";
 
@@ -56,6 +59,21 @@ describe("MCP questions, through the SDK's client", () => {
       await callTool(client, "answer_question", { ...ids, questionId: approval.id, answer: { decision: "deny", reason: "not on a Friday" }, waitSeconds: 10 }),
     );
     expect(denied.reply.content).toBe(localReply({ content: "Denied. not on a Friday" }));
+  });
+
+  it("waits on a stream place as send_message does: with none free it answers too_many_streams and answers nothing", async ({ clock, w, chat }) => {
+    const { question: q } = await ask(w, chat.id, clock, "/ask Still there?");
+    const streams = await Promise.all(Array.from({ length: MAX_STREAMS_PER_TOKEN }, () => openEvents(`${chatsPath(w)}/${chat.id}/events`, w.token)));
+    try {
+      const client = await connect(w.token);
+      const ids = { projectId: w.projectId, chatId: chat.id, questionId: q.id };
+      toolProblem(await callTool(client, "answer_question", { ...ids, answer: { text: "yes" }, waitSeconds: 5 }), "too_many_streams");
+      expect(await questionOf(w, chat.id, q.id)).toMatchObject({ status: "pending", answer: null });
+      // Without a wait nothing is held: the answer goes through.
+      expect(success(await callTool(client, "answer_question", { ...ids, answer: { text: "yes" } })).submission.questionId).toBe(q.id);
+    } finally {
+      await Promise.all(streams.map((s) => s.close()));
+    }
   });
 
   it("describes answer_question's answer as one of the bodies and marks it destructive", async ({ w }) => {

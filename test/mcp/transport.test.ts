@@ -32,6 +32,21 @@ describe("/mcp over HTTP", () => {
     expect(r.json.result.protocolVersion).toBe(answered);
   });
 
+  it.each([
+    ["no params", undefined, "params is missing"],
+    ["no protocolVersion", { capabilities: {}, clientInfo: { name: "c", version: "1" } }, "params.protocolVersion"],
+    ["a numeric protocolVersion", { protocolVersion: 20250618, capabilities: {}, clientInfo: { name: "c", version: "1" } }, "params.protocolVersion"],
+    ["no clientInfo", { protocolVersion: "2025-06-18", capabilities: {} }, "params.clientInfo"],
+    ["a clientInfo without a name", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { version: "1" } }, "params.clientInfo.name"],
+  ])("answers an initialize with %s as invalid params (-32602) naming the field", async (_, params, named) => {
+    const w = await world();
+    const r = await post({ jsonrpc: "2.0", id: 1, method: "initialize", ...(params === undefined ? {} : { params }) }, {}, w.token);
+    expect(r.status).toBe(200);
+    expect(r.json.error.code).toBe(-32602);
+    expect(r.json.error.message).toContain(named);
+    expect(r.json.error.message).not.toMatch(/"code":|invalid_type/);
+  });
+
   it("accepts a supported or missing MCP-Protocol-Version header and refuses another with 400", async ({ w }) => {
     const list = { jsonrpc: "2.0", id: 2, method: "tools/list" };
     expect((await post(list, {}, w.token)).status).toBe(200);

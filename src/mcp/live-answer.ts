@@ -1,0 +1,83 @@
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+
+// While a waiting call has nothing to send, something goes out this often, as on a chat's event stream:
+// a client that went away is noticed by the write that fails (or the runtime's cancel), whatever else the platform tells.
+export const ANSWER_KEEP_ALIVE_MS = 5_000;
+const SSE_KEEP_ALIVE = new TextEncoder().encode(": keep-alive\n\n");
+// JSON allows white space before the value, so a JSON answer can be kept alive before it is known.
+const JSON_KEEP_ALIVE = new TextEncoder().encode(" ");
+
+// The tools whose calls may wait for a reply.
+const WAITING_TOOLS = new Set(["send_message"]);
+
+/** How a tools/call answers: `wait` when it may wait for a reply (waitSeconds above 0), `progress` when it also asked for progress. */
+export function callShape(message: JSONRPCMessage): { wait: boolean; progress: boolean } {
+  if (!("method" in message) || message.method !== "tools/call" || !("id" in message)) return { wait: false, progress: false };
+  const params = message.params as { name?: unknown; arguments?: { waitSeconds?: unknown }; _meta?: { progressToken?: unknown } } | undefined;
+  const wait = typeof params?.name === "string" && WAITING_TOOLS.has(params.name) && Number(params.arguments?.waitSeconds ?? 0) > 0;
+  return { wait, progress: wait && params?._meta?.progressToken !== undefined };
+}
+
+/**
+ * The event-stream answer of a call that reports progress, as the transport sends it, with a comment
+ * whenever nothing else went out for a while; a client that goes away ends the wait behind it (never the work).
+ */
+export function liveEventStream(response: Response, hangUp: AbortController): Response {
+  const source = response.body?.getReader();
+  if (!source) return response;
+  const live = keptAlive(SSE_KEEP_ALIVE, hangUp, () => source.cancel().catch(() => undefined));
+  void (async () => {
+    for (let chunk = await source.read(); !chunk.done; chunk = await source.read()) await live.write(chunk.value);
+    await live.close();
+  })().catch((error: unknown) => live.fail(error));
+  return new Response(live.readable, response);
+}
+
+/**
+ * The JSON answer of a call that waits: 200 at once, white space now and then until the answer is
+ * known, then the answer; a client that goes away ends the wait.
+ */
+export function liveJsonAnswer(answer: Promise<Response>, hangUp: AbortController): Response {
+  const live = keptAlive(JSON_KEEP_ALIVE, hangUp, () => undefined);
+  void answer
+    .then(async (response) => {
+      await live.write(new Uint8Array(await response.arrayBuffer()));
+      await live.close();
+    })
+    .catch((error: unknown) => live.fail(error));
+  return new Response(live.readable, { status: 200, headers: { "content-type": "application/json" } });
+}
+
+/** A body the answer writes into, with `beat` written whenever it has been quiet for ANSWER_KEEP_ALIVE_MS; a cancel or failed write is a hang-up. */
+function keptAlive(beat: Uint8Array, hangUp: AbortController, onHangUp: () => void) {
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  // performance.now, not Date.now: the clock a test freezes must not silence the keep-alive.
+  let lastWrite = performance.now();
+  const gone = () => {
+    clearInterval(timer);
+    hangUp.abort();
+    onHangUp();
+  };
+  const write = (chunk: Uint8Array) => {
+    lastWrite = performance.now();
+    return writer.write(chunk).catch(gone);
+  };
+  const timer = setInterval(() => {
+    if (performance.now() - lastWrite >= ANSWER_KEEP_ALIVE_MS) void write(beat);
+  }, ANSWER_KEEP_ALIVE_MS);
+  writer.closed.catch(gone);
+  return {
+    readable,
+    write,
+    close: async () => {
+      clearInterval(timer);
+      await writer.close().catch(gone);
+    },
+    /** The answer could not be made: the body breaks off, and the wait (if any) ends. */
+    fail: (error: unknown) => {
+      gone();
+      writer.abort(error).catch(() => undefined);
+    },
+  };
+}
