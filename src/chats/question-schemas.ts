@@ -118,6 +118,28 @@ export const Question = z
   })
   .openapi("Question", {
     description: "A question the agent asked: at most one per chat is pending",
+    example: {
+      id: "9b2f3c1e-5d4a-4c7b-8e6f-0a1b2c3d4e5f",
+      chatId: "0b9e6a52-1c3d-4e5f-8a7b-6c5d4e3f2a1b",
+      taskId: "6f1c2d3e-4a5b-4c6d-9e8f-7a6b5c4d3e2f",
+      messageId: "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f",
+      kind: "choice",
+      status: "pending",
+      prompt: "Pick a color",
+      options: [
+        { id: "1", label: "Red", description: null },
+        { id: "2", label: "Green", description: null },
+      ],
+      multiSelect: false,
+      allowText: false,
+      action: null,
+      url: null,
+      createdAt: "2026-11-20T10:00:00.000Z",
+      expiresAt: "2026-11-27T10:00:00.000Z",
+      closedAt: null,
+      answer: null,
+      submissionId: null,
+    },
   });
 export type Question = z.infer<typeof Question>;
 

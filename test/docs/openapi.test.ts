@@ -1,6 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
+import { Question } from "../../src/chats/question-schemas";
 import { PROBLEM_CODES } from "../../src/http/problem";
 import { ADMIN, call, env } from "../helpers";
 
@@ -93,6 +94,7 @@ describe("the public OpenAPI document", () => {
     expect(schemas.Question.properties.answer.oneOf).toContainEqual({ type: "null" });
     expect(schemas.Question.properties.action.anyOf).toEqual([{ $ref: "#/components/schemas/QuestionAction" }, { type: "null" }]);
     expect(schemas.QuestionOption.properties.label.example).toBe("Red");
+    expect(Question.parse(schemas.Question.example)).toMatchObject({ kind: "choice", status: "pending" });
     expect(resolve(doc, answer.responses["202"]!).content!["application/json"]!.schema).toEqual({ $ref: "#/components/schemas/AnswerSubmission" });
     expect(schemas.Chat.required).toEqual(expect.arrayContaining(["pendingQuestionId", "isAwaitingUser"]));
     expect(schemas.Message.required).toContain("questionId");

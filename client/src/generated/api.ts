@@ -247,7 +247,7 @@ export interface paths {
         };
         /**
          * One message, as it stands now
-         * @description Any message of the chat by its id: a user message, an agent reply (working or ended) or an error. A submission's `replyMessageId` read this way follows its reply without paging the history. An id the chat does not have, well-formed or not, answers 404 `message_not_found`.
+         * @description Any message of the chat by its id: a user message, an agent reply (working or ended) or an error. A submission's `replyMessageId` read this way follows its reply without paging the history; its Chat-Event-Id lets a stream opened with `after` add only the deltas the read does not show yet. An id the chat does not have, well-formed or not, answers 404 `message_not_found`.
          */
         get: operations["getMessage"];
         put?: never;
@@ -802,7 +802,39 @@ export interface components {
                 question: components["schemas"]["Question"];
             };
         };
-        /** @description A question the agent asked: at most one per chat is pending */
+        /**
+         * @description A question the agent asked: at most one per chat is pending
+         * @example {
+         *       "id": "9b2f3c1e-5d4a-4c7b-8e6f-0a1b2c3d4e5f",
+         *       "chatId": "0b9e6a52-1c3d-4e5f-8a7b-6c5d4e3f2a1b",
+         *       "taskId": "6f1c2d3e-4a5b-4c6d-9e8f-7a6b5c4d3e2f",
+         *       "messageId": "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f",
+         *       "kind": "choice",
+         *       "status": "pending",
+         *       "prompt": "Pick a color",
+         *       "options": [
+         *         {
+         *           "id": "1",
+         *           "label": "Red",
+         *           "description": null
+         *         },
+         *         {
+         *           "id": "2",
+         *           "label": "Green",
+         *           "description": null
+         *         }
+         *       ],
+         *       "multiSelect": false,
+         *       "allowText": false,
+         *       "action": null,
+         *       "url": null,
+         *       "createdAt": "2026-11-20T10:00:00.000Z",
+         *       "expiresAt": "2026-11-27T10:00:00.000Z",
+         *       "closedAt": null,
+         *       "answer": null,
+         *       "submissionId": null
+         *     }
+         */
         Question: {
             /** Format: uuid */
             id: string;
@@ -3027,6 +3059,7 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Chat-Event-Id": components["headers"]["Chat-Event-Id"];
                     [name: string]: unknown;
                 };
                 content: {
