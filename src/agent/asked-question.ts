@@ -28,6 +28,10 @@ export const choiceQuestion = (prompt: string, options: OptionInput[], multiSele
 export const approvalQuestion = (prompt: string, action: QuestionAction): AskedQuestion => ({ kind: "approval", prompt, ...NONE, action });
 export const connectionQuestion = (prompt: string, url: string): AskedQuestion => ({ kind: "connection", prompt, ...NONE, url });
 
+/** What a task's end asks: only a reply that succeeds asks; an agent that only says it waits asks in its reply's words. */
+export const askedBy = (end: { status: string; question?: AskedQuestion; awaitingUser?: boolean }, reply: string): AskedQuestion | undefined =>
+  end.status !== "success" ? undefined : (end.question ?? (end.awaitingUser ? textQuestion(reply) : undefined));
+
 /** Whether an answer in words fits it: a text question, or a choice that allows text. */
 export const takesText = (question: Pick<AskedQuestion, "kind" | "allowText">) => question.kind === "text" || (question.kind === "choice" && question.allowText);
 

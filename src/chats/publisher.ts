@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import { iso } from "../time";
 import type { ChatEventType } from "../event-registry";
 import { EventLog, REPLAY_MAX_BYTES, sseFrame } from "./event-log";
 import type { StreamGrant } from "./listeners";
@@ -8,6 +9,9 @@ import { ChatStreams, RETRY_HINT } from "./streams";
 import type { QuestionStorage } from "./question-storage";
 import type { SubmissionStorage } from "./submission-storage";
 import type { WebhookHandOff } from "./webhook-handoff";
+
+/** What every message a task writes carries besides its role, content and status: its task, its submission, no usage yet, no question. */
+export const messageOfTask = (taskId: string, submissionId: string, now: number) => ({ createdAt: iso(now), taskId, submissionId, usage: null, questionId: null });
 
 /**
  * Where a change of the chat becomes events: the messages and reply text it writes are stored and

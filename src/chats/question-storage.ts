@@ -1,4 +1,5 @@
 import { takesText, type AskedQuestion } from "../agent/asked-question";
+import type { TaskAnswer } from "../agent/port";
 import { iso } from "../time";
 import { answerJson, statusAfter } from "./answers";
 import type { Answer, Question, QuestionStatus } from "./question-schemas";
@@ -57,8 +58,8 @@ export class QuestionStorage {
     return this.sql.exec<QuestionRow>("SELECT * FROM questions WHERE id = ?", id).toArray()[0];
   }
 
-  /** A task's reply asks: the question pending until now is superseded, and this one is pending until it is answered or expires. */
-  ask(asked: AskedQuestion, ids: { id: string; taskId: string; messageId: string }, now: number): void {
+  /** A task's reply asks: the question pending until now is superseded, and this one (its id returned) is pending until it is answered or expires. */
+  ask(asked: AskedQuestion, ids: { taskId: string; messageId: string }, now: number): string {
     const earlier = this.pending();
     if (earlier) this.close(earlier, { status: "superseded" }, now);
     const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
@@ -66,7 +67,7 @@ export class QuestionStorage {
       .exec<QuestionRow>(
         `INSERT INTO questions (id, task_id, message_id, kind, status, prompt, options, multi_select, allow_text, action, url, created_at, expires_at)
            VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        ids.id,
+        crypto.randomUUID(),
         ids.taskId,
         ids.messageId,
         asked.kind,
@@ -83,6 +84,7 @@ export class QuestionStorage {
     this.pendingRow = row;
     this.changes.push(row);
     this.outbox.record("question.asked", row.id, now);
+    return row.id;
   }
 
   /** An accepted answer closes its (pending) question: answered, or declined; returns its id. */
@@ -119,6 +121,13 @@ export class QuestionStorage {
     if (this.pendingRow?.id === row.id) this.pendingRow = null;
     this.changes.push(closed);
     this.outbox.record("question.closed", closed.id, now);
+  }
+
+  /** The question a submission answered (or declined), as its task's agent is told; an ordinary send that answered gave its text. */
+  answeredBy(submission: { id: string; question_id: string | null }): TaskAnswer | null {
+    const question = submission.question_id ? this.byId(submission.question_id) : undefined;
+    if (question?.submission_id !== submission.id || question.answer === null) return null;
+    return { questionId: question.id, kind: question.kind, ...JSON.parse(question.answer) };
   }
 
   /** When the pending question expires; undefined when none is pending. */

@@ -1,16 +1,15 @@
 import { taskCallbackUrl } from "../agent/callback-url";
-import { textQuestion, type AskedQuestion } from "../agent/asked-question";
-import type { AgentPort, AgentResult, AgentTask, TaskAnswer, TaskStep, TokenUsage } from "../agent/port";
+import { askedBy } from "../agent/asked-question";
+import type { AgentPort, AgentResult, AgentTask, TaskStep } from "../agent/port";
 import { config } from "../config";
 import type { ChargeOutcome } from "../credits/account-ledger";
 import type { Env } from "../env";
 import { log } from "../log";
-import { iso } from "../time";
 import type { Change } from "./change";
 import { dispatchDecision } from "./dispatch-hold";
 import { ALARM_STEPS, REPLY_MAX, STEERING_PER_TASK } from "./limits";
 import { liveTask } from "./live-task";
-import type { RoomPublisher } from "./publisher";
+import { messageOfTask, type RoomPublisher } from "./publisher";
 import type { QuestionStorage } from "./question-storage";
 import type { RoomStorage, TaskRow } from "./room-storage";
 import type { SubmissionRow, SubmissionStorage } from "./submission-storage";
@@ -24,15 +23,8 @@ export type PartialOutcome = "appended" | "duplicate" | "out_of_order" | "too_lo
 export type SteeringItem = { id: string; content: string; replyToMessageId: string | null; createdAt: string };
 export type SteeringOffer = { kind: "offer"; items: SteeringItem[] } | { kind: EndedTask };
 export type SteeringAck = { kind: "taken" } | { kind: "refused"; id: string } | { kind: EndedTask };
-/** How a task ends: the reply's status, its final content (what was written when none is given), failed, why, and succeeded, what it asks. */
-export type TaskEnd = {
-  status: "success" | "failed" | "interrupted_by_user";
-  content?: string;
-  error?: string;
-  awaitingUser?: boolean;
-  question?: AskedQuestion;
-  usage?: TokenUsage;
-};
+/** How a task ends: an agent's result (its final content, why it failed, what it asks), or a stop. */
+export type TaskEnd = Omit<AgentResult, "status"> & { status: AgentResult["status"] | "interrupted_by_user" };
 
 // Maintenance or a suspended project: the next submission is looked at again this often.
 const HOLD_RECHECK_MS = 2_000;
@@ -178,7 +170,7 @@ export class TaskRunner {
     }
     this.notBefore = 0;
     const now = Date.now();
-    const ofTask = { createdAt: iso(now), taskId, submissionId: submission.id, usage: null, questionId: null };
+    const ofTask = messageOfTask(taskId, submission.id, now);
     if (charged === "insufficient") {
       this.change(now, () => {
         this.submissions.move(submission, "failed", { failed_at: now, failure_code: "insufficient_credits" });
@@ -256,29 +248,14 @@ export class TaskRunner {
       const usage = usageOf(this.store.runningTask() ?? task, end, failed ? 0 : charged);
       // The result is authoritative over what was streamed.
       const content = end.content ?? reply.content;
-      // Only a reply that succeeds asks; an agent that only says it waits asks in its reply's words.
-      const asked = end.status !== "success" ? undefined : (end.question ?? (end.awaitingUser ? textQuestion(content) : undefined));
-      const questionId = asked ? crypto.randomUUID() : null;
+      const asked = askedBy(end, content);
       const wasAwaiting = this.questions.pending() !== undefined;
+      const questionId = asked ? this.questions.ask(asked, { taskId: task.id, messageId: reply.id }, now) : null;
       this.publisher.finishReply(reply, end.status, content, usage, questionId, now);
-      if (asked) this.questions.ask(asked, { id: questionId!, taskId: task.id, messageId: reply.id }, now);
       this.usage.record({ taskId: task.id, endedAt: now, ...usage });
       if (failed) {
         const error = `${asSentence(end.error ?? "The agent could not complete this task.")} Its credits were returned.`;
-        this.publisher.addMessage(
-          {
-            id: crypto.randomUUID(),
-            role: "error",
-            content: error,
-            createdAt: iso(now),
-            status: null,
-            taskId: task.id,
-            submissionId: task.submission_id,
-            usage: null,
-            questionId: null,
-          },
-          now,
-        );
+        this.publisher.addMessage({ id: crypto.randomUUID(), role: "error", content: error, status: null, ...messageOfTask(task.id, task.submission_id, now) }, now);
         this.store.owesRefund(task.id, submission?.account_id ?? null);
       }
       this.submissions.finishRunning(task.submission_id, failed ? charged : 0);
@@ -361,10 +338,7 @@ export class TaskRunner {
       for (const row of rows) {
         const messageId = crypto.randomUUID();
         this.submissions.takeSteering(row, task, messageId);
-        this.publisher.addMessage(
-          { id: messageId, role: "user", content: row.content, createdAt: iso(now), status: null, taskId: task.id, submissionId: row.id, usage: null, questionId: null },
-          now,
-        );
+        this.publisher.addMessage({ id: messageId, role: "user", content: row.content, status: null, ...messageOfTask(task.id, row.id, now) }, now);
       }
     });
   }
@@ -409,15 +383,8 @@ export class TaskRunner {
       replyToMessageId: submission.reply_to,
       callbackUrl: taskCallbackUrl(publicOrigin, chat.id, taskId, "result"),
       steeringUrl: taskCallbackUrl(publicOrigin, chat.id, taskId, "steering"),
-      answer: this.answerOf(submission),
+      answer: this.questions.answeredBy(submission),
     };
-  }
-
-  /** The question a submission answered (or declined), as its task's agent is told; an ordinary send that answered gave its text. */
-  private answerOf(submission: SubmissionRow): TaskAnswer | null {
-    const question = submission.question_id ? this.questions.byId(submission.question_id) : undefined;
-    if (question?.submission_id !== submission.id || question.answer === null) return null;
-    return { questionId: question.id, kind: question.kind, ...JSON.parse(question.answer) };
   }
 }
 
