@@ -29,7 +29,9 @@ function run(command, args, options = {}) {
 }
 
 async function download(path, file, headers = {}) {
-  const response = await fetch(base + path, { headers });
+  // One more try on a new connection: wrangler dev closes one idle for 15 s, and a step's spawnSync can hold the event loop
+  // past that, so fetch may reuse a pooled connection whose close it has not yet seen ("other side closed").
+  const response = await fetch(base + path, { headers }).catch(() => fetch(base + path, { headers }));
   if (!response.ok) throw new Error(`GET ${path}: HTTP ${response.status}`);
   writeFileSync(file, await response.text());
   return file;

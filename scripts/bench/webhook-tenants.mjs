@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // npm run bench:webhooks: webhook tenants under wrangler dev's local queue (docs/performance.md, "Webhook tenants").
-//  Project A has 10 endpoints whose receiver never answers, and 30 replies to deliver to each (300 attempts that hang 15 s).
+//  Project A has 10 endpoints whose receiver never answers, and 30 replies to deliver to each (300 attempts that hang 15 s):
+//  how many attempts reach them, and how many connections each endpoint holds at once (the contract bounds it at 10).
 //  Project B has one fast receiver and a reply every 3 s for a minute: how long after its event each first attempt arrives.
 //  Project C has one receiver that answers 500 at once: when its attempts arrive (the schedule says +5 s, then +5 min).
 // `--project DIR` measures another checkout (a git worktree of an earlier commit); `--quick` stops after C's second attempt.
@@ -24,7 +25,26 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // The receivers: /hang never answers (the Worker gives up after 15 s), /fast answers 200, /fail answers 500.
 const arrivals = { hang: 0, fast: [], fail: [] };
+// Connections each hanging endpoint holds open now, and the most it held at once; how long one held more than the contract's 10.
+const BOUND = 10;
+const holding = new Map();
+const mostHeld = new Map();
+const allHeld = { now: 0, most: 0 };
+const overBound = { since: new Map(), longest: 0 };
 const receiver = createServer((req, res) => {
+  if (req.url.startsWith("/hang")) {
+    holding.set(req.url, (holding.get(req.url) ?? 0) + 1);
+    mostHeld.set(req.url, Math.max(mostHeld.get(req.url) ?? 0, holding.get(req.url)));
+    allHeld.most = Math.max(allHeld.most, ++allHeld.now);
+    if (holding.get(req.url) > BOUND && !overBound.since.has(req.url)) overBound.since.set(req.url, Date.now());
+    res.on("close", () => {
+      holding.set(req.url, holding.get(req.url) - 1);
+      allHeld.now--;
+      if (holding.get(req.url) > BOUND || !overBound.since.has(req.url)) return;
+      overBound.longest = Math.max(overBound.longest, Date.now() - overBound.since.get(req.url));
+      overBound.since.delete(req.url);
+    });
+  }
   let body = "";
   req.setEncoding("utf8");
   req
@@ -63,6 +83,10 @@ try {
   const lags = arrivals.fast.map((x) => x.at - x.eventAt).sort((x, y) => x - y);
   const pick = (q) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))];
   console.log(`A: ${arrivals.hang} attempts reached the hanging receivers in the first ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  for (const since of overBound.since.values()) overBound.longest = Math.max(overBound.longest, Date.now() - since);
+  console.log(
+    `A: connections held at once, at most: ${Math.max(...mostHeld.values())} by one endpoint (${[...mostHeld.values()].join(", ")}), ${allHeld.most} by the ten together; more than ${BOUND} for at most ${overBound.longest} ms`,
+  );
   console.log(
     `B: ${lags.length} of 20 first attempts arrived; from event to arrival median ${pick(0.5)} ms, p95 ${pick(0.95)} ms, max ${lags.at(-1)} ms; over 5 s: ${lags.filter((l) => l > 5_000).length}`,
   );

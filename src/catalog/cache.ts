@@ -1,6 +1,6 @@
 import type { Env } from "../env";
 import { config } from "../config";
-import { sha256, toHex } from "../crypto";
+import { strongEtag } from "../http/etag";
 import { LANGUAGES, type CatalogDocument, type Language } from "./schema";
 import { readCatalog } from "./store";
 
@@ -21,10 +21,6 @@ let invalidatedAt = 0;
 
 const cacheSeconds = (env: Env) => config(env).catalogCacheSeconds;
 const cacheKey = (endpoint: CatalogEndpoint, language: Language) => new Request(`https://catalog.cache.internal/${endpoint}/${language}`);
-
-async function strongEtag(body: string): Promise<string> {
-  return `"${toHex((await sha256(body)).subarray(0, 16))}"`;
-}
 
 /**
  * The catalog as last read, while younger than maxAgeMs; else read from D1 by this request. A read

@@ -4,8 +4,9 @@ import { config } from "../config";
 import type { AppEnv } from "../env";
 import { resolveLanguage } from "../http/language";
 import { publicCors } from "../http/middleware";
+import { matchesIfNoneMatch } from "../http/etag";
 import { ApiError } from "../http/problem";
-import { anonymous, createRouter, headers, jsonResponse, problems } from "../http/router";
+import { anonymous, createRouter, ifNoneMatch, jsonResponse, notModified, problems } from "../http/router";
 import { renderCached, type CatalogEndpoint } from "./cache";
 import { renderBanners, renderLegalDocument, renderPlans, renderPoll } from "./render";
 import { ChatBanner, LegalDocument, PageTopBanner, PlanCatalog, PollResponse, type CatalogDocument, type Language } from "./schema";
@@ -87,13 +88,6 @@ const endpoints: Endpoint[] = [
 // An empty body means the document is not published (spec, "Legal document").
 const emptyLegalDocument = { contentMarkdownEn: "", contentMarkdownRu: "", contentMarkdownEs: "", acceptanceUpdateTitle: "" };
 
-/** RFC 9110 If-None-Match: weak comparison, a list of tags, or "*". */
-function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  if (header.trim() === "*") return true;
-  return header.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
-}
-
 async function serve(c: Context<AppEnv>, endpoint: Endpoint): Promise<Response> {
   const language = resolveLanguage(c.req.header("accept-language"));
   const started = Date.now();
@@ -133,11 +127,11 @@ for (const endpoint of endpoints) {
         schema: { type: "string" },
         example: "ru-RU,ru;q=0.9,en;q=0.8",
       },
-      { name: "If-None-Match", in: "header", required: false, description: "An ETag from an earlier answer in the same language: a match answers 304", schema: { type: "string" } },
+      ifNoneMatch("An ETag from an earlier answer in the same language: a match answers 304"),
     ],
     responses: {
       200: jsonResponse(endpoint.schema, "The resource in the request language", ...CATALOG_HEADERS),
-      304: { description: "Not modified: If-None-Match matched the ETag; no body", headers: headers(...CATALOG_HEADERS) },
+      304: notModified(...CATALOG_HEADERS),
       ...(endpoint.name === "plans" ? problems(503) : {}),
     },
   });

@@ -1,12 +1,14 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import packageJson from "../../package.json";
+import { adminSecurity } from "../admin/guard";
 import { DEMO_SIGN_IN } from "../auth/schemas";
 import { config } from "../config";
 import type { AppEnv } from "../env";
+import { matchesIfNoneMatch, strongEtag } from "../http/etag";
 import { publicCors } from "../http/middleware";
 import { notFound } from "../http/problem";
-import { jsonText } from "../http/router";
+import { anonymous, ifNoneMatch, jsonResponse, jsonText, notModified, problems } from "../http/router";
 import { DEMO_PROJECT_ID, MESSAGE_BODY_LIMIT_BYTES } from "../chats/schemas";
 import { FAVICON_PATH } from "./favicon";
 import { describeApi, type Audience } from "./openapi-document";
@@ -42,20 +44,73 @@ const INFO: Record<Audience, { title: string; description: string }> = {
   },
 };
 
+// Each document changes only with a deploy: a cache may keep it five minutes, then revalidate it with its ETag (a 304).
+type Served = { path: string; operationId: string; summary: string; tag: string; security: Record<string, string[]>[]; cacheControl: string };
+const SERVED: Record<Audience, Served> = {
+  public: {
+    path: OPENAPI_PATH,
+    operationId: "getOpenApiDocument",
+    summary: "This OpenAPI document",
+    tag: "API description",
+    security: anonymous,
+    cacheControl: "public, max-age=300",
+  },
+  // Read with ADMIN_TOKEN: only the operator's own cache may keep it.
+  operator: {
+    path: OPERATOR_OPENAPI_PATH,
+    operationId: "getOperatorOpenApiDocument",
+    summary: "The operator OpenAPI document",
+    tag: "Admin",
+    security: adminSecurity,
+    cacheControl: "private, max-age=300",
+  },
+};
+const DOCUMENT_HEADERS = ["ETag", "Cache-Control"] as const;
+
+// Not repeated here: the document's shape is the OpenAPI 3.1 specification's.
+const OpenApiDocument = z
+  .looseObject({ openapi: z.string(), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) })
+  .openapi("OpenApiDocument", { description: "An OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0)." });
+
 /** Serves the two OpenAPI documents and the offline API reference page; mounted after every other route. */
 export function mountDocs(app: OpenAPIHono<AppEnv>) {
   // One document per audience: the server address is PUBLIC_URL or "/", never the request's Host, so no caller can
   // put its own host into the document or make the isolate keep a document per Host value.
-  // Kept as JSON text: serving it is a copy, not a serialisation of some 200 KB per request.
-  const documents = new Map<Audience, string>();
-  const serveDocument = (audience: Audience) => (c: Context<AppEnv>) => {
-    let text = documents.get(audience);
-    if (!text) documents.set(audience, (text = JSON.stringify(describeApi(app, audience, { ...INFO[audience], version: API_VERSION }, config(c.env).publicOrigin))));
-    return jsonText(c, text, 200);
+  // Kept as JSON text with its ETag, both made once per isolate: serving it is a copy, not a serialisation of some 200 KB per request.
+  // The value is kept, not a promise of it: a request must not await work begun on behalf of another.
+  const documents = new Map<Audience, { text: string; etag: string }>();
+  const built = async (c: Context<AppEnv>, audience: Audience) => {
+    const held = documents.get(audience);
+    if (held) return held;
+    const text = JSON.stringify(describeApi(app, audience, { ...INFO[audience], version: API_VERSION }, config(c.env).publicOrigin));
+    const document = { text, etag: await strongEtag(text) };
+    documents.set(audience, document);
+    return document;
   };
   app.use(OPENAPI_PATH, publicCors);
-  app.get(OPENAPI_PATH, serveDocument("public"));
-  app.get(OPERATOR_OPENAPI_PATH, serveDocument("operator"));
+  for (const [audience, served] of Object.entries(SERVED) as [Audience, Served][]) {
+    const route = createRoute({
+      method: "get",
+      path: served.path,
+      operationId: served.operationId,
+      tags: [served.tag],
+      security: served.security,
+      summary: served.summary,
+      description: `Changes only with a deploy: \`Cache-Control: ${served.cacheControl}\` and a strong ETag; If-None-Match with it answers 304 with no body.`,
+      parameters: [ifNoneMatch("The ETag of a copy already held: a match answers 304")],
+      responses: {
+        200: jsonResponse(OpenApiDocument, "The document", ...DOCUMENT_HEADERS),
+        304: notModified(...DOCUMENT_HEADERS),
+        ...(audience === "operator" ? problems(401, 404) : {}),
+      },
+    });
+    app.openapi(route, async (c) => {
+      const { text, etag } = await built(c, audience);
+      const headers = { etag, "cache-control": served.cacheControl };
+      if (matchesIfNoneMatch(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers) as never;
+      return jsonText(c, text, 200, headers) as never;
+    });
+  }
 
   app.get(REFERENCE_PATH, (c) => c.html(referencePage(), 200, { "cache-control": "no-cache" }));
   app.get(REFERENCE_SCRIPT_PATH, async (c) => {

@@ -28,9 +28,14 @@ const HEADERS = {
     schema: text,
   },
   Allow: { description: "The methods this path answers.", required: true, schema: text, example: "GET, HEAD, OPTIONS" },
-  ETag: { description: "Entity tag of this representation (per language); send it back as If-None-Match.", required: true, schema: text },
+  ETag: {
+    description: "Strong entity tag of this representation (per language where the answer has one); send it back as If-None-Match to get 304 while it has not changed.",
+    required: true,
+    schema: text,
+  },
   "Cache-Control": {
-    description: "`public, max-age=60` on plans and banner lists; `no-store` on legal documents, the poll and anything carrying a secret.",
+    description:
+      "`public, max-age=60` on plans and banner lists; `public, max-age=300` on the OpenAPI document and `private, max-age=300` on the operator one (each changes only with a deploy); `no-store` on legal documents, the poll and anything carrying a secret.",
     required: true,
     schema: text,
   },
@@ -56,6 +61,12 @@ export type HeaderName = keyof typeof HEADERS;
 
 /** Response header entries pointing at the shared header components. */
 export const headers = (...names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, ref("headers", name)]));
+
+/** The If-None-Match request header of an operation that answers 304. */
+export const ifNoneMatch = (description: string) => ({ name: "If-None-Match", in: "header" as const, required: false, description, schema: { type: "string" as const } });
+
+/** A 304 answer: no body, and the validator and caching headers its 200 carries. */
+export const notModified = (...names: HeaderName[]) => ({ description: "Not modified: If-None-Match matched the ETag; no body", headers: headers(...names) });
 
 const problem = (description: string, ...extra: HeaderName[]): ResponseObject => ({
   description,

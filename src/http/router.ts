@@ -5,7 +5,7 @@ import type { AppEnv } from "../env";
 import { headers, type HeaderName } from "./openapi-components";
 import { validationHook } from "./problem";
 
-export { headers, problems } from "./openapi-components";
+export { headers, ifNoneMatch, notModified, problems } from "./openapi-components";
 
 /** A sub-router whose validation failures produce the same problem+json as every other error. */
 export const createRouter = <E extends AppEnv = AppEnv>() => new OpenAPIHono<E>({ defaultHook: validationHook });

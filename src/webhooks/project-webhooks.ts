@@ -2,7 +2,9 @@ import { DurableObject } from "cloudflare:workers";
 import { migrateSchema } from "../db/object-schema";
 import type { Env } from "../env";
 import { openDelivery, postToReceiver, RETRY_DELAYS_S, type WebhookTask } from "./delivery";
+import { EndpointTurns, type Turn } from "./endpoint-turns";
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from "./schemas";
+import { type DeliveryRow, type EndpointRow, MIGRATIONS, toDelivery, toEndpoint } from "./webhook-tables";
 import { log } from "../log";
 import { iso } from "../time";
 import { webhookIdOf } from "./signature";
@@ -13,104 +15,51 @@ export const FAILURES_TO_DISABLE = 50;
 // The deliveries listed (and, once ended, kept) per endpoint.
 const DELIVERIES_KEPT = 100;
 // An attempt holds its delivery this long (a 15 s request and the calls around it), so another copy of its message waits.
-const IN_FLIGHT_MS = 60_000;
+export const IN_FLIGHT_MS = 60_000;
 // A retry's message may come this much before its time (queue delays are not exact).
 const SCHEDULE_SLACK_MS = 2_000;
 // A pending delivery whose attempt has not begun this long after it was handed over (or whose attempt never reported) lost its message.
 export const OVERDUE_MS = 60_000;
 // When the queue cannot take the retries the alarm hands over, the alarm looks again this much later.
 const HAND_OVER_RETRY_MS = 30_000;
+// After a restart (whose attempts ended with it), the alarm starts the deliveries still waiting their turn this soon.
+export const TURN_CHECK_MS = 10_000;
+// A delivery whose chat's object could not be asked (no attempt made) tries again this much later, in its place, for up to a day.
+export const CHAT_RETRY_MS = 30_000;
+const CHAT_RETRIES_END_MS = 86_400_000;
 // Events a caller causes at no cost (a send refused for credits): at most this many deliveries per endpoint and minute.
 export const SUBMISSION_FAILED_PER_MINUTE = 10;
 
-const MIGRATIONS = [
-  [
-    `CREATE TABLE endpoints (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, url TEXT NOT NULL, events TEXT NOT NULL,
-       description TEXT NOT NULL, sealed_secret TEXT NOT NULL, created_at TEXT NOT NULL, disabled_at TEXT, failures_in_a_row INTEGER NOT NULL DEFAULT 0)`,
-    `CREATE TABLE deliveries (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, webhook_id TEXT NOT NULL UNIQUE, endpoint_id TEXT NOT NULL,
-       event_type TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, last_status_code INTEGER, last_error TEXT,
-       next_attempt_at TEXT, created_at TEXT NOT NULL, delivered_at TEXT, next_attempt_ms INTEGER, in_flight_until INTEGER)`,
-    "CREATE INDEX deliveries_by_endpoint ON deliveries (endpoint_id, seq)",
-  ],
-  // The delivery's queue message, so it can be sent again; the attempt counts at which it was handed over and handed over again.
-  ["ALTER TABLE deliveries ADD COLUMN task TEXT", "ALTER TABLE deliveries ADD COLUMN handed_at_attempt INTEGER", "ALTER TABLE deliveries ADD COLUMN rehanded_at_attempt INTEGER"],
-];
-
-type EndpointRow = {
-  id: string;
-  url: string;
-  events: string;
-  description: string;
-  sealed_secret: string;
-  created_at: string;
-  disabled_at: string | null;
-  failures_in_a_row: number;
-};
-type DeliveryRow = {
-  task: string | null;
-  handed_at_attempt: number | null;
-  rehanded_at_attempt: number | null;
-  next_attempt_ms: number | null;
-  in_flight_until: number | null;
-  id: string;
-  webhook_id: string;
-  endpoint_id: string;
-  event_type: WebhookEventType;
-  status: WebhookDelivery["status"];
-  attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  created_at: string;
-  delivered_at: string | null;
-};
 export type NewEndpoint = { url: string; events: WebhookEventType[]; description: string; sealedSecret: string };
 export type AttemptPlan = { kind: "attempt"; url: string; sealedSecret: string; attempt: number } | { kind: "skip" };
 type Claimed = { url: string; attempt: number; webhookId: string; body: string; secret: string };
 export type AttemptOutcome = { ok: boolean; statusCode: number | null; error: string | null; nextAttemptAt: number | null };
 
-// A retry waiting for its time: the alarm hands it to the queue then (a durable timer, where a queue message's delay is not one under wrangler dev).
+// A retry waiting for its time (not in its endpoint's line): the alarm hands it to the queue then (a durable timer, where a queue message's delay is not one under wrangler dev).
 const WAITING =
-  "status = 'pending' AND task IS NOT NULL AND next_attempt_ms IS NOT NULL AND in_flight_until IS NULL AND (handed_at_attempt IS NULL OR handed_at_attempt < attempts)";
+  "status = 'pending' AND turn IS NULL AND task IS NOT NULL AND next_attempt_ms IS NOT NULL AND in_flight_until IS NULL AND (handed_at_attempt IS NULL OR handed_at_attempt < attempts)";
 // When a pending delivery counts as lost: OVERDUE_MS after its next attempt's time or its claim's end, whichever is later.
 const OVERDUE_AT = `MAX(COALESCE(in_flight_until, 0), COALESCE(next_attempt_ms, 0)) + ${OVERDUE_MS}`;
-// Pending, with the event's address kept, and not handed over yet at this attempt count.
-const STRANDED = "status = 'pending' AND task IS NOT NULL AND (rehanded_at_attempt IS NULL OR rehanded_at_attempt < attempts)";
-const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({
-  id: r.id,
-  url: r.url,
-  events: JSON.parse(r.events),
-  description: r.description,
-  createdAt: r.created_at,
-  disabledAt: r.disabled_at,
-});
-const toDelivery = (r: DeliveryRow): WebhookDelivery => ({
-  id: r.id,
-  endpointId: r.endpoint_id,
-  eventType: r.event_type,
-  webhookId: r.webhook_id,
-  status: r.status,
-  attempts: r.attempts,
-  lastStatusCode: r.last_status_code,
-  lastError: r.last_error,
-  nextAttemptAt: r.next_attempt_at,
-  createdAt: r.created_at,
-  deliveredAt: r.delivered_at,
-});
+// Pending, not waiting its turn, with the event's address kept, and not handed over yet at this attempt count.
+const STRANDED = "status = 'pending' AND turn IS NULL AND task IS NOT NULL AND (rehanded_at_attempt IS NULL OR rehanded_at_attempt < attempts)";
+/** Pending, not claimed by an attempt of another copy of its message, and not ahead of its schedule. */
+const attemptable = (d: DeliveryRow, now: number) => d.status === "pending" && (d.in_flight_until ?? 0) <= now && (d.next_attempt_ms ?? 0) <= now + SCHEDULE_SLACK_MS;
 
 /**
  * One object per project (named by its id): its webhook endpoints, their sealed secrets, the
  * delivery log and the count of failed deliveries in a row. Chats ask it who subscribes to an
- * event; the queue consumer asks it, before each attempt, whether the attempt may start (the
- * endpoint still exists and is enabled, the delivery has not ended) and reports the outcome.
+ * event; the queue consumer hands it each delivery, which waits its turn in its endpoint's line and
+ * is attempted here (the endpoint still exists and is enabled, the delivery has not ended).
  */
 export class ProjectWebhooks extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  private readonly turns: EndpointTurns;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrateSchema(this.sql, MIGRATIONS);
+    this.turns = new EndpointTurns(this.sql);
   }
 
   async create(endpoint: NewEndpoint): Promise<{ kind: "created"; endpoint: WebhookEndpoint } | { kind: "limit" }> {
@@ -162,20 +111,93 @@ export class ProjectWebhooks extends DurableObject<Env> {
   }
 
   /**
-   * The consumer's call for each queue message: claims the attempt and makes it here, not in the
-   * consumer, so the queue's batch never waits on a receiver; a failed attempt's retry is handed to
-   * the queue by the alarm at its time. Returns once the attempt has begun (or was not needed).
+   * The consumer's call for each queue message: the delivery joins its endpoint's line and the
+   * attempts whose turn has come are made here, not in the consumer, so the queue's batch never
+   * waits on a receiver; a failed attempt's retry is handed to the queue by the alarm at its time.
+   * Returns once the delivery is in line or its turn has come (or it needed no attempt).
    */
   async start(task: WebhookTask): Promise<void> {
-    const now = Date.now();
-    const claimed = await this.claim(task, now);
-    if (claimed) this.ctx.waitUntil(this.complete(task, claimed, now));
+    await this.line(task, await webhookIdOf(task.eventId, task.endpointId), Date.now());
   }
 
-  /** One attempt, awaited: the delay before the next one, or undefined when the delivery has ended (or this copy had nothing to do). */
+  /** One delivery's attempt, awaited when its turn comes at once: the delay before the next one, or undefined (ended, nothing to do, or waiting its turn). */
   async attempt(task: WebhookTask, now = Date.now()): Promise<number | undefined> {
-    const claimed = await this.claim(task, now);
-    return claimed ? this.complete(task, claimed, now) : undefined;
+    const webhookId = await webhookIdOf(task.eventId, task.endpointId);
+    return (await this.line(task, webhookId, now)).get(webhookId);
+  }
+
+  /**
+   * Puts the delivery in its endpoint's line when it may be attempted now, and starts the attempts
+   * whose turn has come; the alarm is set before this returns, so a restart loses no delivery in line.
+   */
+  private async line(task: WebhookTask, webhookId: string, now: number): Promise<Map<string, Promise<number | undefined>>> {
+    if (this.mayJoin(task, webhookId, now)) this.turns.join(task.endpointId, webhookId);
+    const started = this.startTurns(task.endpointId, now);
+    if (this.turns.waitingEndpoints().includes(task.endpointId)) await this.sweepAt(now + TURN_CHECK_MS);
+    if (started.size > 0) await this.sweepAt(now + IN_FLIGHT_MS + OVERDUE_MS);
+    return started;
+  }
+
+  /**
+   * Whether a delivery may join the line: its endpoint exists and is enabled, it is within the free
+   * events' budget, it has not ended, and no other copy of its message is attempting it or ahead of
+   * its schedule (so duplicated messages never double an attempt or compress the schedule). Creates
+   * its row in the same synchronous stretch as the budget is checked, so copies at once count each other.
+   */
+  private mayJoin(task: WebhookTask, webhookId: string, now: number): boolean {
+    const endpoint = this.endpoint(task.endpointId);
+    if (!endpoint || endpoint.disabled_at || this.overFreeEventBudget(task, webhookId, now)) return false;
+    return attemptable(this.delivery(task.endpointId, webhookId, task.type, task), now);
+  }
+
+  /** Starts the attempts whose turn has come at an endpoint; each one ending starts the next. The runs started, by webhook-id. */
+  private startTurns(endpointId: string, now: number): Map<string, Promise<number | undefined>> {
+    const started = new Map<string, Promise<number | undefined>>();
+    for (const turn of this.turns.take(endpointId, now, now + SCHEDULE_SLACK_MS)) {
+      const run = this.run(turn, now).finally(() => {
+        this.turns.release(endpointId);
+        this.startTurns(endpointId, Date.now());
+      });
+      this.ctx.waitUntil(run);
+      started.set(turn.webhook_id, run);
+    }
+    return started;
+  }
+
+  /** One attempt whose turn came; one cut off after it was counted is handed over again once overdue, as after a restart. */
+  private async run(turn: Turn, now: number): Promise<number | undefined> {
+    const task = JSON.parse(turn.task) as WebhookTask;
+    const fields = { projectId: task.projectId, endpointId: task.endpointId };
+    let claimed: Claimed | undefined;
+    try {
+      claimed = await this.claim(task, turn.webhook_id, now);
+    } catch (error) {
+      log.warn("webhook_attempt_deferred", fields, error);
+      await this.deferTurn(task, turn, now);
+      return undefined;
+    }
+    try {
+      return claimed ? await this.complete(task, claimed, now) : undefined;
+    } catch (error) {
+      log.warn("webhook_attempt_failed", fields, error);
+      return undefined;
+    }
+  }
+
+  /**
+   * The chat's object could not be asked for the payload (it is restarting, overloaded, unreachable):
+   * no attempt was made, so the delivery keeps its place and goes again CHAT_RETRY_MS later, and
+   * fails once it has waited a day.
+   */
+  private async deferTurn(task: WebhookTask, turn: Turn, now: number): Promise<void> {
+    const delivery = this.sql.exec<{ created_at: string }>("SELECT created_at FROM deliveries WHERE webhook_id = ?", turn.webhook_id).toArray()[0];
+    if (!delivery) return;
+    if (now - Date.parse(delivery.created_at) >= CHAT_RETRIES_END_MS) {
+      await this.giveUp(task.endpointId, turn.webhook_id, task.type, "the chat's object could not be asked for a day");
+      return;
+    }
+    this.turns.putBack(turn, now + CHAT_RETRY_MS);
+    await this.sweepAt(now + CHAT_RETRY_MS);
   }
 
   /**
@@ -183,8 +205,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
    * can never be made fails at once); the attempt is claimed and counted last, so a delete that has
    * returned stops it and a failure on the way costs no attempt.
    */
-  private async claim(task: WebhookTask, now: number): Promise<Claimed | undefined> {
-    const webhookId = await webhookIdOf(task.eventId, task.endpointId);
+  private async claim(task: WebhookTask, webhookId: string, now: number): Promise<Claimed | undefined> {
     const endpoint = this.endpoint(task.endpointId);
     if (!endpoint || endpoint.disabled_at) return undefined;
     const opened = await openDelivery(task, this.env, endpoint.sealed_secret);
@@ -192,8 +213,6 @@ export class ProjectWebhooks extends DurableObject<Env> {
       await this.giveUp(task.endpointId, webhookId, task.type, opened.why, task);
       return undefined;
     }
-    // Checked in the same synchronous stretch as beginAttempt creates the row, so copies running at once count each other.
-    if (this.overFreeEventBudget(task, webhookId, now)) return undefined;
     const plan = await this.beginAttempt(task.endpointId, webhookId, task.type, now, task);
     return plan.kind === "attempt" ? { url: plan.url, attempt: plan.attempt, webhookId, ...opened } : undefined;
   }
@@ -227,9 +246,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
     const endpoint = this.endpoint(endpointId);
     if (!endpoint || endpoint.disabled_at) return { kind: "skip" };
     const delivery = this.delivery(endpointId, webhookId, eventType, task);
-    if (delivery.status !== "pending") return { kind: "skip" };
-    // A second copy of a queue message (a retried hand-off, the queue's at-least-once) neither doubles an attempt nor runs ahead of the schedule.
-    if ((delivery.in_flight_until ?? 0) > now || (delivery.next_attempt_ms ?? 0) > now + SCHEDULE_SLACK_MS) return { kind: "skip" };
+    if (!attemptable(delivery, now)) return { kind: "skip" };
     this.sql.exec("UPDATE deliveries SET attempts = attempts + 1, in_flight_until = ? WHERE webhook_id = ?", now + IN_FLIGHT_MS, webhookId);
     // An attempt that never reports (the object restarted under it) is handed over again once overdue.
     await this.sweepAt(now + IN_FLIGHT_MS + OVERDUE_MS);
@@ -271,13 +288,15 @@ export class ProjectWebhooks extends DurableObject<Env> {
   }
 
   /**
-   * The delivery timer: a retry whose time has come is handed to the queue; a pending delivery whose
+   * The delivery timer: the deliveries waiting their turn go on (after a restart); a retry whose time has come is handed to the queue; a pending delivery whose
    * message was lost (the queue dropped it, an attempt was cut off by a restart) is handed over again
    * once OVERDUE_MS past its time, once per attempt count, so a step of the schedule is never
    * handed over a third time.
    */
   override async alarm(): Promise<void> {
     const now = Date.now();
+    // After a restart no attempt of the old object runs: each endpoint's line goes on from where it was.
+    for (const endpointId of this.turns.waitingEndpoints()) this.startTurns(endpointId, now);
     const due = this.sql.exec<DeliveryRow>(`SELECT * FROM deliveries WHERE ${WAITING} AND next_attempt_ms <= ?`, now).toArray();
     const handed = new Set(due.map((d) => d.webhook_id));
     const lost = this.sql
@@ -301,7 +320,9 @@ export class ProjectWebhooks extends DurableObject<Env> {
         `SELECT MIN(at) AS at FROM (SELECT MIN(next_attempt_ms) AS at FROM deliveries WHERE ${WAITING} UNION ALL SELECT MIN(${OVERDUE_AT}) FROM deliveries WHERE ${STRANDED})`,
       )
       .one().at;
-    if (next !== null) await this.ctx.storage.setAlarm(Math.max(next, now + 1_000));
+    const lineCheck = this.turns.waitingEndpoints().length > 0 ? now + TURN_CHECK_MS : null;
+    const at = next === null || lineCheck === null ? (next ?? lineCheck) : Math.min(next, lineCheck);
+    if (at !== null) await this.ctx.storage.setAlarm(Math.max(at, now + 1_000));
   }
 
   /** Sets the sweep's alarm for `at` unless an earlier one is set. */
@@ -336,7 +357,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
       );
       // A disabled endpoint receives nothing more: what still waits for it has failed.
       this.sql.exec(
-        "UPDATE deliveries SET status = 'failed', last_error = 'the endpoint was disabled', next_attempt_at = NULL, next_attempt_ms = NULL WHERE endpoint_id = ? AND status = 'pending' AND EXISTS (SELECT 1 FROM endpoints WHERE id = ? AND disabled_at IS NOT NULL)",
+        "UPDATE deliveries SET status = 'failed', last_error = 'the endpoint was disabled', next_attempt_at = NULL, next_attempt_ms = NULL, turn = NULL WHERE endpoint_id = ? AND status = 'pending' AND EXISTS (SELECT 1 FROM endpoints WHERE id = ? AND disabled_at IS NOT NULL)",
         endpointId,
         endpointId,
       );

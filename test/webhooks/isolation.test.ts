@@ -177,14 +177,16 @@ describe("webhook tenants", () => {
     const events = (await outboxOf(c.id)).filter((e) => e.type === "submission.failed");
     expect(events).toHaveLength(SUBMISSION_FAILED_PER_MINUTE + 2);
     const tasks = events.map((e): WebhookTask => ({ projectId: w.projectId, chatId: c.id, eventId: e.id, endpointId: hook.json.endpoint.id, type: "submission.failed" }));
+    // Only this endpoint's: the local queue may still carry an earlier test's delivery to its receiver.
+    const mine = () => received.filter((r) => r.url === "https://receiver.example.com/free-events");
     const { messages, batch } = batchOf(tasks.slice(0, -1));
     await consumeWebhookBatch(batch, env);
     for (const m of messages) expect(m.ack).toHaveBeenCalled();
-    await vi.waitFor(() => expect(received).toHaveLength(SUBMISSION_FAILED_PER_MINUTE));
+    await vi.waitFor(() => expect(mine()).toHaveLength(SUBMISSION_FAILED_PER_MINUTE));
     expect(await deliveriesOf(w, hook.json.endpoint.id)).toHaveLength(SUBMISSION_FAILED_PER_MINUTE);
     // A minute later the endpoint gets them again; other event types were never limited.
     clock.advance(60_001);
     await consumeWebhookBatch(batchOf(tasks.slice(-1)).batch, env);
-    await vi.waitFor(() => expect(received).toHaveLength(SUBMISSION_FAILED_PER_MINUTE + 1));
+    await vi.waitFor(() => expect(mine()).toHaveLength(SUBMISSION_FAILED_PER_MINUTE + 1));
   });
 });

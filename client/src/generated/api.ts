@@ -577,6 +577,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This OpenAPI document
+         * @description Changes only with a deploy: `Cache-Control: public, max-age=300` and a strong ETag; If-None-Match with it answers 304 with no body.
+         */
+        get: operations["getOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "message.completed": {
@@ -1490,6 +1510,21 @@ export interface components {
         ApiTokenList: {
             items: components["schemas"]["ApiTokenItem"][];
         };
+        /** @description An OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0). */
+        OpenApiDocument: {
+            openapi: string;
+            info: {
+                title: string;
+                version: string;
+            } & {
+                [key: string]: unknown;
+            };
+            paths: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
     };
     responses: {
         /** @description Invalid input (`invalid_request`): a body that is not JSON or breaks the schema, an unknown field or query parameter; `errors[]` lists the invalid fields, the first 20 found (each path and message cut to at most 300 bytes of JSON; the detail gives the count when there are more). */
@@ -1611,9 +1646,9 @@ export interface components {
          * @example GET, HEAD, OPTIONS
          */
         Allow: string;
-        /** @description Entity tag of this representation (per language); send it back as If-None-Match. */
+        /** @description Strong entity tag of this representation (per language where the answer has one); send it back as If-None-Match to get 304 while it has not changed. */
         ETag: string;
-        /** @description `public, max-age=60` on plans and banner lists; `no-store` on legal documents, the poll and anything carrying a secret. */
+        /** @description `public, max-age=60` on plans and banner lists; `public, max-age=300` on the OpenAPI document and `private, max-age=300` on the operator one (each changes only with a deploy); `no-store` on legal documents, the poll and anything carrying a secret. */
         "Cache-Control": string;
         /** @description The language the plain fields are in: en, ru or es. */
         "Content-Language": "en" | "ru" | "es";
@@ -5026,6 +5061,45 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of a copy already held: a match answers 304 */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+            /** @description Not modified: If-None-Match matched the ETag; no body */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
