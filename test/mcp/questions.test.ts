@@ -1,8 +1,9 @@
-import { describe, expect } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { localReply } from "../../src/agent/local";
 import { MAX_STREAMS_PER_TOKEN } from "../../src/auth/token-gate";
 import { ask, questionOf } from "../chats/question-helpers";
-import { call, chatsPath } from "../helpers";
+import { settle } from "../clock";
+import { call, chatsPath, room } from "../helpers";
 import { openEvents } from "../sse";
 import { callTool, connect, success, toolProblem } from "./mcp-helpers";
 import { it } from "../fixtures/chat";
@@ -74,6 +75,25 @@ describe("MCP questions, through the SDK's client", () => {
     } finally {
       await Promise.all(streams.map((s) => s.close()));
     }
+  });
+
+  it("sends the reply to an answer as progress while it grows, as send_message does", async ({ clock, w, chat }) => {
+    const { question: q } = await ask(w, chat.id, clock, "/ask Which colour?");
+    const client = await connect(w.token);
+    const updates: { progress: number; message?: string }[] = [];
+    const pending = callTool(
+      client,
+      "answer_question",
+      { projectId: w.projectId, chatId: chat.id, questionId: q.id, answer: { text: "Teal" }, waitSeconds: 30 },
+      { onprogress: (p) => updates.push(p) },
+    );
+    // Once the answer is in, the built-in agent writes its reply in four parts, one per alarm.
+    await vi.waitFor(async () => expect((await questionOf(w, chat.id, q.id)).status).toBe("answered"), { timeout: 5_000, interval: 20 });
+    await settle(room(chat.id), clock);
+    const answered = success(await pending);
+    expect(answered.reply).toMatchObject({ status: "success", content: localReply({ content: "Teal" }) });
+    expect(updates.length).toBeGreaterThan(0);
+    expect(updates.map((u) => u.message).join("")).toBe(answered.reply.content);
   });
 
   it("describes answer_question's answer as one of the bodies and marks it destructive", async ({ w }) => {
