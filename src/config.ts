@@ -14,6 +14,8 @@ export type Config = {
   agent: AgentConfig & { timeoutMs: number };
   taskCreditCost: number;
   catalogCacheSeconds: number;
+  /** How long a question the agent asks stays pending before it expires (QUESTION_TTL_HOURS). */
+  questionTtlMs: number;
   /** DEV_SERVER_ID: set by the project's scripts to a fresh value per wrangler dev they start; unset in every deployment. */
   devServerId: string | undefined;
 };
@@ -66,6 +68,7 @@ function parse(env: Env): Config {
     agent: { ...agentConfig(env), timeoutMs: count(env.AGENT_TIMEOUT_SECONDS, 600) * 1000 },
     taskCreditCost: Math.floor(count(env.TASK_CREDIT_COST, 1)),
     catalogCacheSeconds: count(env.CATALOG_CACHE_SECONDS, 30),
+    questionTtlMs: positive(env.QUESTION_TTL_HOURS, 168) * 3_600_000,
     devServerId: env.DEV_SERVER_ID || undefined,
   };
 }
@@ -96,6 +99,12 @@ const isOn = (value: string | undefined) => (value ?? "on").trim().toLowerCase()
 function count(value: string | undefined, fallback: number): number {
   const n = value === undefined || value.trim() === "" ? NaN : Number(value);
   return Number.isFinite(n) && n >= 0 ? n : fallback;
+}
+
+/** A positive number (fractions allowed), or the default when unset, zero or not a number. */
+function positive(value: string | undefined, fallback: number): number {
+  const n = count(value, fallback);
+  return n > 0 ? n : fallback;
 }
 
 /** The origin of an http(s) URL, or undefined for anything else. */

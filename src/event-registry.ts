@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { Question } from "./chats/question-schemas";
 import { Chat, Message, Queue, QueueEntry } from "./chats/schemas";
 
 /**
@@ -31,6 +32,11 @@ export const STREAM_EVENTS = {
     about: "A message when it is created and whenever its status changes; a reply's last one has its final status and whole content",
   },
   "message.delta": { data: MessageDelta, component: "MessageDelta", about: "Text appended to a working reply (no message event per delta)" },
+  question: {
+    data: Question,
+    component: "Question",
+    about: "The whole Question when the agent asks it and whenever its status changes (answered, declined, superseded, expired); the chat event of the same change follows",
+  },
 } as const;
 export type StreamEventType = keyof typeof STREAM_EVENTS;
 /** What the event log stores: every stream event but the snapshot, which is made when a stream opens. */
@@ -71,6 +77,12 @@ export const WEBHOOK_EVENTS = {
   },
   "chat.awaiting_user": { name: "ChatAwaitingUserWebhook", data: { chat: Chat }, about: "The chat's isAwaitingUser became true: the Chat at that moment" },
   "submission.failed": { name: "SubmissionFailedWebhook", data: { entry: QueueEntry }, about: "A queue entry became failed: the entry" },
+  "question.asked": { name: "QuestionAskedWebhook", data: { question: Question }, about: "The agent asked a question: the Question as it was asked (pending)" },
+  "question.closed": {
+    name: "QuestionClosedWebhook",
+    data: { question: Question },
+    about: "A question stopped being pending (answered, declined, superseded or expired): the Question as it was closed",
+  },
 } as const;
 export type WebhookEventType = keyof typeof WEBHOOK_EVENTS;
 export const WEBHOOK_EVENT_TYPES = Object.keys(WEBHOOK_EVENTS) as [WebhookEventType, ...WebhookEventType[]];

@@ -15,6 +15,7 @@ describe("configuration", () => {
       agent: { mode: "local", delayMs: 1500, timeoutMs: 600_000 },
       taskCreditCost: 1,
       catalogCacheSeconds: 30,
+      questionTtlMs: 168 * 3_600_000,
       devServerId: undefined,
     });
   });
@@ -32,6 +33,7 @@ describe("configuration", () => {
       AGENT_TIMEOUT_SECONDS: "30",
       TASK_CREDIT_COST: "2.7",
       CATALOG_CACHE_SECONDS: "0",
+      QUESTION_TTL_HOURS: "0.5",
       DEV_SERVER_ID: "run-1",
     });
     expect(set).toEqual({
@@ -43,6 +45,7 @@ describe("configuration", () => {
       agent: { mode: "http", url: "https://agent.example", secret: "s", timeoutMs: 30_000 },
       taskCreditCost: 2,
       catalogCacheSeconds: 0,
+      questionTtlMs: 1_800_000,
       devServerId: "run-1",
     });
     const bad = parse({
@@ -62,6 +65,7 @@ describe("configuration", () => {
       catalogCacheSeconds: 30,
     });
     expect(parse({ RATE_LIMIT_PER_MINUTE: "0" }).rateLimitPerMinute, "a zero limit would refuse everything").toBe(1);
+    for (const ttl of ["0", "-1", "a week", ""]) expect(parse({ QUESTION_TTL_HOURS: ttl }).questionTtlMs, `QUESTION_TTL_HOURS=${ttl}`).toBe(168 * 3_600_000);
   });
 
   it("parses an environment once", () => {

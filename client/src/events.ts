@@ -13,6 +13,7 @@ type EventData = {
   "queue.removed": Schemas["QueueRemoved"];
   message: Schemas["Message"];
   "message.delta": Schemas["MessageDelta"];
+  question: Schemas["Question"];
 };
 /** One event of a chat's stream, typed by its name (CONTRACT "Following a chat live"): the document's ChatEvent frames (generated), parsed, its id a number. */
 export type ChatEvent = { [T in WireEvent["event"]]: Data<T, EventData[T]> }[WireEvent["event"]];

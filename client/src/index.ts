@@ -14,6 +14,8 @@ export type { components, paths } from "./generated/api.ts";
 export type { CallOptions, ClientOptions } from "./http.ts";
 export { type Problem, type ProblemCode, ProblemError } from "./problem.ts";
 export {
+  type AnswerInput,
+  type AnswerSubmission,
   type Chat,
   type CreatedWebhook,
   type Message,
@@ -22,6 +24,7 @@ export {
   type ProjectCredits,
   type ProjectSummary,
   type Queue,
+  type Question,
   type SendInput,
   type SendOptions,
   type Submission,

@@ -16,6 +16,10 @@ export type WebhookDelivery = Schemas["WebhookDelivery"];
 export type ProjectSummary = Schemas["ProjectSummary"];
 export type ProjectCredits = Schemas["ProjectCredits"];
 export type UsageDay = Schemas["UsageDay"];
+export type Question = Schemas["Question"];
+/** One of the answer bodies; which fit depends on the question's kind. */
+export type AnswerInput = Schemas["Answer"];
+export type AnswerSubmission = Schemas["AnswerSubmission"];
 export type UsageOptions = CallOptions & { from?: string; to?: string };
 export type SendInput = { content: string; replyToMessageId?: string };
 export type SendOptions = CallOptions & { idempotencyKey?: string };
@@ -42,6 +46,7 @@ export class ProjectChatClient {
   readonly usage;
   readonly chats;
   readonly messages;
+  readonly questions;
   readonly queue;
   readonly events;
   readonly webhooks;
@@ -57,15 +62,13 @@ export class ProjectChatClient {
     const list = <T>(path: string, options?: CallOptions, query?: Request["query"]) => itemsOf(answer<{ items: T[] }>("GET", path, { query, ...callOptions(options) }));
     const remove = (path: string, options?: CallOptions) => call<void>("DELETE", path, callOptions(options));
     const follow = (projectId: string, chatId: string, options?: FollowOptions): AsyncGenerator<ChatEvent> => followChat(http, `${chatPath(projectId, chatId)}/events`, options);
+    // One idempotency key per intended message or answer (the caller's or a new UUID), reused by every retry.
+    const keyed = <T>(path: string, body: unknown, options: SendOptions) =>
+      call<T>("POST", path, { body, headers: { "idempotency-key": options.idempotencyKey ?? crypto.randomUUID() }, repeatable: true, ...callOptions(options) });
     const submit =
       (what: "messages" | "steer") =>
       (projectId: string, chatId: string, input: SendInput, options: SendOptions = {}) =>
-        call<Submission>("POST", `${chatPath(projectId, chatId)}/${what}`, {
-          body: input,
-          headers: { "idempotency-key": options.idempotencyKey ?? crypto.randomUUID() },
-          repeatable: true,
-          ...callOptions(options),
-        });
+        keyed<Submission>(`${chatPath(projectId, chatId)}/${what}`, input, options);
     const page = (projectId: string, chatId: string, options: CallOptions & { cursor?: string; limit?: number } = {}) =>
       read<MessagePage>(`${chatPath(projectId, chatId)}/messages`, { query: { limit: options.limit, cursor: options.cursor }, ...callOptions(options) });
 
@@ -91,13 +94,7 @@ export class ProjectChatClient {
       list: (projectId: string, options: CallOptions & { archived?: boolean } = {}) =>
         list<Chat>(chatsPath(projectId), options, { archived: options.archived ? "true" : undefined }),
       /** Idempotent: one key per intended chat (a new UUID unless given), reused by every retry. */
-      create: (projectId: string, input: { title: string }, options: CallOptions & { idempotencyKey?: string } = {}) =>
-        call<Chat>("POST", chatsPath(projectId), {
-          body: input,
-          headers: { "idempotency-key": options.idempotencyKey ?? crypto.randomUUID() },
-          repeatable: true,
-          ...callOptions(options),
-        }),
+      create: (projectId: string, input: { title: string }, options: SendOptions = {}) => keyed<Chat>(chatsPath(projectId), input, options),
       get: (projectId: string, chatId: string, options?: CallOptions) => read<Chat>(chatPath(projectId, chatId), callOptions(options)),
       rename: (projectId: string, chatId: string, input: { title: string }, options?: CallOptions) =>
         call<Chat>("PATCH", chatPath(projectId, chatId), { body: input, repeatable: true, ...callOptions(options) }),
@@ -119,7 +116,8 @@ export class ProjectChatClient {
       list: (projectId: string, chatId: string, options: CallOptions & { limit?: number } = {}): AsyncIterable<Message> =>
         everyItem((cursor) => page(projectId, chatId, { ...options, cursor })),
       /**
-       * Sends a message and waits for its task's reply to end (success, failed or interrupted_by_user): that reply.
+       * Sends a message and waits for its task's reply to end (success, failed or interrupted_by_user): that reply. A reply
+       * that asks names its question (`questionId`: read it with questions.get, answer it with questions.answer).
        * Its timeout is the whole wait (default 10 minutes); a reply that takes longer throws TimeoutError.
        */
       sendAndWait: async (projectId: string, chatId: string, input: SendInput, options: SendOptions = {}): Promise<Message> => {
@@ -144,6 +142,18 @@ export class ProjectChatClient {
           await events.return(undefined);
         }
       },
+    };
+
+    this.questions = {
+      /** A question the chat's agent asked (the chat's pendingQuestionId, a reply's questionId), as it stands. */
+      get: (projectId: string, chatId: string, questionId: string, options?: CallOptions) =>
+        call<Question>("GET", `${chatPath(projectId, chatId)}/questions/${enc(questionId)}`, callOptions(options)),
+      /**
+       * Answers a pending question: a message to the agent in words, exactly-once like send (one key per intended
+       * answer, reused by every retry). A question no longer pending is a 409 question_not_pending ProblemError.
+       */
+      answer: (projectId: string, chatId: string, questionId: string, answer: AnswerInput, options: SendOptions = {}) =>
+        keyed<AnswerSubmission>(`${chatPath(projectId, chatId)}/questions/${enc(questionId)}/answer`, answer, options),
     };
 
     this.queue = {

@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type ChatEvent, type Message, ProblemError, verifyWebhook, WebhookVerificationError } from "../src/index.ts";
 import { dropFirstAnswer, pass, proxy, world } from "./helpers.ts";
 import { followUntilReply } from "./world.ts";
@@ -15,6 +15,29 @@ describe("the project-chat client", () => {
     const users: Message[] = [];
     for await (const m of w.client.messages.list(w.projectId, chat.id)) if (m.role === "user") users.push(m);
     expect(users.map((m) => [m.content, m.submissionId])).toEqual([["only one of me", submission.submissionId]]);
+    await p.close();
+  });
+
+  it("answers a question once however often a lost answer makes it retry", async () => {
+    const p = await dropFirstAnswer("/answer");
+    const w = await world(p.url);
+    const chat = await w.client.chats.create(w.projectId, { title: "answered once" });
+    const { questionId } = await w.client.messages.sendAndWait(w.projectId, chat.id, { content: "/ask Your name?" });
+    const answered = await w.client.questions.answer(w.projectId, chat.id, questionId!, { text: "Ana" });
+    expect(p.dropped()).toBe(true);
+    expect(await w.client.questions.get(w.projectId, chat.id, questionId!)).toMatchObject({ status: "answered", answer: { text: "Ana" }, submissionId: answered.submissionId });
+    // Its user message is written when its task starts, just after the answer is accepted.
+    await vi.waitFor(
+      async () => {
+        const users: Message[] = [];
+        for await (const m of w.client.messages.list(w.projectId, chat.id)) if (m.role === "user") users.push(m);
+        expect(users.map((m) => [m.content, m.submissionId])).toEqual([
+          ["Ana", answered.submissionId],
+          ["/ask Your name?", expect.any(String)],
+        ]);
+      },
+      { timeout: 5_000, interval: 100 },
+    );
     await p.close();
   });
 

@@ -32,6 +32,8 @@ function surface(baseUrl: string, options: Omit<ClientOptions, "baseUrl"> = {}) 
     "messages.page": (o) => client.messages.page(p, c, o),
     "messages.list": (o) => drain(client.messages.list(p, c, o)),
     "messages.sendAndWait": (o) => client.messages.sendAndWait(p, c, { content: "x" }, o),
+    "questions.get": (o) => client.questions.get(p, c, id, o),
+    "questions.answer": (o) => client.questions.answer(p, c, id, { optionIds: ["1"] }, o),
     "queue.get": (o) => client.queue.get(p, c, o),
     "queue.cancel": (o) => client.queue.cancel(p, c, id, o),
     "events.follow": (o) => drain(client.events.follow(p, c, o)),
@@ -127,10 +129,11 @@ export const cases: Record<string, (env: Env) => Promise<void>> = {
     const impatient = surface(env.hanging, { maxRetries: 0, timeout: 120 });
     const error = await rejection(impatient.client.chats.get(crypto.randomUUID(), crypto.randomUUID()), "a get with the client's timeout");
     ok(error instanceof TimeoutError && error.timeout === 120, `the client's timeout: ${String(error)}`);
-    // A timed-out GET is tried again; a webhook's creation, which repeating could double, is not.
+    // A timed-out GET is tried again, and so is an answer (its key makes it once); a webhook's creation, which repeating could double, is not.
     const retrying = surface(env.hanging, { maxRetries: 1, timeout: 150 }).calls;
     for (const [name, tries] of [
       ["chats.get", 2],
+      ["questions.answer", 2],
       ["webhooks.create", 1],
     ] as const) {
       const before = await env.hangingRequests();
@@ -222,5 +225,33 @@ export const cases: Record<string, (env: Env) => Promise<void>> = {
     const history: string[] = [];
     for await (const m of w.client.messages.list(w.projectId, chat.id, { limit: 1 })) history.push(m.role);
     equal(history, ["owner", "user"], "the history, newest first, a page at a time");
+  },
+
+  "asks a question through sendAndWait, reads it and answers it once; an answer that does not fit, or comes twice, is a ProblemError": async (env) => {
+    const w = await world(env);
+    const chat = await w.client.chats.create(w.projectId, { title: "questions" });
+    const reply = await w.client.messages.sendAndWait(w.projectId, chat.id, { content: "/choose Pick a color | Red | Green" });
+    ok(reply.questionId !== null, `the reply names its question: ${JSON.stringify(reply)}`);
+    const question = await w.client.questions.get(w.projectId, chat.id, reply.questionId);
+    equal([question.id, question.messageId], [reply.questionId, reply.id], "the question the reply asked");
+    equal([question.kind, question.status, question.prompt], ["choice", "pending", "Pick a color"], "the question");
+    equal(
+      question.options?.map((o) => o.label),
+      ["Red", "Green"],
+      "its options",
+    );
+    const misfit = await rejection(w.client.questions.answer(w.projectId, chat.id, question.id, { decision: "approve" }), "an approval's answer to a choice");
+    ok(misfit instanceof ProblemError && misfit.status === 400 && misfit.code === "answer_does_not_fit", `does not fit: ${String(misfit)}`);
+    const key = crypto.randomUUID();
+    const answered = await w.client.questions.answer(w.projectId, chat.id, question.id, { optionIds: ["2"] }, { idempotencyKey: key });
+    equal([answered.chatId, answered.questionId], [chat.id, question.id], "the answer's submission");
+    const replayed = await w.client.questions.answer(w.projectId, chat.id, question.id, { optionIds: ["2"] }, { idempotencyKey: key }).withResponse();
+    equal([replayed.data.submissionId, replayed.response.headers.get("idempotency-replayed")], [answered.submissionId, "true"], "a retry with its key");
+    const twice = await rejection(w.client.questions.answer(w.projectId, chat.id, question.id, { optionIds: ["1"] }), "a second answer");
+    ok(twice instanceof ProblemError && twice.status === 409 && twice.code === "question_not_pending", `a second answer: ${String(twice)}`);
+    const closed = await w.client.questions.get(w.projectId, chat.id, question.id);
+    equal([closed.status, closed.submissionId, JSON.stringify(closed.answer)], ["answered", answered.submissionId, '{"optionIds":["2"]}'], "the question answered");
+    const plain = await w.client.messages.sendAndWait(w.projectId, chat.id, { content: "and nothing to ask" });
+    equal(plain.questionId, null, "a reply that asks nothing");
   },
 };

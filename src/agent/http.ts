@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AgentQuestion } from "./asked-question";
 import type { AgentPort, AgentResult } from "./port";
 import { log } from "../log";
 import { REPLY_MAX, STEERING_PER_TASK } from "../chats/limits";
@@ -12,7 +13,8 @@ const agentText = () => z.string().refine((text) => text.isWellFormed(), "unpair
 export const AgentResultBody = z.object({
   status: z.enum(["success", "failed"]),
   content: agentText().max(REPLY_MAX),
-  // The agent asked the user something; the chat shows isAwaitingUser until the next message is accepted.
+  // What the agent asks the user (validated whole: a bad question is no result); awaitingUser alone asks a text question with the reply's words.
+  question: AgentQuestion.nullish().transform((question) => question ?? undefined),
   awaitingUser: z.boolean().optional(),
   // The model's token counts for the whole task, when the agent knows them (shown as the reply's usage).
   usage: z

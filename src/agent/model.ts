@@ -1,7 +1,8 @@
 import { type LanguageModel, type ModelMessage, streamText, tool } from "ai";
 import { z } from "zod";
 import { describeForLog } from "../db/errors";
-import { firstCharacters } from "../text";
+import { DESCRIPTION_MAX, LABEL_MAX, OPTIONS_MAX, PROMPT_MAX } from "../chats/limits";
+import { type AskedQuestion, modelQuestion } from "./asked-question";
 import { conversation, type Turn } from "./conversation";
 import type { AgentPort, AgentResult, AgentTask, LiveTask, TokenUsage } from "./port";
 import { ReplyBatcher } from "./reply-batcher";
@@ -21,14 +22,25 @@ export type ModelAgentOptions = {
 
 // Provider 429 and 5xx (and connections that fail before the answer begins) are retried this often, with the AI SDK's backoff, within the task's deadline.
 const MODEL_RETRIES = 2;
-// An ask_user question is cut to this many characters: a question, not a reply.
-const QUESTION_MAX = 2_000;
 // Between the parts of a reply that steering texts extended.
 const STEERED_SEPARATOR = "\n\n";
 
+// The schema the model is shown; what it sends is taken as far as it is a question (modelQuestion), so a call a little off still asks.
 const askUser = tool({
-  description: "Ask the user a question when you cannot go on without their choice or information. The question ends your turn; the user's answer comes as their next message.",
-  inputSchema: z.object({ question: z.string().min(1).describe("One clear question for the user") }),
+  description:
+    "Ask the user a question when you cannot go on without their choice or information; give options when the answer is one (multiSelect: some) of a few. " +
+    "It ends your turn; the answer comes as the user's next message.",
+  inputSchema: z.object({
+    question: z.string().min(1).max(PROMPT_MAX).describe("One clear question for the user"),
+    options: z
+      .array(z.object({ label: z.string().min(1).max(LABEL_MAX), description: z.string().max(DESCRIPTION_MAX).optional() }))
+      .min(1)
+      .max(OPTIONS_MAX)
+      .optional()
+      .describe("The choices, in the order to show them"),
+    multiSelect: z.boolean().optional().describe("The user may pick more than one option"),
+    allowText: z.boolean().optional().describe("The user may also answer in their own words"),
+  }),
 });
 
 /** Why a model task failed, in the service's own words: a provider's text can echo the key it was given. */
@@ -103,7 +115,8 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
       if (signal.aborted) return { status: "success", content: live.reply() };
       if (call.question !== undefined) {
         const reply = live.reply();
-        return { status: "success", content: reply ? `${reply}${STEERED_SEPARATOR}${call.question}` : call.question, awaitingUser: true };
+        const prompt = call.question.prompt;
+        return { status: "success", content: reply ? `${reply}${STEERED_SEPARATOR}${prompt}` : prompt, question: call.question };
       }
       written += call.text.length;
       // Steering the chat received while the model wrote: the model answers it in a call of its own.
@@ -116,7 +129,7 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
   }
 
   /** One streamed completion: its text goes to onText as it comes, its token counts to the task; a call of ask_user gives the question. */
-  async function callModel(messages: ModelMessage[], signal: AbortSignal, live: LiveTask, onText: (text: string) => void): Promise<{ text: string; question?: string }> {
+  async function callModel(messages: ModelMessage[], signal: AbortSignal, live: LiveTask, onText: (text: string) => void): Promise<{ text: string; question?: AskedQuestion }> {
     const result = streamText({
       model: options.model,
       instructions: options.systemPrompt,
@@ -128,15 +141,14 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
       onError: () => {},
     });
     let text = "";
-    let question: string | undefined;
+    let question: AskedQuestion | undefined;
     for await (const part of result.fullStream) {
       if (part.type === "text-delta") {
         text += part.text;
         onText(part.text);
-      } else if (part.type === "tool-call" && part.toolName === "ask_user" && !part.invalid) {
+      } else if (part.type === "tool-call" && part.toolName === "ask_user") {
         // A question that is not one (empty, not text) is no question: the reply is what was written.
-        const asked = (part.input as { question?: unknown }).question;
-        if (typeof asked === "string" && asked.trim()) question = firstCharacters(asked, QUESTION_MAX);
+        question = modelQuestion(part.input) ?? question;
       } else if (part.type === "finish-step") {
         // A call that ended reports its counts here; a retried attempt that failed, or one cut short, reports none.
         const usage = reportedUsage(part.usage);

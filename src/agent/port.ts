@@ -1,3 +1,5 @@
+import type { AskedQuestion } from "./asked-question";
+import type { Answer, QuestionKind } from "../chats/question-schemas";
 import type { Turn } from "./conversation";
 
 /** What the chat sends to an agent, and what comes back. Adapters: local (built in), http, and model (openai, workers-ai). */
@@ -10,11 +12,16 @@ export type AgentTask = {
   callbackUrl: string | null;
   // Where an http agent takes the steering texts sent while it works (docs/agent-protocol.md).
   steeringUrl: string | null;
+  /** The question this task's message answers, and how (an ordinary send that answered: its text); null when it answers none. */
+  answer: TaskAnswer | null;
 };
+
+/** What a task's message answered: the question, its kind, and the answer's fields as sent. */
+export type TaskAnswer = { questionId: string; kind: QuestionKind } & Answer;
 
 /**
  * A task's outcome; error explains a failure the agent did not report itself (no answer, bad answer).
- * awaitingUser: the agent asked the user something (a question, a connection request in the web application).
+ * question: what a successful task asks the user; awaitingUser alone asks a text question with the reply's words.
  */
 export type AgentResult = {
   status: "success" | "failed";
@@ -22,6 +29,7 @@ export type AgentResult = {
   content?: string;
   error?: string;
   awaitingUser?: boolean;
+  question?: AskedQuestion;
   usage?: TokenUsage;
 };
 

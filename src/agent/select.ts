@@ -16,7 +16,7 @@ export function agentFor(settings: AgentSettings, host?: AgentHost): AgentPort {
   const { agent } = settings;
   switch (agent.mode) {
     case "local":
-      return localAgent(agent.delayMs);
+      return localAgent(agent.delayMs, settings.appOrigin);
     case "http":
       return httpAgent({ url: agent.url!, secret: agent.secret!, resultTimeoutMs: agent.timeoutMs });
     default:
@@ -50,7 +50,7 @@ function agentName(agent: AgentConfig): string {
   }
 }
 
-type AgentSettings = Pick<Config, "agent" | "publicOrigin">;
+type AgentSettings = Pick<Config, "agent" | "publicOrigin" | "appOrigin">;
 
 /** Why the configured agent cannot run a task (which setting is missing), or undefined when it can. */
 function misconfiguration({ agent, publicOrigin }: AgentSettings, host: Pick<AgentHost, "ai"> | undefined): string | undefined {

@@ -5,9 +5,11 @@ import { config } from "../config";
 import { sha256Hex } from "../crypto";
 import type { Env } from "../env";
 import type { Seen } from "../db/read-mostly";
+import type { JsonText } from "../http/router";
 import { log } from "../log";
 import { offerProjectState, type ProjectState } from "../projects/access";
 import { iso } from "../time";
+import { answerJson, fitAnswer, type Fit } from "./answers";
 import { nothing, type Listing } from "./change";
 import { decodeCursor, encodeCursor } from "./cursor";
 import { ChatListSync, Refunds, type DeferredJob } from "./deferred-jobs";
@@ -15,9 +17,11 @@ import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "./limits";
 import type { StreamGrant } from "./listeners";
 import { offerMaintenanceFlag } from "./maintenance";
 import { RoomPublisher } from "./publisher";
+import type { Answer, Question, QuestionStatus } from "./question-schemas";
+import { QuestionStorage } from "./question-storage";
 import { RoomStorage, type ChatRow } from "./room-storage";
 import type { Chat, Message, QueueEntry, Submission, SubmissionState } from "./schemas";
-import { SubmissionStorage, type SubmissionKind } from "./submission-storage";
+import { SubmissionStorage } from "./submission-storage";
 import { DISPATCH_RETRY_MS, TaskRunner, type EndedTask, type PartialOutcome, type SteeringAck, type SteeringOffer } from "./task-runner";
 import { WebhookHandOff } from "./webhook-handoff";
 import { UsageOutbox } from "./usage-outbox";
@@ -27,9 +31,17 @@ import { webhookPayload } from "./webhook-payload";
 export type { PartialOutcome, SteeringAck, SteeringItem, SteeringOffer } from "./task-runner";
 /** What the Worker knew when it took the request: the object keeps it, so a task can run even where D1 cannot be read. */
 export type SeenByWorker = { maintenance: Seen<boolean>; project: Seen<ProjectState> };
-export type SubmitRequest = { kind: SubmissionKind; idempotencyKey: string; content: string; replyToMessageId: string | null; seen: SeenByWorker };
+/** A send or steer of a text, or an answer to a question (a send whose text is the answer in words). */
+export type Submitted = { idempotencyKey: string } & (
+  | { kind: "send" | "steer"; content: string; replyToMessageId: string | null }
+  | { kind: "answer"; questionId: string; answer: Answer }
+);
+export type SubmitRequest = Submitted & { seen: SeenByWorker };
 export type SubmitOutcome =
   | { kind: "accepted"; submission: Submission; replayed: boolean }
+  | { kind: "question_not_found" }
+  | { kind: "question_not_pending"; status: QuestionStatus }
+  | { kind: "answer_does_not_fit"; why: string }
   | { kind: "key_reused" }
   | { kind: "cancelled" }
   | { kind: "archived" }
@@ -43,6 +55,8 @@ export type MessageOutcome = { kind: "message"; message: Message } | { kind: "me
 export type MessageRead = { kind: "message"; message: Message; eventId: number } | { kind: "message_not_found" } | { kind: "not_found" };
 export type CancelOutcome = "cancelled" | "started" | "submission_not_found" | "not_found";
 export type SubmissionOutcome = { kind: "submission"; submission: SubmissionState } | { kind: "submission_not_found" } | { kind: "not_found" };
+// The question as JSON text: an action's input is any JSON, which RPC's types cannot name.
+export type QuestionOutcome = { kind: "question"; question: JsonText<Question> } | { kind: "question_not_found" } | { kind: "not_found" };
 
 const utf8 = new TextEncoder();
 
@@ -54,6 +68,7 @@ const utf8 = new TextEncoder();
 export class ChatRoom extends DurableObject<Env> {
   private readonly store: RoomStorage;
   private readonly submissions: SubmissionStorage;
+  private readonly questions: QuestionStorage;
   private readonly outbox: WebhookOutbox;
   private readonly publisher: RoomPublisher;
   private readonly runner: TaskRunner;
@@ -68,20 +83,28 @@ export class ChatRoom extends DurableObject<Env> {
     super(ctx, env);
     const sql = ctx.storage.sql;
     this.submissions = new SubmissionStorage(sql);
-    this.store = new RoomStorage(sql, this.submissions);
     this.outbox = new WebhookOutbox(sql);
+    this.questions = new QuestionStorage(sql, this.outbox, config(env).questionTtlMs);
+    this.store = new RoomStorage(sql, this.submissions, this.questions);
     const handOff = new WebhookHandOff(env, ctx, this.store, this.outbox, () => this.reschedule(Date.now()));
-    this.publisher = new RoomPublisher(ctx, env, sql, this.store, this.submissions, handOff);
+    this.publisher = new RoomPublisher(ctx, env, sql, this.store, this.submissions, this.questions, handOff);
     this.refunds = new Refunds(env, this.store);
     const usage = new UsageOutbox(sql);
     this.listSync = new ChatListSync(env, this.store, usage);
     const agent = agentFor(config(env), { ai: env.AI, keepAlive: (work) => ctx.waitUntil(work) });
     const change = this.change.bind(this);
-    this.runner = new TaskRunner(env, ctx, this.store, this.submissions, this.outbox, usage, this.publisher, agent, change, () => this.runJob(this.refunds));
+    this.runner = new TaskRunner(env, ctx, this.store, this.submissions, this.questions, this.outbox, usage, this.publisher, agent, change, () => this.runJob(this.refunds));
     // A failed entry leaves the queue when its 24 hours end: followers hear it then, not at the next change.
     const failedExpiry: DeferredJob = { dueAt: () => this.submissions.nextFailedExpiry(), run: async (now) => this.change(now, nothing, "unlisted") };
+    // A pending question expires QUESTION_TTL_HOURS after it was asked: a change of the chat (no longer awaiting), nothing for the agent.
+    const questionExpiry: DeferredJob = {
+      dueAt: () => this.questions.expiryDue(),
+      run: async (now) => {
+        if ((this.questions.expiryDue() ?? Number.POSITIVE_INFINITY) <= now) this.change(now, () => this.questions.expire(now));
+      },
+    };
     const tasks: DeferredJob = { dueAt: () => this.runner.dueAt(), run: () => this.runner.runDue() };
-    this.work = [this.refunds, tasks, handOff, failedExpiry, this.listSync];
+    this.work = [this.refunds, tasks, handOff, failedExpiry, questionExpiry, this.listSync];
     if (this.store.isInitialised()) this.store.migrate();
     if (this.runner.recoverOrphan(Date.now())) this.reschedule(Date.now());
   }
@@ -126,29 +149,41 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   /**
-   * Accepts a message (or a steering text) once per idempotency key. The lookup and the insert share
-   * one synchronous stretch. A steering text waits for the task the chat is working on (running, or
-   * being dispatched) to take it; on a chat that is not working it is sent like a message.
+   * Accepts a message, a steering text or an answer to a question once per idempotency key (one key space
+   * for the three). The lookup and the insert share one synchronous stretch. A steering text waits for the
+   * task the chat is working on (running, or being dispatched) to take it; on a chat that is not working it
+   * is sent like a message. An answer is a message whose text is the answer in words; a send or steer
+   * accepted while a question is pending answers it with its text, or supersedes one that takes no text.
    */
   async submit(projectId: string, request: SubmitRequest): Promise<SubmitOutcome> {
-    // Before anything is read: from here to the insert nothing awaits.
-    const contentHash = await sha256Hex(request.content);
+    // What a question asks never changes, so an answer's words can be found before the await below.
+    const fit = request.kind === "answer" ? this.fitOf(projectId, request.questionId, request.answer) : undefined;
+    const content = request.kind === "answer" ? (fit?.fits ? fit.content : "") : request.content;
+    // Before anything is decided: from here to the insert nothing awaits.
+    const contentHash = await sha256Hex(content);
     const chat = this.chatIn(projectId);
     if (!chat) return { kind: "not_found" };
+    const replyTo = request.kind === "answer" ? null : request.replyToMessageId;
     // Part of the input, so it is refused before the key is looked at (a replay's target was valid, and messages stay).
-    if (request.replyToMessageId && !this.store.hasMessage(request.replyToMessageId)) return { kind: "unknown_reply_target" };
+    if (replyTo && !this.store.hasMessage(replyTo)) return { kind: "unknown_reply_target" };
+    const question = request.kind === "answer" ? this.questions.byId(request.questionId) : undefined;
+    if (request.kind === "answer" && !question) return { kind: "question_not_found" };
+    const answer = request.kind === "answer" ? answerJson(request.answer) : null;
     const existing = this.submissions.byKey(request.idempotencyKey);
     if (existing) {
-      // A submission that can no longer run keeps the hash of its text, not the text.
-      const sameText = existing.content_hash === null ? existing.content === request.content : existing.content_hash === contentHash;
-      const same = existing.kind === request.kind && sameText && existing.reply_to === request.replyToMessageId;
+      // A submission that can no longer run keeps the hash of its text, not the text; an answer is told by its question's stored answer.
+      const sameText = existing.content_hash === null ? existing.content === content : existing.content_hash === contentHash;
+      const sameAnswer = existing.question_id === question?.id && question?.submission_id === existing.id && question.answer === answer;
+      const same = existing.kind === request.kind && existing.reply_to === replyTo && (answer === null ? sameText : sameAnswer);
       if (!same) return { kind: "key_reused" };
       // A cancelled submission must never run, so its key neither replays nor sends it again.
       if (existing.status === "cancelled") return { kind: "cancelled" };
       return { kind: "accepted", replayed: true, submission: { submissionId: existing.id, chatId: chat.id, disposition: existing.disposition } };
     }
     if (chat.archived_at !== null) return { kind: "archived" };
-    const contentBytes = utf8.encode(request.content).byteLength;
+    if (question && question.status !== "pending") return { kind: "question_not_pending", status: question.status };
+    if (fit && !fit.fits) return { kind: "answer_does_not_fit", why: fit.why };
+    const contentBytes = utf8.encode(content).byteLength;
     const load = this.submissions.load();
     if (load.entries >= QUEUE_MAX_ENTRIES || load.bytes + contentBytes > QUEUE_MAX_BYTES) return { kind: "queue_full" };
     offerMaintenanceFlag(request.seen.maintenance);
@@ -159,21 +194,39 @@ export class ChatRoom extends DurableObject<Env> {
     const started = !steering && !request.seen.maintenance.value && !this.submissions.hasPendingWork();
     const submission = { submissionId: crypto.randomUUID(), chatId: chat.id, disposition: started ? ("started" as const) : ("queued" as const) };
     this.change(now, () => {
+      const { submissionId } = submission;
+      // The question it answered (an answer's, or a pending one that takes its text); any other pending question is superseded.
+      const answered = request.kind === "answer" ? this.questions.answer(question!, request.answer, submissionId, now) : this.questions.closeBySend(content, submissionId, now);
       this.submissions.insert({
         id: submission.submissionId,
         idempotency_key: request.idempotencyKey,
         kind: request.kind,
-        content: request.content,
+        content,
         content_bytes: contentBytes,
         content_hash: contentHash,
-        reply_to: request.replyToMessageId,
+        reply_to: replyTo,
         disposition: submission.disposition,
         status: steering ? "steering" : started ? "dispatching" : "queued",
         created_at: iso(now),
+        question_id: answered ?? null,
       });
-      this.store.setAwaitingUser(false);
     });
     return { kind: "accepted", replayed: false, submission };
+  }
+
+  /** Whether an answer fits the question it names, and its words; undefined when the chat or the question is unknown (found again after the await). */
+  private fitOf(projectId: string, questionId: string, answer: Answer): Fit | undefined {
+    const chat = this.chatIn(projectId);
+    const question = chat ? this.questions.byId(questionId) : undefined;
+    return question && fitAnswer(this.questions.view(question, chat!.id), answer);
+  }
+
+  /** A question the chat's agent asked, as it stands. */
+  async question(projectId: string, questionId: string): Promise<QuestionOutcome> {
+    const chat = this.chatIn(projectId);
+    if (!chat) return { kind: "not_found" };
+    const row = this.questions.byId(questionId);
+    return row ? { kind: "question", question: JSON.stringify(this.questions.view(row, chat.id)) } : { kind: "question_not_found" };
   }
 
   async messages(projectId: string, cursor: string | undefined, limit: number): Promise<MessagesOutcome> {
@@ -283,7 +336,7 @@ export class ChatRoom extends DurableObject<Env> {
   async webhookPayload(eventId: string): Promise<string | null> {
     const chat = this.store.isInitialised() ? this.store.chat() : undefined;
     const event = chat ? this.outbox.event(eventId) : undefined;
-    return chat && event ? webhookPayload(event, chat, this.store, this.submissions) : null;
+    return chat && event ? webhookPayload(event, chat, { store: this.store, submissions: this.submissions, questions: this.questions }) : null;
   }
 
   /** Runs what is due, in order; a job that may go early does when the object would otherwise wake again only for it. */

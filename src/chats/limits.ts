@@ -10,3 +10,17 @@ export const REPLY_MAX = 100_000;
 export const CONTENT_MAX = 100_000;
 // One alarm takes at most this many steps (dispatches, checks, ends); the rest goes on in the next alarm.
 export const ALARM_STEPS = 50;
+
+// A question the agent asks (CONTRACT "Questions the agent asks"): its prompt and options, in characters (code points).
+export const PROMPT_MAX = 4_000;
+export const OPTIONS_MAX = 20;
+export const OPTION_ID_MAX = 64;
+export const LABEL_MAX = 200;
+export const DESCRIPTION_MAX = 1_000;
+// An approval's action: what it would call, a one-line summary for a person, and its input as JSON (UTF-8 bytes).
+export const ACTION_NAME_MAX = 100;
+export const ACTION_SUMMARY_MAX = 500;
+export const ACTION_INPUT_MAX_BYTES = 16_384;
+// A connection's url, and the reason an approval's denial or a decline may give.
+export const URL_MAX = 2_000;
+export const REASON_MAX = 2_000;

@@ -5,8 +5,8 @@ import { ApiError, invalidRequest } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { CONTENT_MAX, QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "./limits";
 import { maintenanceFlag } from "./maintenance";
-import type { SubmissionKind } from "./submission-storage";
-import { chatInProject, chatNotFound, chatProblems, found, messageNotFound, read, security, submissionNotFound, write } from "./route-access";
+import type { Submitted } from "./chat-room";
+import { chatInProject, chatNotFound, chatProblems, found, messageNotFound, questionNotFound, read, security, submissionNotFound, write } from "./route-access";
 import {
   ChatParams,
   MESSAGE_BODY_LIMIT_BYTES,
@@ -27,40 +27,50 @@ export const messageRoutes = createRouter<GatedEnv>();
 
 export const SUBMIT_DESCRIPTION =
   `Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. ` +
-  `Keys are shared by sending and steering: a key used by one cannot be used by the other. A chat holds at most ${QUEUE_MAX_ENTRIES} pending entries ` +
+  `Keys are shared by sending, steering and answering a question: a key used by one cannot be used by another. A send or steer accepted while a question ` +
+  `is pending answers it with its text when it takes text (text, or a choice with allowText), else supersedes it. A chat holds at most ${QUEUE_MAX_ENTRIES} pending entries ` +
   `(queued, steering, dispatching) holding at most ${QUEUE_MAX_BYTES} bytes of content: beyond, 409 queue_full and nothing is stored. Checks run in this order: ` +
   `400, 404, the idempotency key (a replay is 202; then submission_cancelled, idempotency_key_reused), chat_archived, queue_full. The body may be up to ` +
   `${MESSAGE_BODY_LIMIT_BYTES} bytes, enough for ${CONTENT_MAX} characters each sent as a \\uXXXX\\uXXXX escape pair.`;
 
 type SubmitInput = { out: { param: z.infer<typeof ChatParams>; header: z.infer<typeof SendMessageHeaders>; json: z.infer<typeof SendMessageBody> } };
 
-/** Sending and steering: the chat's object decides; every outcome but acceptance is a problem. */
-export async function submitTo<P extends string>(c: Context<GatedEnv, P, SubmitInput>, kind: SubmissionKind) {
-  const params = c.req.valid("param");
-  const [{ access, chat }, maintenance] = await Promise.all([chatInProject(c, "write", params), maintenanceFlag(c.env.DB)]);
+/** Sending and steering a text. */
+export async function submitTo<P extends string>(c: Context<GatedEnv, P, SubmitInput>, kind: "send" | "steer") {
   const { content, replyToMessageId } = c.req.valid("json");
-  const outcome = await chat.submit(access.projectId, {
-    kind,
-    idempotencyKey: c.req.valid("header")["idempotency-key"].toLowerCase(),
-    content,
-    replyToMessageId: replyToMessageId?.toLowerCase() ?? null,
-    seen: { maintenance, project: access.project },
-  });
+  const idempotencyKey = c.req.valid("header")["idempotency-key"].toLowerCase();
+  const submission = await submitToChat(c, c.req.valid("param"), { kind, idempotencyKey, content, replyToMessageId: replyToMessageId?.toLowerCase() ?? null });
+  return c.json(submission, 202);
+}
+
+/**
+ * Sending, steering and answering a question: the chat's object decides; every outcome but acceptance is a
+ * problem. The accepted submission, its replay marked by the Idempotency-Replayed header.
+ */
+export async function submitToChat(c: Context<GatedEnv>, params: { projectId: string; chatId: string }, submitted: Submitted) {
+  const [{ access, chat }, maintenance] = await Promise.all([chatInProject(c, "write", params), maintenanceFlag(c.env.DB)]);
+  const outcome = await chat.submit(access.projectId, { ...submitted, seen: { maintenance, project: access.project } });
   switch (outcome.kind) {
     case "not_found":
       throw chatNotFound();
+    case "question_not_found":
+      throw questionNotFound();
     case "archived":
-      throw new ApiError(409, "chat_archived", "The chat is archived; restore it before sending messages.");
+      throw new ApiError(409, "chat_archived", "The chat is archived; restore it before sending messages or answers.");
     case "key_reused":
       throw new ApiError(
         409,
         "idempotency_key_reused",
-        "This idempotency-key was used for a different message (or by the other of send and steer); use a new key for a new message.",
+        "This idempotency-key was used for a different message or answer (or by another of send, steer and answer); use a new key for a new one.",
       );
     case "cancelled":
       throw new ApiError(409, "submission_cancelled", "The submission with this idempotency-key was cancelled; it will not run. Use a new key to send it again.");
     case "unknown_reply_target":
       throw invalidRequest("replyToMessageId does not name a message of this chat.", [{ path: "replyToMessageId", message: "not a message of this chat" }]);
+    case "question_not_pending":
+      throw new ApiError(409, "question_not_pending", `This question is ${outcome.status}; it takes no more answers.`);
+    case "answer_does_not_fit":
+      throw new ApiError(400, "answer_does_not_fit", `The answer does not fit this question: ${outcome.why}`);
     case "queue_full":
       throw new ApiError(
         409,
@@ -69,7 +79,7 @@ export async function submitTo<P extends string>(c: Context<GatedEnv, P, SubmitI
       );
   }
   if (outcome.replayed) c.header("idempotency-replayed", "true");
-  return c.json(outcome.submission, 202);
+  return outcome.submission;
 }
 
 messageRoutes.openapi(

@@ -21,6 +21,8 @@ export async function readChatListToMove(d1: D1Database, projectId: string): Pro
       lastMessageAt: r.lastMessageAt,
       latestAgentPreview: r.latestAgentPreview,
       isAwaitingUser: r.isAwaitingUser,
+      // Its question's id is the chat's to tell, when it next sends its summary.
+      pendingQuestionId: null,
       isWorking: r.isWorking,
       queuedCount: r.queuedCount,
     },

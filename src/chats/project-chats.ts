@@ -51,6 +51,7 @@ export class ProjectChats extends DurableObject<Env> {
   /** `{"items":[…]}`: the project's active (or archived) chats, newest updatedAt first. */
   async list(projectId: string, archived: boolean): Promise<JsonText<ChatList>> {
     await this.start(projectId);
+    this.createSchema();
     const listing: Listing = archived ? "archived" : "active";
     this.lists[listing] ??= `{"items":[${this.ctx.storage.sql
       .exec<{ summary: string }>("SELECT summary FROM chats WHERE archived = ? ORDER BY updated_at DESC, id DESC", archived ? 1 : 0)
@@ -143,5 +144,10 @@ export class ProjectChats extends DurableObject<Env> {
     sql.exec("CREATE TABLE IF NOT EXISTS chats (id TEXT PRIMARY KEY, version INTEGER NOT NULL, archived INTEGER NOT NULL, updated_at TEXT NOT NULL, summary TEXT NOT NULL)");
     sql.exec("CREATE INDEX IF NOT EXISTS chats_by_listing ON chats (archived, updated_at DESC, id DESC)");
     for (const statement of ProjectUsage.schema) sql.exec(statement);
+    // Summaries sent before questions were typed lack pendingQuestionId: null until their chat sends its next one.
+    if (sql.exec("SELECT 1 FROM meta WHERE key = 'question_fields'").toArray().length === 0) {
+      sql.exec("UPDATE chats SET summary = json_insert(summary, '$.pendingQuestionId', NULL)");
+      sql.exec("INSERT INTO meta (key, value) VALUES ('question_fields', 1)");
+    }
   }
 }

@@ -1,12 +1,17 @@
 import type { Env } from "../env";
+import { iso } from "../time";
 import type { ChatEventType } from "../event-registry";
 import { EventLog, REPLAY_MAX_BYTES, sseFrame } from "./event-log";
 import type { StreamGrant } from "./listeners";
 import type { RoomStorage } from "./room-storage";
 import type { Message, Usage } from "./schemas";
 import { ChatStreams, RETRY_HINT } from "./streams";
+import type { QuestionStorage } from "./question-storage";
 import type { SubmissionStorage } from "./submission-storage";
 import type { WebhookHandOff } from "./webhook-handoff";
+
+/** What every message a task writes carries besides its role, content and status: its task, its submission, no usage yet, no question. */
+export const messageOfTask = (taskId: string, submissionId: string, now: number) => ({ createdAt: iso(now), taskId, submissionId, usage: null, questionId: null });
 
 /**
  * Where a change of the chat becomes events: the messages and reply text it writes are stored and
@@ -27,6 +32,7 @@ export class RoomPublisher {
     private readonly sql: SqlStorage,
     private readonly store: RoomStorage,
     private readonly submissions: SubmissionStorage,
+    private readonly questions: QuestionStorage,
     private readonly handOff: WebhookHandOff,
   ) {
     this.streams = new ChatStreams(ctx, env, this);
@@ -50,8 +56,8 @@ export class RoomPublisher {
   addMessage(message: Message, now: number): void {
     this.store.insertMessage(message);
     // In the history's key order, whatever the caller's, so an event and a page of messages read alike.
-    const { id, role, content, createdAt, status, taskId, submissionId, usage } = message;
-    this.event("message", { id, role, content, createdAt, status, taskId, submissionId, usage }, now);
+    const { id, role, content, createdAt, status, taskId, submissionId, usage, questionId } = message;
+    this.event("message", { id, role, content, createdAt, status, taskId, submissionId, usage, questionId }, now);
   }
 
   appendToReply(messageId: string, text: string, now: number): void {
@@ -59,13 +65,13 @@ export class RoomPublisher {
     this.event("message.delta", { id: messageId, text }, now);
   }
 
-  /** A reply's end: when the final content extends what was streamed, the rest goes out as a last delta first. */
-  finishReply(reply: Message, status: "success" | "failed" | "interrupted_by_user", content: string, usage: Usage, now: number): void {
+  /** A reply's end (and the question it asks): when the final content extends what was streamed, the rest goes out as a last delta first. */
+  finishReply(reply: Message, status: "success" | "failed" | "interrupted_by_user", content: string, usage: Usage, questionId: string | null, now: number): void {
     if (content.length > reply.content.length && content.startsWith(reply.content)) {
       this.event("message.delta", { id: reply.id, text: content.slice(reply.content.length) }, now);
     }
-    this.store.finishMessage(reply.id, status, content, usage);
-    this.event("message", { ...reply, status, content, usage }, now);
+    this.store.finishMessage(reply.id, status, content, usage, questionId);
+    this.event("message", { ...reply, status, content, usage, questionId }, now);
   }
 
   private event(type: ChatEventType, data: unknown, now: number): void {
@@ -80,6 +86,9 @@ export class RoomPublisher {
   publish(now: number): void {
     this.handOff.kick(now);
     this.submissions.expireFailed(now);
+    // A question's change comes before the chat event of the same change, which shows it (pendingQuestionId).
+    const chatId = this.store.chat()!.id;
+    for (const question of this.questions.takeChanges()) this.event("question", this.questions.view(question, chatId), now);
     const chat = JSON.stringify(this.store.view());
     if (chat !== (this.publishedChat ??= this.log.lastData("chat"))) {
       this.log.append("chat", chat, now);

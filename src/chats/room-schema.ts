@@ -1,8 +1,13 @@
+import { WAITING_PROMPT } from "../agent/asked-question";
+import { PROMPT_MAX } from "./limits";
 import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES, FAILED_KEPT_MS } from "./submission-storage";
 
 /** The chat object's SQLite schema. */
 
 const SQL_NOW = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+// A version 4 UUID made by SQLite (the variant nibble 8, 9, a or b), for rows a migration creates.
+const SQL_UUID = `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-'
+  || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`;
 // The failed entries of the last day beyond the newest FAILED_KEPT_ENTRIES holding FAILED_KEPT_BYTES (as keepFailedWithinBound keeps them).
 const FAILED_BEYOND_BOUND = `SELECT seq FROM (
     SELECT seq, ROW_NUMBER() OVER newest AS entries, SUM(content_bytes) OVER newest AS bytes FROM submissions
@@ -101,5 +106,24 @@ export const MIGRATIONS: string[][] = [
   [
     // Bounded submissions: a submission that can no longer run keeps the hash of its text, not the text.
     "ALTER TABLE submissions ADD COLUMN content_hash TEXT",
+  ],
+  [
+    // Questions the agent asks, typed and answered through the API: one row each, kept as long as the chat; at most one pending.
+    `CREATE TABLE questions (id TEXT PRIMARY KEY, task_id TEXT NOT NULL, message_id TEXT NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL,
+       prompt TEXT NOT NULL, options TEXT, multi_select INTEGER NOT NULL DEFAULT 0, allow_text INTEGER NOT NULL DEFAULT 0, action TEXT, url TEXT,
+       created_at INTEGER NOT NULL, expires_at INTEGER, closed_at INTEGER, answer TEXT, submission_id TEXT)`,
+    "CREATE INDEX questions_pending ON questions (status) WHERE status = 'pending'",
+    // The reply that asks names its question; a submission names the question it answered.
+    "ALTER TABLE messages ADD COLUMN question_id TEXT",
+    "ALTER TABLE submissions ADD COLUMN question_id TEXT",
+    // A chat awaiting the user before questions were typed gets a text question asked by its last reply (its first PROMPT_MAX
+    // characters), asked now; its expires_at stays null: it expires QUESTION_TTL_HOURS (as the var then says) after it was made.
+    `INSERT INTO questions (id, task_id, message_id, kind, status, prompt, allow_text, created_at)
+       SELECT ${SQL_UUID}, m.task_id, m.id, 'text', 'pending', COALESCE(NULLIF(substr(m.content, 1, ${PROMPT_MAX}), ''), '${WAITING_PROMPT}'), 1, ${SQL_NOW}
+       FROM chat c, (SELECT id, task_id, content FROM messages WHERE role = 'owner' ORDER BY seq DESC LIMIT 1) m
+       WHERE c.awaiting_user = 1 AND m.task_id IS NOT NULL`,
+    "UPDATE messages SET question_id = (SELECT id FROM questions) WHERE id = (SELECT message_id FROM questions)",
+    // Whether the agent waits is now whether a question is pending.
+    "ALTER TABLE chat DROP COLUMN awaiting_user",
   ],
 ];

@@ -4,6 +4,7 @@ import { firstCharacters } from "../text";
 import { MIGRATIONS } from "./room-schema";
 import type { TokenUsage } from "../agent/port";
 import { PREVIEW_MAX, type Chat, type Message, type Usage } from "./schemas";
+import type { QuestionStorage } from "./question-storage";
 import type { SubmissionStorage } from "./submission-storage";
 
 export type ChatRow = {
@@ -15,7 +16,6 @@ export type ChatRow = {
   archived_at: string | null;
   version: number;
   indexed_version: number;
-  awaiting_user: number;
 };
 /** The running task; its token counts so far are the sums of what its model calls reported (null: none did). */
 export type TaskRow = {
@@ -38,6 +38,7 @@ type MessageRow = {
   task_id: string | null;
   submission_id: string | null;
   usage: string | null;
+  question_id: string | null;
 };
 
 const toMessage = (r: MessageRow): Message => ({
@@ -49,6 +50,7 @@ const toMessage = (r: MessageRow): Message => ({
   taskId: r.task_id,
   submissionId: r.submission_id,
   usage: r.usage === null ? null : (JSON.parse(r.usage) as Usage),
+  questionId: r.question_id,
 });
 
 // Of the newest reply (a running task's is always the newest): its preview, whether that is its whole
@@ -80,6 +82,8 @@ export class RoomStorage {
     readonly sql: SqlStorage,
     // Read for the summary's counts; the chat object writes submissions through its own reference.
     private readonly submissions: SubmissionStorage,
+    // Read for the summary's pending question; the chat object and its task runner ask and close questions.
+    private readonly questions: QuestionStorage,
   ) {}
 
   /** True once create() has run; reads only, so probing an unknown chat id writes nothing. */
@@ -93,6 +97,7 @@ export class RoomStorage {
     this.chatRow = undefined;
     this.messageFacts = undefined;
     this.submissions.forget();
+    this.questions.forget();
     this.task = undefined;
     migrateSchema(this.sql, MIGRATIONS);
   }
@@ -133,12 +138,6 @@ export class RoomStorage {
     this.writeChat("UPDATE chat SET archived_at = ?", archivedAt);
   }
 
-  /** Whether the agent waits for the user (part of the summary: the change that sets it touches the chat). */
-  setAwaitingUser(awaiting: boolean): void {
-    if ((this.chat()!.awaiting_user === 1) === awaiting) return;
-    this.writeChat("UPDATE chat SET awaiting_user = ?", awaiting ? 1 : 0);
-  }
-
   /** The chat list (the project's ProjectChats object) holds this version of the summary. */
   markListed(version: number): void {
     this.writeChat("UPDATE chat SET indexed_version = MAX(indexed_version, ?)", version);
@@ -147,6 +146,7 @@ export class RoomStorage {
   view(): Chat {
     const chat = this.chat()!;
     const facts = this.facts();
+    const pendingQuestionId = this.questions.pending()?.id ?? null;
     return {
       id: chat.id,
       title: chat.title,
@@ -155,7 +155,8 @@ export class RoomStorage {
       archivedAt: chat.archived_at,
       lastMessageAt: facts.lastMessageAt,
       latestAgentPreview: facts.preview,
-      isAwaitingUser: chat.awaiting_user === 1,
+      isAwaitingUser: pendingQuestionId !== null,
+      pendingQuestionId,
       isWorking: this.submissions.isWorking(),
       queuedCount: this.submissions.queuedCount(),
     };
@@ -177,7 +178,7 @@ export class RoomStorage {
   insertMessage(message: Message): void {
     const facts = this.facts();
     this.sql.exec(
-      "INSERT INTO messages (id, role, content, created_at, status, task_id, submission_id, usage) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO messages (id, role, content, created_at, status, task_id, submission_id, usage, question_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
       message.id,
       message.role,
       message.content,
@@ -186,6 +187,7 @@ export class RoomStorage {
       message.taskId,
       message.submissionId,
       message.usage === null ? null : JSON.stringify(message.usage),
+      message.questionId,
     );
     facts.lastMessageAt = message.createdAt;
     if (message.role === "owner") {
@@ -194,9 +196,9 @@ export class RoomStorage {
     }
   }
 
-  /** A reply's end: its status, its final content and what its task cost, fixed from then on. */
-  finishMessage(id: string, status: "success" | "failed" | "interrupted_by_user", content: string, usage: Usage): void {
-    this.sql.exec("UPDATE messages SET status = ?, content = ?, usage = ? WHERE id = ?", status, content, JSON.stringify(usage), id);
+  /** A reply's end: its status, its final content, what its task cost and the question it asks, fixed from then on. */
+  finishMessage(id: string, status: "success" | "failed" | "interrupted_by_user", content: string, usage: Usage, questionId: string | null): void {
+    this.sql.exec("UPDATE messages SET status = ?, content = ?, usage = ?, question_id = ? WHERE id = ?", status, content, JSON.stringify(usage), questionId, id);
     if (this.messageFacts?.newestOwnerId === id) Object.assign(this.messageFacts, ownerFacts(content));
   }
 

@@ -29,6 +29,7 @@ export async function chatInProject(c: Context<GatedEnv>, need: "read" | "write"
 export const chatNotFound = () => notFound("The chat does not exist in this project or is not available to you.");
 export const messageNotFound = (detail = "This chat has no message with that id.") => new ApiError(404, "message_not_found", detail);
 export const submissionNotFound = () => new ApiError(404, "submission_not_found", "This chat has no submission with that id.");
+export const questionNotFound = () => new ApiError(404, "question_not_found", "This chat has no question with that id.");
 
 /** The object's answer, or 404 when it said the chat is not in this project. */
 export function found<T>(value: T | null): T {

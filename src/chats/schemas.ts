@@ -9,7 +9,7 @@ export const PREVIEW_MAX = 500;
 export const MESSAGE_BODY_LIMIT_BYTES = CONTENT_MAX * 12 + 16 * 1024;
 
 // Limits count characters (code points), so an emoji is one character, not two UTF-16 units.
-const characters = (min: number, max: number, what: string) =>
+export const characters = (min: number, max: number, what: string) =>
   z
     .string()
     .refine((s) => {
@@ -37,7 +37,8 @@ export const Chat = z
     archivedAt: z.iso.datetime().nullable(),
     lastMessageAt: z.iso.datetime().nullable(),
     latestAgentPreview: z.string().max(PREVIEW_MAX),
-    isAwaitingUser: z.boolean(),
+    isAwaitingUser: z.boolean().openapi({ description: "True exactly while a question the agent asked is pending (pendingQuestionId)" }),
+    pendingQuestionId: z.uuid().nullable().openapi({ description: "The question the agent waits for you to answer (GET …/questions/{questionId}); null when none is pending" }),
     isWorking: z.boolean(),
     queuedCount: z.number().int().min(0),
   })
@@ -68,6 +69,7 @@ export const Message = z
       description: "The submission whose task produced it; a steering text's user message carries its own submission's id. Null for messages from before submissions were linked.",
     }),
     usage: Usage.nullable().openapi({ description: "On an agent reply that has ended; null for user and error messages, a working reply, and replies from before usage was kept" }),
+    questionId: z.uuid().nullable().openapi({ description: "On an agent reply that asks: the question it asked (GET …/questions/{questionId}); null on every other message" }),
   })
   .openapi("Message");
 export type Message = z.infer<typeof Message>;

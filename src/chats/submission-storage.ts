@@ -1,8 +1,8 @@
 import type { QueueEntry, SubmissionFailure } from "./schemas";
 
 export type SubmissionStatus = "queued" | "steering" | "dispatching" | "running" | "done" | "failed" | "cancelled";
-/** Which call made a submission: keys are shared by both, but a key is bound to the call that used it first. */
-export type SubmissionKind = "send" | "steer";
+/** Which call made a submission (an answer is a send to a question): keys are shared by all, but a key is bound to the call that used it first. */
+export type SubmissionKind = "send" | "steer" | "answer";
 export type SubmissionRow = {
   seq: number;
   id: string;
@@ -29,6 +29,8 @@ export type SubmissionRow = {
   failure_code: SubmissionFailure | null;
   // SHA-256 of its content (hex): a replay is told from a changed body by it once the text is dropped (null before it was kept).
   content_hash: string | null;
+  // The question it answered: an answer's, or one a send or steer answered with its text.
+  question_id: string | null;
 };
 /** What the queue bound counts: its entries that wait or are being dispatched, and the UTF-8 bytes of their content. */
 export type QueueLoad = { entries: number; bytes: number };
@@ -143,13 +145,16 @@ export class SubmissionStorage {
   }
 
   insert(
-    row: Pick<SubmissionRow, "id" | "idempotency_key" | "kind" | "content" | "content_bytes" | "content_hash" | "reply_to" | "disposition" | "status" | "created_at">,
+    row: Pick<
+      SubmissionRow,
+      "id" | "idempotency_key" | "kind" | "content" | "content_bytes" | "content_hash" | "reply_to" | "disposition" | "status" | "created_at" | "question_id"
+    >,
   ): SubmissionRow {
     this.counts();
     const inserted = this.sql
       .exec<SubmissionRow>(
-        `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, content_hash, reply_to, disposition, status, created_at, charged)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING *`,
+        `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, content_hash, reply_to, disposition, status, created_at, question_id, charged)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING *`,
         row.id,
         row.idempotency_key,
         row.kind,
@@ -160,6 +165,7 @@ export class SubmissionStorage {
         row.disposition,
         row.status,
         row.created_at,
+        row.question_id,
       )
       .one();
     this.moved(inserted, null, row.status);

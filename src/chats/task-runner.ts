@@ -1,15 +1,16 @@
 import { taskCallbackUrl } from "../agent/callback-url";
-import type { AgentPort, AgentResult, AgentTask, TaskStep, TokenUsage } from "../agent/port";
+import { askedBy } from "../agent/asked-question";
+import type { AgentPort, AgentResult, AgentTask, TaskStep } from "../agent/port";
 import { config } from "../config";
 import type { ChargeOutcome } from "../credits/account-ledger";
 import type { Env } from "../env";
 import { log } from "../log";
-import { iso } from "../time";
 import type { Change } from "./change";
 import { dispatchDecision } from "./dispatch-hold";
 import { ALARM_STEPS, REPLY_MAX, STEERING_PER_TASK } from "./limits";
 import { liveTask } from "./live-task";
-import type { RoomPublisher } from "./publisher";
+import { messageOfTask, type RoomPublisher } from "./publisher";
+import type { QuestionStorage } from "./question-storage";
 import type { RoomStorage, TaskRow } from "./room-storage";
 import type { SubmissionRow, SubmissionStorage } from "./submission-storage";
 import type { Usage } from "./schemas";
@@ -22,8 +23,8 @@ export type PartialOutcome = "appended" | "duplicate" | "out_of_order" | "too_lo
 export type SteeringItem = { id: string; content: string; replyToMessageId: string | null; createdAt: string };
 export type SteeringOffer = { kind: "offer"; items: SteeringItem[] } | { kind: EndedTask };
 export type SteeringAck = { kind: "taken" } | { kind: "refused"; id: string } | { kind: EndedTask };
-/** How a task ends: the reply's status, its final content (what was written when none is given) and, failed, why. */
-export type TaskEnd = { status: "success" | "failed" | "interrupted_by_user"; content?: string; error?: string; awaitingUser?: boolean; usage?: TokenUsage };
+/** How a task ends: an agent's result (its final content, why it failed, what it asks), or a stop. */
+export type TaskEnd = Omit<AgentResult, "status"> & { status: AgentResult["status"] | "interrupted_by_user" };
 
 // Maintenance or a suspended project: the next submission is looked at again this often.
 const HOLD_RECHECK_MS = 2_000;
@@ -48,6 +49,7 @@ export class TaskRunner {
     private readonly ctx: DurableObjectState,
     private readonly store: RoomStorage,
     private readonly submissions: SubmissionStorage,
+    private readonly questions: QuestionStorage,
     private readonly outbox: WebhookOutbox,
     private readonly usage: UsageOutbox,
     private readonly publisher: RoomPublisher,
@@ -168,7 +170,7 @@ export class TaskRunner {
     }
     this.notBefore = 0;
     const now = Date.now();
-    const ofTask = { createdAt: iso(now), taskId, submissionId: submission.id, usage: null };
+    const ofTask = messageOfTask(taskId, submission.id, now);
     if (charged === "insufficient") {
       this.change(now, () => {
         this.submissions.move(submission, "failed", { failed_at: now, failure_code: "insufficient_credits" });
@@ -230,9 +232,9 @@ export class TaskRunner {
   }
 
   /**
-   * Records a task's end in one change: the reply's status and content, a visible error on failure
-   * (credits owed back), steering texts it did not take back in the queue, the chat no longer working,
-   * and the webhook events it causes.
+   * Records a task's end in one change: the reply's status and content, the question it asks, a visible
+   * error on failure (credits owed back), steering texts it did not take back in the queue, the chat no
+   * longer working, and the webhook events it causes.
    */
   private end(task: TaskRow, end: TaskEnd, now: number): void {
     let becameAwaiting = false;
@@ -245,23 +247,22 @@ export class TaskRunner {
       // The stored row has the token counts the task's model calls reported so far.
       const usage = usageOf(this.store.runningTask() ?? task, end, failed ? 0 : charged);
       // The result is authoritative over what was streamed.
-      this.publisher.finishReply(reply, end.status, end.content ?? reply.content, usage, now);
+      const content = end.content ?? reply.content;
+      const asked = askedBy(end, content);
+      const wasAwaiting = this.questions.pending() !== undefined;
+      const questionId = asked ? this.questions.ask(asked, { taskId: task.id, messageId: reply.id }, now) : null;
+      this.publisher.finishReply(reply, end.status, content, usage, questionId, now);
       this.usage.record({ taskId: task.id, endedAt: now, ...usage });
       if (failed) {
         const error = `${asSentence(end.error ?? "The agent could not complete this task.")} Its credits were returned.`;
-        this.publisher.addMessage(
-          { id: crypto.randomUUID(), role: "error", content: error, createdAt: iso(now), status: null, taskId: task.id, submissionId: task.submission_id, usage: null },
-          now,
-        );
+        this.publisher.addMessage({ id: crypto.randomUUID(), role: "error", content: error, status: null, ...messageOfTask(task.id, task.submission_id, now) }, now);
         this.store.owesRefund(task.id, submission?.account_id ?? null);
       }
       this.submissions.finishRunning(task.submission_id, failed ? charged : 0);
       this.store.deleteTask(task.id);
       this.submissions.requeueSteering();
-      const wasAwaiting = this.store.chat()!.awaiting_user === 1;
-      this.store.setAwaitingUser(end.status === "success" && end.awaitingUser === true);
       this.outbox.record("message.completed", task.owner_message_id, now);
-      becameAwaiting = !wasAwaiting && this.store.chat()!.awaiting_user === 1;
+      becameAwaiting = !wasAwaiting && asked !== undefined;
     });
     // The chat as the change left it (touched, its version and updatedAt moved on), in the same synchronous stretch.
     if (becameAwaiting) this.change(now, () => this.outbox.record("chat.awaiting_user", JSON.stringify(this.store.view()), now), "unlisted");
@@ -337,10 +338,7 @@ export class TaskRunner {
       for (const row of rows) {
         const messageId = crypto.randomUUID();
         this.submissions.takeSteering(row, task, messageId);
-        this.publisher.addMessage(
-          { id: messageId, role: "user", content: row.content, createdAt: iso(now), status: null, taskId: task.id, submissionId: row.id, usage: null },
-          now,
-        );
+        this.publisher.addMessage({ id: messageId, role: "user", content: row.content, status: null, ...messageOfTask(task.id, row.id, now) }, now);
       }
     });
   }
@@ -385,6 +383,7 @@ export class TaskRunner {
       replyToMessageId: submission.reply_to,
       callbackUrl: taskCallbackUrl(publicOrigin, chat.id, taskId, "result"),
       steeringUrl: taskCallbackUrl(publicOrigin, chat.id, taskId, "steering"),
+      answer: this.questions.answeredBy(submission),
     };
   }
 }

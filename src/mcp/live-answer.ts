@@ -7,8 +7,8 @@ const SSE_KEEP_ALIVE = new TextEncoder().encode(": keep-alive\n\n");
 // JSON allows white space before the value, so a JSON answer can be kept alive before it is known.
 const JSON_KEEP_ALIVE = new TextEncoder().encode(" ");
 
-// The tools whose calls may wait for a reply.
-const WAITING_TOOLS = new Set(["send_message"]);
+// The tools whose calls may wait for a reply (both send through sendThenWait).
+const WAITING_TOOLS = new Set(["send_message", "answer_question"]);
 
 /** How a tools/call answers: `wait` when it may wait for a reply (waitSeconds above 0), `progress` when it also asked for progress. */
 export function callShape(message: JSONRPCMessage): { wait: boolean; progress: boolean } {

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { Question } from "../chats/question-schemas";
 import { Message, SendMessageBody, SendMessageHeaders, Submission, SubmissionState } from "../chats/schemas";
 import { inChat } from "./arguments";
 import { ChatFollower } from "./chat-follower";
@@ -28,6 +29,7 @@ export const SendMessageOutput = z.object({
   state: SubmissionState.describe("The submission's state when the call answered"),
   reply: Message.nullable().describe("The agent's reply as it then stood; null before it exists"),
   replayed: z.literal(true).optional().describe("Present when an earlier call with this idempotencyKey sent the message; this is its submission"),
+  question: Question.nullable().describe("The question the reply asked (answer it with answer_question); null when it asked none or is not there yet"),
 });
 
 type Args = z.output<typeof SendMessageInput>;
@@ -58,8 +60,16 @@ export async function sendThenWait(chat: ChatRef, waitSeconds: number, context: 
     const outcome = follower ? await waitForOutcome(chat, submissionId, follower, waitSeconds * 1000, context) : await readOutcome(chat, submissionId, context);
     if (!outcome.ok) return outcome;
     const { state, reply } = outcome.body;
-    return { ...sent, body: { submission: sent.body, state, reply, ...(sent.replayed ? { replayed: true } : {}) } };
+    const question = await questionAskedBy(chat, reply, context);
+    if (!question.ok) return question;
+    return { ...sent, body: { submission: sent.body, state, reply, ...(sent.replayed ? { replayed: true } : {}), question: question.body } };
   } finally {
     follower?.close();
   }
+}
+
+/** The question a reply asked (by its questionId), as it stands now; null when it asked none. */
+async function questionAskedBy({ projectId, chatId }: ChatRef, reply: Message | null, { v1 }: ToolContext): Promise<V1Answer<Question | null>> {
+  if (!reply?.questionId) return { ok: true, body: null, replayed: false };
+  return v1<Question>("GET", v1Path(projectId, "chats", chatId, "questions", reply.questionId));
 }

@@ -15,7 +15,9 @@ import {
   SubmissionState,
 } from "../chats/schemas";
 import { ProjectCredits, ProjectUsage, UsageQuery } from "../credits/schemas";
+import { Question } from "../chats/question-schemas";
 import { ProjectList } from "../projects/schemas";
+import { AnswerQuestionInput, AnswerQuestionOutput, answerQuestion } from "./answer-question";
 import { idArgument, inChat, inProject } from "./arguments";
 import { SendMessageInput, SendMessageOutput, sendMessage } from "./send-message";
 import type { CallV1, OpenV1Stream, V1Access, V1Answer } from "./v1-call";
@@ -48,6 +50,8 @@ const tool = <I extends z.ZodType>(definition: Omit<Tool, "input" | "run"> & { i
 const READS: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 const ADDS: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 const ENDS: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
+// Approving lets the agent act: clients ask their person before calling it.
+const DECIDES: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
 
 const inSubmission = inChat.extend({ submissionId: idArgument("The submission's id, from send_message, steer or get_queue") });
 const retryKey = <T extends z.ZodType>(header: T, what: string) =>
@@ -105,6 +109,28 @@ export const TOOLS: Tool[] = [
     output: SendMessageOutput,
     annotations: ADDS,
     run: sendMessage,
+  }),
+  tool({
+    name: "get_question",
+    title: "Read a question",
+    description:
+      "Reads a question the agent asked (a chat's pendingQuestionId, a reply's questionId): its prompt, kind (text, choice with options, approval of an action, " +
+      "connection at a url), status and, once closed, its answer. Answer a pending one with answer_question.",
+    input: inChat.extend({ questionId: idArgument("The question's id: the chat's pendingQuestionId, or a reply's questionId") }),
+    output: Question,
+    annotations: READS,
+    run: ({ projectId, chatId, questionId }, { v1 }) => v1("GET", v1Path(projectId, "chats", chatId, "questions", questionId)),
+  }),
+  tool({
+    name: "answer_question",
+    title: "Answer a question",
+    description:
+      "Answers the agent's pending question: a message to the agent (a task; it costs credits). Approving lets the agent act: ask your person first. " +
+      "Returns what send_message returns, for the agent's next reply; waitSeconds (up to 60) waits for it.",
+    input: AnswerQuestionInput,
+    output: AnswerQuestionOutput,
+    annotations: DECIDES,
+    run: answerQuestion,
   }),
   tool({
     name: "read_messages",

@@ -15,13 +15,14 @@ const task: AgentTask = {
   replyToMessageId: null,
   callbackUrl: "https://s.test/cb",
   steeringUrl: "https://s.test/steering",
+  answer: null,
 };
 /** A step of a running task, with steering texts taken so far (none unless given). */
 const step = (startedAt: number, now: number, written: number, steering: string[] = []) => ({ startedAt, now, written, takeSteering: () => steering });
 
 describe("local agent", () => {
   it("works for the delay, then replies deterministically from the content", async () => {
-    const agent = localAgent(1000);
+    const agent = localAgent(1000, "http://app.test");
     expect(await agent.start(task, 5000)).toEqual({ kind: "pending", checkAt: 5250 });
     expect(agent.check(task, step(5000, 6000, 0))).toEqual({ status: "success", content: localReply(task) });
     expect(localReply(task)).toBe(localReply({ content: "Make it blue" }));
@@ -29,7 +30,7 @@ describe("local agent", () => {
   });
 
   it("writes its reply in parts over its working time, each part once", () => {
-    const agent = localAgent(1000);
+    const agent = localAgent(1000, "http://app.test");
     const parts = replyParts(localReply(task));
     expect(parts).toHaveLength(LOCAL_REPLY_PARTS);
     expect(parts.join("")).toBe(localReply(task));

@@ -10,7 +10,7 @@ import type { Env } from "../../src/env";
 
 afterEach(() => vi.useRealTimers());
 
-const task: AgentTask = { taskId: "t1", chatId: "c", projectId: "p", content: "hi", replyToMessageId: null, callbackUrl: null, steeringUrl: null };
+const task: AgentTask = { taskId: "t1", chatId: "c", projectId: "p", content: "hi", replyToMessageId: null, callbackUrl: null, steeringUrl: null, answer: null };
 const turn = (role: Turn["role"], content: string): Turn => ({ role, content });
 
 describe("what the model is given", () => {
@@ -147,7 +147,7 @@ describe("the model agent", () => {
     expect(chat.reply()).toBe("first part");
   });
 
-  it("takes an ask_user question only when it is one, cut to 2,000 characters", async () => {
+  it("takes an ask_user question only as far as it is one: its prompt cut to 4,000 characters, its options when they have labels", async () => {
     const asking = (args: string) => {
       const chunk = (delta: unknown, finish: string | null = null) =>
         `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -167,9 +167,26 @@ describe("the model agent", () => {
       await agentOn(asking(args)).start(task, 0, chat.live);
       expect(await chat.finished, args).toEqual({ status: "failed", error: "The model sent no reply." });
     }
-    const chat = liveChat();
-    await agentOn(asking(JSON.stringify({ question: "q".repeat(5_000) }))).start(task, 0, chat.live);
-    expect(await chat.finished).toEqual({ status: "success", content: "q".repeat(2_000), awaitingUser: true });
+    const asked = async (args: unknown) => {
+      const chat = liveChat();
+      await agentOn(asking(JSON.stringify(args))).start(task, 0, chat.live);
+      return chat.finished;
+    };
+    const text = { kind: "text", options: null, multiSelect: false, allowText: true, action: null, url: null };
+    expect(await asked({ question: "q".repeat(5_000) })).toEqual({ status: "success", content: "q".repeat(4_000), question: { ...text, prompt: "q".repeat(4_000) } });
+    // Options without a label are no options; with none left it asks for text.
+    expect(await asked({ question: "Which?", options: [{ label: "" }, { description: "no label" }, 7] })).toMatchObject({ question: { ...text, prompt: "Which?" } });
+    const many = Array.from({ length: 25 }, (_, i) => ({ label: i === 0 ? "l".repeat(300) : `o${i}`, description: i === 1 ? "d".repeat(1_200) : undefined }));
+    const choice = (await asked({ question: "Pick", options: many, multiSelect: true, allowText: "yes" })) as {
+      question: { options: { id: string; label: string; description: string | null }[] };
+    };
+    expect(choice.question).toMatchObject({ kind: "choice", prompt: "Pick", multiSelect: true, allowText: false });
+    expect(choice.question.options).toHaveLength(20);
+    expect(choice.question.options.slice(0, 3)).toEqual([
+      { id: "1", label: "l".repeat(200), description: null },
+      { id: "2", label: "o1", description: "d".repeat(1_000) },
+      { id: "3", label: "o2", description: null },
+    ]);
   });
 
   it("finds no call for a task after a restart, and fails it", () => {

@@ -17,6 +17,7 @@ const summary = (id: string, title: string, updatedAt: string): Chat => ({
   lastMessageAt: null,
   latestAgentPreview: "",
   isAwaitingUser: false,
+  pendingQuestionId: null,
   isWorking: false,
   queuedCount: 0,
 });
@@ -77,6 +78,16 @@ describe("the chat list", () => {
 });
 
 describe("ProjectChats", () => {
+  it("gives the summaries it kept from before questions were typed a pendingQuestionId of null, once", async ({ w, chat }) => {
+    await runInDurableObject(listObject(w.projectId), (_: ProjectChats, state) => {
+      state.storage.sql.exec("UPDATE chats SET summary = json_remove(summary, '$.pendingQuestionId')");
+      state.storage.sql.exec("DELETE FROM meta WHERE key = 'question_fields'");
+    });
+    await evictDurableObject(listObject(w.projectId));
+    // ChatList.parse refuses a summary without the field.
+    expect((await list(w)).find((c) => c.id === chat.id)).toMatchObject({ isAwaitingUser: false, pendingQuestionId: null });
+  });
+
   it("keeps the newer version of a summary whatever order updates arrive in, and serves each change", async ({ w }) => {
     const id = crypto.randomUUID();
     const object = listObject(w.projectId);

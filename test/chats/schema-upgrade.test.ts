@@ -8,6 +8,7 @@ import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, historyOf, queueOf, room, send, world } from "../helpers";
 import { openEvents } from "../sse";
 import { stop, stopped, submissionOf } from "./control-helpers";
+import { chatNow, questionOf } from "./question-helpers";
 import { it } from "../fixtures/chat";
 
 describe("a chat object stored by the release before control of work", () => {
@@ -184,5 +185,46 @@ describe("a chat object stored before credits and usage were kept", () => {
     await settle(room(chatId), clock);
     const usage = (await call("GET", `/v1/projects/${w.projectId}/usage`, { token: w.token })).json.items;
     expect(usage.map((d: { tasks: number; credits: number }) => [d.tasks, d.credits])).toEqual([[1, 1]]);
+  });
+});
+
+describe("a chat object stored before questions were typed", () => {
+  it("turns a chat awaiting the user into a pending text question asked by its last reply; a chat not awaiting gets none", async ({ clock, w }) => {
+    const [awaiting, idle] = [crypto.randomUUID(), crypto.randomUUID()];
+    const [task, reply] = [crypto.randomUUID(), crypto.randomUUID()];
+    // A reply longer than a prompt, counted in code points: 3,990 emoji and then plain text.
+    const content = `${"😀".repeat(3_990)}${"q".repeat(100)}`;
+    const at = new Date(clock.now()).toISOString();
+    for (const chatId of [awaiting, idle]) {
+      await runInDurableObject(room(chatId), (_: ChatRoom, state) => {
+        const sql = state.storage.sql;
+        migrateSchema(sql, MIGRATIONS.slice(0, MIGRATIONS.length - 1));
+        sql.exec(
+          "INSERT INTO chat (id, project_id, title, created_at, updated_at, version, awaiting_user) VALUES (?, ?, 'old chat', ?, ?, 1, ?)",
+          chatId,
+          w.projectId,
+          at,
+          at,
+          chatId === awaiting ? 1 : 0,
+        );
+        const message = "INSERT INTO messages (id, role, content, created_at, status, task_id) VALUES (?, ?, ?, ?, ?, ?)";
+        sql.exec(message, crypto.randomUUID(), "user", "ask me", at, null, task);
+        sql.exec(message, chatId === awaiting ? reply : crypto.randomUUID(), "owner", content, at, "success", task);
+      });
+      await evictDurableObject(room(chatId));
+    }
+
+    expect(await chatNow(w, idle)).toMatchObject({ isAwaitingUser: false, pendingQuestionId: null });
+    const chat = await chatNow(w, awaiting);
+    expect(chat).toMatchObject({ isAwaitingUser: true, pendingQuestionId: expect.any(String) });
+    const q = await questionOf(w, awaiting, chat.pendingQuestionId!);
+    expect(q).toMatchObject({ chatId: awaiting, taskId: task, messageId: reply, kind: "text", status: "pending", allowText: true, options: null, answer: null });
+    expect(q.prompt).toBe(`${"😀".repeat(3_990)}${"q".repeat(10)}`);
+    expect(Date.parse(q.expiresAt) - Date.parse(q.createdAt)).toBe(168 * 3_600_000);
+    expect((await historyOf(w, awaiting)).items.map((m) => m.questionId)).toEqual([q.id, null]);
+    // The rule holds for it as for any: a send answers it with its text.
+    const sent = await send(w, awaiting, "here is my answer");
+    expect(await questionOf(w, awaiting, q.id)).toMatchObject({ status: "answered", answer: { text: "here is my answer" }, submissionId: sent.json.submissionId });
+    expect(await chatNow(w, awaiting)).toMatchObject({ isAwaitingUser: false, pendingQuestionId: null });
   });
 });

@@ -25,6 +25,7 @@ async function recordUsage(projectId: string, tasks: { taskId?: string; endedAt?
     lastMessageAt: null,
     latestAgentPreview: "",
     isAwaitingUser: false,
+    pendingQuestionId: null,
     isWorking: false,
     queuedCount: 0,
   };

@@ -1,6 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
+import { Question } from "../../src/chats/question-schemas";
 import { PROBLEM_CODES } from "../../src/http/problem";
 import { ADMIN, call, env } from "../helpers";
 
@@ -63,6 +64,43 @@ describe("the public OpenAPI document", () => {
     for (const { path, method, op } of ops) expect(op.security, `${method} ${path}`).toBeDefined();
     expect(doc.paths["/auth/token"]!.post!.security).toEqual([]);
     expect(doc.paths["/v1/plans"]!.get!.security).toEqual([]);
+  });
+
+  it("declares the question operations, the answer body as a oneOf of named shapes with examples, and the Question nowhere nullable but where it may be null", async () => {
+    const doc: Doc = (await call("GET", "/v1/openapi.json")).json;
+    const question = "/v1/projects/{projectId}/chats/{chatId}/questions/{questionId}";
+    const statuses = (path: string, method: string) => Object.keys(doc.paths[path]![method]!.responses).sort();
+    const common = ["401", "403", "404", "405", "429", "500", "503"];
+    expect(statuses(question, "get")).toEqual(["200", ...common].sort());
+    expect(statuses(`${question}/answer`, "post")).toEqual(["202", "400", "409", "413", ...common].sort());
+    const answer = doc.paths[`${question}/answer`]!.post! as Operation & { requestBody: { content: { "application/json": { schema: { $ref: string }; examples: object } } } };
+    expect(answer.operationId).toBe("answerQuestion");
+    expect(answer.parameters!.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(["idempotency-key", "questionId"]));
+    const body = answer.requestBody.content["application/json"];
+    expect(body.schema).toEqual({ $ref: "#/components/schemas/Answer" });
+    expect(Object.keys(body.examples)).toEqual(expect.arrayContaining(["pick", "text", "approve", "deny", "connected", "decline"]));
+    const schemas = doc.components.schemas!;
+    expect(schemas.Answer.oneOf.map((s: { $ref: string }) => s.$ref.split("/").pop())).toEqual([
+      "ChoiceAnswer",
+      "TextAnswer",
+      "ApprovalAnswer",
+      "ConnectionAnswer",
+      "DeclineAnswer",
+    ]);
+    for (const shape of ["ChoiceAnswer", "TextAnswer", "ApprovalAnswer", "ConnectionAnswer", "DeclineAnswer", "QuestionAction"]) {
+      expect(schemas[shape].type, shape).toBe("object");
+      if (shape !== "QuestionAction") expect(schemas[shape].additionalProperties, shape).toBe(false);
+    }
+    expect(schemas.Question.properties.answer.oneOf).toContainEqual({ type: "null" });
+    expect(schemas.Question.properties.action.anyOf).toEqual([{ $ref: "#/components/schemas/QuestionAction" }, { type: "null" }]);
+    expect(schemas.QuestionOption.properties.label.example).toBe("Red");
+    expect(Question.parse(schemas.Question.example)).toMatchObject({ kind: "choice", status: "pending" });
+    expect(resolve(doc, answer.responses["202"]!).content!["application/json"]!.schema).toEqual({ $ref: "#/components/schemas/AnswerSubmission" });
+    expect(schemas.Chat.required).toEqual(expect.arrayContaining(["pendingQuestionId", "isAwaitingUser"]));
+    expect(schemas.Message.required).toContain("questionId");
+    expect((doc as unknown as { webhooks: Record<string, unknown> }).webhooks).toHaveProperty("question.asked");
+    expect((doc as unknown as { webhooks: Record<string, unknown> }).webhooks).toHaveProperty("question.closed");
+    expect(schemas.Problem.properties.code.enum).toEqual(expect.arrayContaining(["question_not_found", "question_not_pending", "answer_does_not_fit"]));
   });
 
   it("declares the control operations with every status they answer", async () => {
@@ -171,7 +209,7 @@ describe("the event stream's frame in the document", () => {
   it("types data as JSON text and names, by contentSchema, a component that exists", async () => {
     const doc: Doc = (await call("GET", "/v1/openapi.json")).json;
     const frames = doc.components.schemas!.ChatEvent.oneOf as { properties: { event: { const?: string; enum?: string[] }; data: Record<string, any> } }[];
-    expect(frames).toHaveLength(6);
+    expect(frames).toHaveLength(7);
     for (const frame of frames) {
       const { data } = frame.properties;
       expect(data).toMatchObject({ type: "string", contentMediaType: "application/json", contentSchema: { $ref: expect.stringMatching(/^#\/components\/schemas\//) } });

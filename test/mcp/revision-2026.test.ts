@@ -2,7 +2,7 @@ import { Client, ProtocolError, StreamableHTTPClientTransport } from "@modelcont
 import { exports } from "cloudflare:workers";
 import { describe, expect, vi } from "vitest";
 import { TOOLS } from "../../src/mcp/tools";
-import { alarmOf, runNextAlarm } from "../clock";
+import { alarmOf, runNextAlarm, settle } from "../clock";
 import { call, newToken, room, world } from "../helpers";
 import { it } from "../fixtures/chat";
 import { callTool as callToolV1, connect as connectV1, MCP_URL } from "./mcp-helpers";
@@ -83,6 +83,14 @@ describe("MCP revision 2026-07-28, with the v2 SDK's client", () => {
     expect((await use("get_chat", ids)).id).toBe(chat.id);
     expect((await use("read_messages", { ...ids, limit: 2 })).items).toHaveLength(2);
     expect((await use("list_chats", { projectId: w.projectId })).items.map((c: { id: string }) => c.id)).toContain(chat.id);
+
+    // The agent asks (the built-in agent's /ask), and the question is read and answered.
+    await use("send_message", { ...ids, content: "/ask Which color?" });
+    await settle(room(chat.id), clock);
+    const { pendingQuestionId } = await answer(client, "get_chat", ids);
+    expect(await use("get_question", { ...ids, questionId: pendingQuestionId })).toMatchObject({ kind: "text", status: "pending" });
+    expect((await use("answer_question", { ...ids, questionId: pendingQuestionId, answer: { text: "Blue" } })).submission).toMatchObject({ questionId: pendingQuestionId });
+    await settle(room(chat.id), clock);
 
     const running = await use("send_message", { ...ids, content: "first" });
     expect(await runNextAlarm(room(chat.id), clock)).toBe(true); // the task starts

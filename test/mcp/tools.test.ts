@@ -22,11 +22,15 @@ const CONTRACT_TOOLS = {
   steer: "adds",
   get_credits: "read",
   get_usage: "read",
+  get_question: "read",
+  answer_question: "decides",
 } as const;
 const ANNOTATIONS = {
   read: { readOnlyHint: true, openWorldHint: false },
   adds: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   ends: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  // Approving lets the agent act, so clients ask their person first; answering twice is not the same as once.
+  decides: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
 };
 
 /** What /v1 answers for the same read, to compare a tool's structured answer with. */

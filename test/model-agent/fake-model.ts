@@ -6,11 +6,13 @@ export type ModelCall = { authorization: string | null; body: any; aborted: bool
 /**
  * How the stand-in answers one request: `parts` of text, `gapMs` apart (the first at once, or after
  * `firstTokenMs`), then, if
- * `ask`, a call of ask_user with that question, and the end of the completion. The stream is made and
+ * `ask`, a call of ask_user with that question (or those arguments), and the end of the completion. The stream is made and
  * written in the chat object's own context (a test may not touch another object's I/O): the test
  * scripts it and reads what happened from the ModelCall.
  */
-export type Script = { parts: string[]; gapMs?: number; ask?: string; firstTokenMs?: number; usage?: Usage | null };
+export type Script = { parts: string[]; gapMs?: number; ask?: string | AskUser; firstTokenMs?: number; usage?: Usage | null };
+/** ask_user's arguments as a model may send them. */
+type AskUser = { question: string; options?: { label: string; description?: string }[]; multiSelect?: boolean; allowText?: boolean };
 type Usage = { prompt_tokens: number; completion_tokens: number };
 
 /** What the stand-in reports, as OpenAI's server does, when a request asks with stream_options.include_usage (a script's `usage: null` reports none). */
@@ -26,7 +28,8 @@ function frames(script: Script, askedForUsage: boolean): Uint8Array[] {
   const out = [chunk({ role: "assistant", content: "" }), ...script.parts.map((text) => chunk({ content: text }))];
   if (script.ask !== undefined) {
     out.push(chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "ask_user", arguments: "" } }] }));
-    out.push(chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify({ question: script.ask }) } }] }));
+    const args = typeof script.ask === "string" ? { question: script.ask } : script.ask;
+    out.push(chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(args) } }] }));
   }
   out.push(chunk({}, script.ask !== undefined ? "tool_calls" : "stop"));
   const usage = script.usage === undefined ? DEFAULT_USAGE : script.usage;

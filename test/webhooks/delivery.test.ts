@@ -38,6 +38,32 @@ describe("webhook delivery", () => {
     await vi.waitFor(async () => expect((await deliveriesOf(w, hook.json.endpoint.id))[0]).toMatchObject({ status: "delivered", attempts: 1, lastStatusCode: 200 }));
   });
 
+  it("delivers question.asked and question.closed, each with the Question as it stood at its event", async () => {
+    const received = fakeReceiver();
+    const clock = frozenClock();
+    const w = await world();
+    await register(w, "https://receiver.example.com/questions", { events: ["question.asked", "question.closed"] });
+    const c = await newChat(w);
+    await send(w, c.id, "/approve merge the branch");
+    await settle(room(c.id), clock);
+    await vi.waitFor(() => expect(received).toHaveLength(1), { timeout: 5_000 });
+    const asked = JSON.parse(received[0]!.body);
+    expect(asked).toMatchObject({ type: "question.asked", data: { projectId: w.projectId, chatId: c.id, question: { kind: "approval", status: "pending", answer: null } } });
+    const questionId = asked.data.question.id;
+    const answered = await call("POST", `/v1/projects/${w.projectId}/chats/${c.id}/questions/${questionId}/answer`, {
+      token: w.token,
+      headers: { "idempotency-key": crypto.randomUUID() },
+      body: { decision: "approve" },
+    });
+    expect(answered.status).toBe(202);
+    await vi.waitFor(() => expect(received).toHaveLength(2), { timeout: 5_000 });
+    const closed = JSON.parse(received[1]!.body);
+    const now = (await call("GET", `/v1/projects/${w.projectId}/chats/${c.id}/questions/${questionId}`, { token: w.token })).json;
+    expect(closed).toMatchObject({ type: "question.closed", data: { question: now } });
+    expect(now).toMatchObject({ status: "answered", answer: { decision: "approve" }, submissionId: answered.json.submissionId });
+    expect(received[0]!.headers["webhook-id"]).not.toBe(received[1]!.headers["webhook-id"]);
+  });
+
   it("tries a failing receiver again on the schedule, with the same webhook-id, then records the delivery failed", async () => {
     const received = fakeReceiver(() => new Response("no", { status: 500 }));
     const clock = frozenClock();

@@ -10,7 +10,7 @@ describe("webhook endpoints", () => {
     expect(r.json.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(r.json.endpoint).toMatchObject({ url: "https://receiver.example.com/a", description: "mine", events: ["message.completed", "submission.failed"], disabledAt: null });
     const everything = await register(w, "https://receiver.example.com/b");
-    expect(everything.json.endpoint.events).toEqual(["message.completed", "chat.awaiting_user", "submission.failed"]);
+    expect(everything.json.endpoint.events).toEqual(["message.completed", "chat.awaiting_user", "submission.failed", "question.asked", "question.closed"]);
     const list = await call("GET", hooksPath(w), { token: w.token });
     expect(list.status).toBe(200);
     expect(list.json.items.map((e: { id: string }) => e.id)).toEqual([r.json.endpoint.id, everything.json.endpoint.id]);

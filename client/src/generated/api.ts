@@ -229,7 +229,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message to the chat agent; 202 confirms acceptance, not completion
-         * @description Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. Keys are shared by sending and steering: a key used by one cannot be used by the other. A chat holds at most 100 pending entries (queued, steering, dispatching) holding at most 1000000 bytes of content: beyond, 409 queue_full and nothing is stored. Checks run in this order: 400, 404, the idempotency key (a replay is 202; then submission_cancelled, idempotency_key_reused), chat_archived, queue_full. The body may be up to 1216384 bytes, enough for 100000 characters each sent as a \uXXXX\uXXXX escape pair.
+         * @description Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. Keys are shared by sending, steering and answering a question: a key used by one cannot be used by another. A send or steer accepted while a question is pending answers it with its text when it takes text (text, or a choice with allowText), else supersedes it. A chat holds at most 100 pending entries (queued, steering, dispatching) holding at most 1000000 bytes of content: beyond, 409 queue_full and nothing is stored. Checks run in this order: 400, 404, the idempotency key (a replay is 202; then submission_cancelled, idempotency_key_reused), chat_archived, queue_full. The body may be up to 1216384 bytes, enough for 100000 characters each sent as a \uXXXX\uXXXX escape pair.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -343,9 +343,49 @@ export interface paths {
         put?: never;
         /**
          * Steer the running task: a text its agent takes at its next step
-         * @description While a task runs, the submission waits in the queue with status `steering` (disposition `queued`) until the running agent takes it at its next step (at most 5 per task); taken, it becomes a `user` message carrying the running task's taskId and costs nothing. If the task ends first (a stop included), the entry becomes `queued` in its place in submission order and runs as a task of its own. With no task running it is sent exactly like a message. Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. Keys are shared by sending and steering: a key used by one cannot be used by the other. A chat holds at most 100 pending entries (queued, steering, dispatching) holding at most 1000000 bytes of content: beyond, 409 queue_full and nothing is stored. Checks run in this order: 400, 404, the idempotency key (a replay is 202; then submission_cancelled, idempotency_key_reused), chat_archived, queue_full. The body may be up to 1216384 bytes, enough for 100000 characters each sent as a \uXXXX\uXXXX escape pair.
+         * @description While a task runs, the submission waits in the queue with status `steering` (disposition `queued`) until the running agent takes it at its next step (at most 5 per task); taken, it becomes a `user` message carrying the running task's taskId and costs nothing. If the task ends first (a stop included), the entry becomes `queued` in its place in submission order and runs as a task of its own. With no task running it is sent exactly like a message. Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. Keys are shared by sending, steering and answering a question: a key used by one cannot be used by another. A send or steer accepted while a question is pending answers it with its text when it takes text (text, or a choice with allowText), else supersedes it. A chat holds at most 100 pending entries (queued, steering, dispatching) holding at most 1000000 bytes of content: beyond, 409 queue_full and nothing is stored. Checks run in this order: 400, 404, the idempotency key (a replay is 202; then submission_cancelled, idempotency_key_reused), chat_archived, queue_full. The body may be up to 1216384 bytes, enough for 100000 characters each sent as a \uXXXX\uXXXX escape pair.
          */
         post: operations["steerChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{projectId}/chats/{chatId}/questions/{questionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A question the agent asked, as it stands
+         * @description Named by the chat's `pendingQuestionId` and the asking reply's `questionId`; kept as long as the chat. Another chat's id: 404 `question_not_found`.
+         */
+        get: operations["getQuestion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{projectId}/chats/{chatId}/questions/{questionId}/answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a pending question: a message to the agent, 202 as a send
+         * @description A send (queue, credits, `started`/`queued`, the queue bound; keys shared with sending and steering) whose `user` message is the answer in words: the picked labels in the question's order joined with `, ` (then a new line and the text), the text, `Approved.`/`Denied.`, `Connected.`, `Declined.` (then a space and the reason, if any). The question closes as soon as it is accepted. Checks in order: 400, 404 (`question_not_found` too), the idempotency key (a replay is 202, also after the question closed), 409 `chat_archived`, 409 `question_not_pending`, 400 `answer_does_not_fit`, 409 `queue_full`. Texts up to 100000 characters, reasons 2000.
+         */
+        post: operations["answerQuestion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -361,7 +401,7 @@ export interface paths {
         };
         /**
          * Follow a chat live: a resumable Server-Sent Events stream
-         * @description Starts with a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends `chat`, `queue.entry`, `queue.removed`, `message` and `message.delta` events as they happen: the queue is the snapshot's with the entry events applied in order. Ids increase strictly per chat; events are kept at least 24 hours; a resume point older than that, or whose replay would pass 8 MB, gets a fresh snapshot. A stream whose reader leaves what it is sent untaken for 30 s is closed. A `: keep-alive` comment comes every 5 s. The server ends a stream after 5 to 5½ minutes, or within 10 s of the token's revocation or expiry or the loss of project access; reconnect with Last-Event-ID. Opening a stream counts as one request; at most 10 streams per token may be open at once (429 `too_many_streams` beyond, with Retry-After; the per-minute limit stays `rate_limited`); a closed stream frees its place within about 15 s.
+         * @description Starts with a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends `chat`, `queue.entry`, `queue.removed`, `message`, `message.delta` and `question` events as they happen: the queue is the snapshot's with the entry events applied in order. Ids increase strictly per chat; events are kept at least 24 hours; a resume point older than that, or whose replay would pass 8 MB, gets a fresh snapshot. A stream whose reader leaves what it is sent untaken for 30 s is closed. A `: keep-alive` comment comes every 5 s. The server ends a stream after 5 to 5½ minutes, or within 10 s of the token's revocation or expiry or the loss of project access; reconnect with Last-Event-ID. Opening a stream counts as one request; at most 10 streams per token may be open at once (429 `too_many_streams` beyond, with Retry-After; the per-minute limit stays `rate_limited`); a closed stream frees its place within about 15 s.
          */
         get: operations["followChatEvents"];
         put?: never;
@@ -653,6 +693,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "question.asked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The agent asked a question: the Question as it was asked (pending)
+         * @description Signed as Standard Webhooks. A 2xx within 15 s delivers it; anything else (redirects are not followed) is tried again after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h.
+         */
+        post: operations["webhook_question_asked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "question.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A question stopped being pending (answered, declined, superseded or expired): the Question as it was closed
+         * @description Signed as Standard Webhooks. A 2xx within 15 s delivers it; anything else (redirects are not followed) is tried again after about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h.
+         */
+        post: operations["webhook_question_closed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -690,6 +770,11 @@ export interface components {
              */
             submissionId: string | null;
             usage: components["schemas"]["Usage"];
+            /**
+             * Format: uuid
+             * @description On an agent reply that asks: the question it asked (GET …/questions/{questionId}); null on every other message
+             */
+            questionId: string | null;
         };
         /** @description On an agent reply that has ended; null for user and error messages, a working reply, and replies from before usage was kept */
         Usage: {
@@ -726,7 +811,13 @@ export interface components {
             /** Format: date-time */
             lastMessageAt: string | null;
             latestAgentPreview: string;
+            /** @description True exactly while a question the agent asked is pending (pendingQuestionId) */
             isAwaitingUser: boolean;
+            /**
+             * Format: uuid
+             * @description The question the agent waits for you to answer (GET …/questions/{questionId}); null when none is pending
+             */
+            pendingQuestionId: string | null;
             isWorking: boolean;
             queuedCount: number;
         };
@@ -751,6 +842,172 @@ export interface components {
             status: "dispatching" | "failed" | "queued" | "steering";
             /** Format: date-time */
             createdAt: string;
+        };
+        QuestionAskedWebhook: {
+            /** @enum {string} */
+            type: "question.asked";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                projectId: string;
+                /** Format: uuid */
+                chatId: string;
+                question: components["schemas"]["Question"];
+            };
+        };
+        /**
+         * @description A question the agent asked: at most one per chat is pending
+         * @example {
+         *       "id": "9b2f3c1e-5d4a-4c7b-8e6f-0a1b2c3d4e5f",
+         *       "chatId": "0b9e6a52-1c3d-4e5f-8a7b-6c5d4e3f2a1b",
+         *       "taskId": "6f1c2d3e-4a5b-4c6d-9e8f-7a6b5c4d3e2f",
+         *       "messageId": "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f",
+         *       "kind": "choice",
+         *       "status": "pending",
+         *       "prompt": "Pick a color",
+         *       "options": [
+         *         {
+         *           "id": "1",
+         *           "label": "Red",
+         *           "description": null
+         *         },
+         *         {
+         *           "id": "2",
+         *           "label": "Green",
+         *           "description": null
+         *         }
+         *       ],
+         *       "multiSelect": false,
+         *       "allowText": false,
+         *       "action": null,
+         *       "url": null,
+         *       "createdAt": "2026-11-20T10:00:00.000Z",
+         *       "expiresAt": "2026-11-27T10:00:00.000Z",
+         *       "closedAt": null,
+         *       "answer": null,
+         *       "submissionId": null
+         *     }
+         */
+        Question: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            chatId: string;
+            /**
+             * Format: uuid
+             * @description The task whose reply asks
+             */
+            taskId: string;
+            /**
+             * Format: uuid
+             * @description The reply that asks (its questionId is this id)
+             */
+            messageId: string;
+            /** @enum {string} */
+            kind: "text" | "choice" | "approval" | "connection";
+            /** @enum {string} */
+            status: "pending" | "answered" | "declined" | "superseded" | "expired";
+            prompt: string;
+            /** @description A choice's 1 to 20 options; null for the other kinds */
+            options: components["schemas"]["QuestionOption"][] | null;
+            /** @description A choice that takes one or more picks; false otherwise */
+            multiSelect: boolean;
+            /** @description A free text may be given: true for text, and for a choice that allows it */
+            allowText: boolean;
+            /** @description What an approval asks leave to do; null for the other kinds */
+            action: components["schemas"]["QuestionAction"] | null;
+            /** @description Where a connection is made (outside this API); null for the other kinds */
+            url: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description QUESTION_TTL_HOURS after it was asked: a question still pending then becomes expired
+             */
+            expiresAt: string;
+            /** Format: date-time */
+            closedAt: string | null;
+            /** @description The answer as sent (a send that answered: { text }); null unless answered or declined */
+            answer: components["schemas"]["ChoiceAnswer"] | components["schemas"]["TextAnswer"] | components["schemas"]["ApprovalAnswer"] | components["schemas"]["ConnectionAnswer"] | components["schemas"]["DeclineAnswer"] | null;
+            /**
+             * Format: uuid
+             * @description What answered, declined or superseded it: a submission (null otherwise)
+             */
+            submissionId: string | null;
+        };
+        QuestionOption: {
+            /**
+             * @description Unique within the question; what an answer's optionIds name
+             * @example 1
+             */
+            id: string;
+            /** @example Red */
+            label: string;
+            description: string | null;
+        };
+        /** @description What an approval asks leave to do */
+        QuestionAction: {
+            /**
+             * @description What the agent would call
+             * @example delete_branch
+             */
+            name: string;
+            /**
+             * @description One line for a person
+             * @example delete the branch old-ui
+             */
+            summary: string;
+            /**
+             * @description What it would pass (at most 16384 bytes of JSON)
+             * @example {
+             *       "branch": "old-ui"
+             *     }
+             */
+            input: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Answers a choice */
+        ChoiceAnswer: {
+            /** @description The question's option ids: one, or with multiSelect one or more; none if a text is given (allowText) */
+            optionIds: string[];
+            /** @description Only if allowText */
+            text?: string;
+        };
+        /** @description Answers a text question, or a choice whose allowText is true */
+        TextAnswer: {
+            text: string;
+        };
+        /** @description Answers an approval */
+        ApprovalAnswer: {
+            /** @enum {string} */
+            decision: "approve" | "deny";
+            reason?: string;
+        };
+        /** @description Answers a connection: the user says it is made */
+        ConnectionAnswer: {
+            /** @enum {boolean} */
+            connected: true;
+        };
+        /** @description Answers any kind: the user will not answer */
+        DeclineAnswer: {
+            /** @enum {boolean} */
+            decline: true;
+            reason?: string;
+        };
+        QuestionClosedWebhook: {
+            /** @enum {string} */
+            type: "question.closed";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                projectId: string;
+                /** Format: uuid */
+                chatId: string;
+                question: components["schemas"]["Question"];
+            };
         };
         ChatSnapshot: {
             chat: components["schemas"]["Chat"];
@@ -782,7 +1039,7 @@ export interface components {
              * @description Stable identifier to branch on
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "chat_archived" | "idempotency_key_reused" | "token_limit_reached" | "rate_limited" | "too_many_streams" | "message_not_found" | "submission_not_found" | "submission_cancelled" | "submission_started" | "queue_full" | "webhook_limit_reached" | "payload_too_large" | "service_unavailable" | "internal_error";
+            code: "invalid_request" | "unauthorized" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "chat_archived" | "idempotency_key_reused" | "token_limit_reached" | "rate_limited" | "too_many_streams" | "message_not_found" | "submission_not_found" | "submission_cancelled" | "submission_started" | "queue_full" | "question_not_found" | "question_not_pending" | "answer_does_not_fit" | "webhook_limit_reached" | "payload_too_large" | "service_unavailable" | "internal_error";
             /**
              * @description This occurrence: urn:request:<x-request-id>; quote it when reporting a problem
              * @example urn:request:3f1c…
@@ -1073,6 +1330,15 @@ export interface components {
             } | null;
         };
         StopReply: Record<string, never>;
+        AnswerSubmission: components["schemas"]["Submission"] & {
+            /**
+             * Format: uuid
+             * @description The question answered
+             */
+            questionId: string;
+        };
+        /** @description Exactly one of these bodies; which ones fit depends on the question's kind */
+        Answer: components["schemas"]["ChoiceAnswer"] | components["schemas"]["TextAnswer"] | components["schemas"]["ApprovalAnswer"] | components["schemas"]["ConnectionAnswer"] | components["schemas"]["DeclineAnswer"];
         ChatEvent: {
             id: string;
             /** @enum {string} */
@@ -1109,6 +1375,12 @@ export interface components {
             event: "message.delta";
             /** @description JSON text of a MessageDelta */
             data: string;
+        } | {
+            id: string;
+            /** @enum {string} */
+            event: "question";
+            /** @description JSON text of a Question */
+            data: string;
         };
         CreatedWebhook: {
             endpoint: components["schemas"]["WebhookEndpoint"];
@@ -1123,7 +1395,7 @@ export interface components {
             id: string;
             /** Format: uri */
             url: string;
-            events: ("message.completed" | "chat.awaiting_user" | "submission.failed")[];
+            events: ("message.completed" | "chat.awaiting_user" | "submission.failed" | "question.asked" | "question.closed")[];
             description: string;
             /** Format: date-time */
             createdAt: string;
@@ -1141,7 +1413,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to receive; every type when left out */
-            events?: ("message.completed" | "chat.awaiting_user" | "submission.failed")[];
+            events?: ("message.completed" | "chat.awaiting_user" | "submission.failed" | "question.asked" | "question.closed")[];
             description?: string;
         };
         WebhookList: {
@@ -1156,7 +1428,7 @@ export interface components {
             /** Format: uuid */
             endpointId: string;
             /** @enum {string} */
-            eventType: "message.completed" | "chat.awaiting_user" | "submission.failed";
+            eventType: "message.completed" | "chat.awaiting_user" | "submission.failed" | "question.asked" | "question.closed";
             /** @description The webhook-id header's value, the same on every attempt */
             webhookId: string;
             /** @enum {string} */
@@ -3586,6 +3858,257 @@ export interface operations {
             };
         };
     };
+    getQuestion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                chatId: string;
+                questionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The question */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Question"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`). */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not available to the caller (`not_found`; `message_not_found` or `submission_not_found` for an id in a chat that is available); existence is not revealed. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The path exists but not with this method (`method_not_allowed`). */
+            405: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests (`rate_limited`), or, opening an event stream, too many open at once (`too_many_streams`); wait Retry-After seconds. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the service's side (`internal_error`); quote the x-request-id. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    answerQuestion: {
+        parameters: {
+            query?: never;
+            header: {
+                "idempotency-key": string;
+            };
+            path: {
+                projectId: string;
+                chatId: string;
+                questionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Answer"];
+            };
+        };
+        responses: {
+            /** @description Accepted (or the stored first answer to this idempotency-key) */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnswerSubmission"];
+                };
+            };
+            /** @description Invalid input (`invalid_request`): a body that is not JSON or breaks the schema, an unknown field or query parameter; `errors[]` lists the invalid fields, the first 20 found (each path and message cut to at most 300 bytes of JSON; the detail gives the count when there are more). */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`). */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not available to the caller (`not_found`; `message_not_found` or `submission_not_found` for an id in a chat that is available); existence is not revealed. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The path exists but not with this method (`method_not_allowed`). */
+            405: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the current state (`conflict`, `chat_archived`, `idempotency_key_reused`, `submission_cancelled`, `submission_started`, `queue_full`, `token_limit_reached`, `webhook_limit_reached`). */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit of this path (`payload_too_large`). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests (`rate_limited`), or, opening an event stream, too many open at once (`too_many_streams`); wait Retry-After seconds. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the service's side (`internal_error`); quote the x-request-id. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     followChatEvents: {
         parameters: {
             query?: {
@@ -4762,6 +5285,64 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SubmissionFailedWebhook"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_question_asked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same on every attempt of one event for one endpoint: receivers deduplicate on it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}", keyed with the base64-decoded part of the secret after whsec_> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuestionAskedWebhook"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_question_closed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The same on every attempt of one event for one endpoint: receivers deduplicate on it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}", keyed with the base64-decoded part of the secret after whsec_> */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuestionClosedWebhook"];
             };
         };
         responses: {
