@@ -38,7 +38,9 @@ export default defineConfig(async () => {
       // Every file starts its own isolated worker (about a second of setup); one per core overlaps them (the default leaves a core idle).
       maxWorkers: "100%",
       projects: [
-        project("workers", ["test/**/*.test.ts"], {}, ["test/http-agent/**", "test/fuzz/**", "test/model-agent/**"]),
+        project("workers", ["test/**/*.test.ts"], {}, ["test/http-agent/**", "test/fuzz/**", "test/model-agent/**", "test/oauth/**", "test/account/**", "test/e2e/**"]),
+        // OAuth for /mcp and the account page (which lists connected apps): the issuer is PUBLIC_URL, the address the tests call.
+        project("oauth", ["test/oauth/**/*.test.ts", "test/account/**/*.test.ts"], { PUBLIC_URL: "https://service.test" }),
         // Property tests send hundreds of requests per token: the limit is lifted so each reaches validation.
         project("fuzz", ["test/fuzz/**/*.test.ts"], { RATE_LIMIT_PER_MINUTE: "1000000" }),
         project("http-agent", ["test/http-agent/**/*.test.ts"], {
@@ -48,12 +50,12 @@ export default defineConfig(async () => {
           AGENT_TIMEOUT_SECONDS: "60",
           PUBLIC_URL: "https://api.example.test",
         }),
-        // The TypeScript client (client/) and the scripts that talk to a Worker (npm run token), in Node against a real
-        // wrangler dev started by the global setup.
+        // The TypeScript client (client/), the scripts that talk to a Worker (npm run token) and the connector flow in
+        // Chromium (test/e2e), in Node against a real wrangler dev started by the global setup.
         {
           test: {
             name: "client",
-            include: ["client/test/**/*.test.ts", "scripts/test/**/*.test.ts"],
+            include: ["client/test/**/*.test.ts", "scripts/test/**/*.test.ts", "test/e2e/**/*.test.ts"],
             environment: "node",
             globalSetup: ["client/test/global-setup.ts"],
             testTimeout: 30_000,

@@ -6,8 +6,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 
-// 300 KiB gzip: the Worker stays well inside the free plan's 3 MB and starts fast (docs/performance.md).
-const BUDGET_GZIP_KIB = 300;
+// 340 KiB gzip: the Worker stays well inside the free plan's 3 MB and starts fast (docs/performance.md); raised from 300
+// for the OAuth provider (about 30 KiB gzip), with the unused AI Gateway provider left out to pay for part of it.
+const BUDGET_GZIP_KIB = 340;
 
 /** Each package in the bundle with the install paths its modules came from. */
 function packagesOf(sources) {

@@ -1,3 +1,4 @@
+import { accountRoutes } from "./account/routes";
 import { adminRoutes } from "./admin/routes";
 import { agentCallbackRoutes } from "./agent/callback-routes";
 import { authRoutes } from "./auth/routes";
@@ -14,21 +15,30 @@ import { registerComponents } from "./http/openapi-components";
 import { ApiError, problemResponse, toApiError } from "./http/problem";
 import { createMcpRoutes } from "./mcp/routes";
 import { createRouter } from "./http/router";
+import { AUTHORIZE_PATH, isOAuthPath, oauthRoles } from "./oauth/authorization-server";
+import { authorizeRoutes } from "./oauth/authorize-routes";
+import { oauthEndpointRoutes } from "./oauth/endpoint-routes";
+import { oauthGrantRoutes } from "./oauth/grant-routes";
 import { registerWebhookEvents } from "./webhooks/openapi-webhooks";
 
 /** Assembles the Worker: each router owns its guards (CORS, credentials, body limits); this only mounts them. */
 export function createApp() {
   const app = createRouter();
   app.use("*", requestId);
-  // /admin/* is 404 while ADMIN_TOKEN is unset, and /dev/server outside local development: a 405 there would tell that it exists.
+  // /admin/* is 404 while ADMIN_TOKEN is unset, /dev/server outside local development, and OAuth's endpoints while
+  // PUBLIC_URL is unset: a 405 there would tell that they exist.
   app.use(
     "*",
-    methodAndBodyFirst(app, (c) => (c.req.path.startsWith("/admin") && !config(c.env).adminToken) || devServerHidden(c)),
+    methodAndBodyFirst(app, (c) => (c.req.path.startsWith("/admin") && !config(c.env).adminToken) || devServerHidden(c) || (isOAuthPath(c.req.path) && !oauthRoles(c.env))),
   );
 
   app.route("/v1", catalogRoutes);
   app.route("/v1/projects", chatRoutes);
   app.route("/auth", authRoutes);
+  app.route("/auth", oauthGrantRoutes);
+  app.route("/", oauthEndpointRoutes);
+  app.route(AUTHORIZE_PATH, authorizeRoutes);
+  app.route("/account", accountRoutes);
   app.route("/agent", agentCallbackRoutes);
   app.route("/admin", adminRoutes);
   // MCP tools call /v1 through this same app, so each runs the route a REST client would.

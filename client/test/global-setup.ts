@@ -14,7 +14,8 @@ export default async function setup(project: TestProject) {
   const state = mkdtempSync(join(tmpdir(), "client-tests-"));
   const adminToken = `client-admin-${randomBytes(12).toString("hex")}`;
   applyLocalMigrations(["--persist-to", state], { quiet: true });
-  const vars = { ADMIN_TOKEN: adminToken, LOCAL_AGENT_DELAY_MS: "2000", RATE_LIMIT_PER_MINUTE: "100000", WEBHOOK_ALLOW_LOOPBACK: "true" };
+  // PUBLIC_URL: the OAuth issuer for /mcp's connector flow (test/e2e).
+  const vars = { ADMIN_TOKEN: adminToken, LOCAL_AGENT_DELAY_MS: "2000", RATE_LIMIT_PER_MINUTE: "100000", WEBHOOK_ALLOW_LOOPBACK: "true", PUBLIC_URL: `http://127.0.0.1:${port}` };
   const server = startWranglerDev({
     port,
     inspectorPort,

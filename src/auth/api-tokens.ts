@@ -1,8 +1,12 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
+import { isUniqueViolation } from "../db/errors";
 import { apiTokens } from "../db/schema";
 import { readNearestThenPrimary } from "../db/sessions";
+import type { Env } from "../env";
+import { iso } from "../time";
 import type { Scope } from "./scopes";
+import { API_TOKEN_PREFIX, generateSecret, hashSecret } from "./secrets";
 
 export const MAX_ACTIVE_TOKENS = 20;
 
@@ -17,16 +21,53 @@ export const toItem = (r: Row) => ({
   lastUsedAt: r.lastUsedAt,
 });
 
+export type ApiTokenItem = ReturnType<typeof toItem>;
+export type NewApiToken = { name: string; scopes: Scope[]; expiresAt: string };
+export type IssueOutcome = { kind: "created"; token: string; item: ApiTokenItem } | { kind: "limit_reached" } | { kind: "id_taken" };
+
+/**
+ * A new personal API token for the account; its secret is in this answer only. `id` is the new token's
+ * id: a form that names it in advance is single-use, since sending it again finds the id taken.
+ */
+export async function issueApiToken(env: Env, accountId: string, input: NewApiToken, id: string = crypto.randomUUID()): Promise<IssueOutcome> {
+  const token = generateSecret(API_TOKEN_PREFIX);
+  const fields = { accountId, name: input.name, tokenHash: await hashSecret(token), prefix: token.slice(0, 12), scopes: input.scopes, expiresAt: input.expiresAt };
+  let row: Row | undefined;
+  try {
+    row = await insertTokenWithinLimit(env.DB, id, fields, iso(Date.now()));
+  } catch (error) {
+    if (isUniqueViolation(error)) return { kind: "id_taken" };
+    throw error;
+  }
+  return row ? { kind: "created", token, item: toItem(row) } : { kind: "limit_reached" };
+}
+
+/** The account's unrevoked tokens, newest first, each with its last use as its gate keeps it (D1's column holds only uses from before). */
+export async function listApiTokens(env: Env, accountId: string): Promise<ApiTokenItem[]> {
+  const rows = await listTokens(env.DB, accountId);
+  const lastUsed = await Promise.all(rows.map((r) => env.TOKEN_GATE.getByName(r.tokenHash).lastUsed(r.tokenHash)));
+  return rows.map((r, i) => toItem({ ...r, lastUsedAt: lastUsed[i] == null ? r.lastUsedAt : iso(lastUsed[i]!) }));
+}
+
+/** Revokes one of the account's unrevoked tokens; false when it has no such token. The gate learns first, so the token stops working even if the D1 write fails. */
+export async function revokeApiToken(env: Env, accountId: string, id: string): Promise<boolean> {
+  const token = await findUnrevokedToken(env.DB, accountId, id);
+  if (!token) return false;
+  await env.TOKEN_GATE.getByName(token.tokenHash).revoke(token.tokenHash);
+  await markRevoked(env.DB, id, iso(Date.now()));
+  return true;
+}
+
 /**
  * Inserts the token only while the account has fewer than 20 active ones. One statement, so D1's
  * single writer makes the count and the insert atomic: parallel creations cannot overshoot.
  */
-export async function insertTokenWithinLimit(
+async function insertTokenWithinLimit(
   d1: D1Database,
+  id: string,
   token: { accountId: string; name: string; tokenHash: string; prefix: string; scopes: Scope[]; expiresAt: string },
   now: string,
 ): Promise<Row | undefined> {
-  const id = crypto.randomUUID();
   const result = await d1
     .prepare(
       `INSERT INTO api_tokens (id, account_id, name, token_hash, prefix, scopes, created_at, expires_at)
@@ -40,7 +81,7 @@ export async function insertTokenWithinLimit(
 }
 
 /** The account's unrevoked tokens, newest first, expired ones included. */
-export function listTokens(d1: D1Database, accountId: string) {
+function listTokens(d1: D1Database, accountId: string) {
   return drizzle(d1)
     .select()
     .from(apiTokens)
@@ -48,7 +89,7 @@ export function listTokens(d1: D1Database, accountId: string) {
     .orderBy(desc(apiTokens.createdAt), desc(apiTokens.id));
 }
 
-export async function findUnrevokedToken(d1: D1Database, accountId: string, id: string) {
+async function findUnrevokedToken(d1: D1Database, accountId: string, id: string) {
   const [row] = await drizzle(d1)
     .select({ tokenHash: apiTokens.tokenHash })
     .from(apiTokens)
@@ -56,7 +97,7 @@ export async function findUnrevokedToken(d1: D1Database, accountId: string, id: 
   return row;
 }
 
-export async function markRevoked(d1: D1Database, id: string, now: string): Promise<void> {
+async function markRevoked(d1: D1Database, id: string, now: string): Promise<void> {
   await drizzle(d1)
     .update(apiTokens)
     .set({ revokedAt: now })

@@ -1,9 +1,11 @@
+import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Env } from "../env";
 import { ApiError, unauthorized } from "../http/problem";
 import type { Scope } from "./scopes";
 import { API_TOKEN_PREFIX, SESSION_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
+/** Who a request acts for; tokenHash names the TokenGate that admitted it (for OAuth, the grant's `grant:<id>`), where its streams are counted. */
 export type ApiCaller = { accountId: string; scopes: Scope[]; tokenHash: string };
 export type GatedEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: ApiCaller } };
 
@@ -24,19 +26,42 @@ const POLICY = "per-token";
 
 const invalidToken = (detail: string) => unauthorized("api", detail);
 
+/** An admitted request: who it acts for, and the RateLimit headers its answer carries. */
+export type Admission = { accountId: string; scopes: Scope[]; headers: Record<string, string> };
+
 /**
- * The gate in front of /v1/projects/*: a personal API token from the Authorization header (never
- * the query string), checksum-checked before any lookup, then one round trip to its TokenGate
- * object, which answers 401 or 429 or admits and counts the request.
+ * One request through the TokenGate of that name (a personal token's hash, or an OAuth grant's
+ * `grant:<id>`): one round trip answers 401 for a credential it does not know or that was revoked
+ * or has expired, 429 past the per-minute limit, or admits and counts the request.
  */
-export const tokenGate = createMiddleware<GatedEnv>(async (c, next) => {
-  if (c.req.method === "OPTIONS") return next();
-  const admitted = admittedWith.get(c.env);
-  if (admitted) {
-    c.set("caller", admitted);
-    return next();
+export async function admitAt(env: Env, gateName: string, invalidDetail: string): Promise<Admission> {
+  const verdict = await env.TOKEN_GATE.getByName(gateName).admit(gateName);
+  if (verdict.kind === "invalid") throw invalidToken(invalidDetail);
+  const policy = `"${POLICY}";q=${verdict.limit};w=60`;
+  if (verdict.kind === "limited") {
+    throw new ApiError(429, "rate_limited", `This token may make ${verdict.limit} requests a minute; try again in ${verdict.retryAfterSeconds} s.`, {
+      headers: { "retry-after": String(verdict.retryAfterSeconds), "ratelimit-policy": policy, ratelimit: `"${POLICY}";r=0;t=${verdict.retryAfterSeconds}` },
+    });
   }
-  const token = bearerToken(c.req.header("authorization"));
+  return {
+    accountId: verdict.accountId,
+    scopes: verdict.scopes,
+    headers: { "ratelimit-policy": policy, ratelimit: `"${POLICY}";r=${verdict.remaining};t=${verdict.resetSeconds}` },
+  };
+}
+
+/** Runs the rest of the request as the admitted caller and puts the RateLimit headers on its answer. */
+export async function proceedAs(c: Context<GatedEnv>, caller: ApiCaller, headers: Record<string, string>, next: Next): Promise<void> {
+  c.set("caller", caller);
+  await next();
+  for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+}
+
+/**
+ * A personal API token from the Authorization header (never the query string), checksum-checked
+ * before any lookup, then admitted by its TokenGate object.
+ */
+export async function admitPersonalToken(env: Env, token: string | undefined): Promise<{ caller: ApiCaller; headers: Record<string, string> }> {
   if (!token) throw invalidToken("This call needs a personal API token: send it as Authorization: Bearer pct_… (POST /auth/api-tokens creates one).");
   if (!isWellFormedSecret(token, API_TOKEN_PREFIX)) {
     throw invalidToken(
@@ -46,18 +71,20 @@ export const tokenGate = createMiddleware<GatedEnv>(async (c, next) => {
     );
   }
   const tokenHash = await hashSecret(token);
-  const verdict = await c.env.TOKEN_GATE.getByName(tokenHash).admit(tokenHash);
-  if (verdict.kind === "invalid") throw invalidToken("The API token is invalid, expired or revoked.");
-  const policy = `"${POLICY}";q=${verdict.limit};w=60`;
-  if (verdict.kind === "limited") {
-    throw new ApiError(429, "rate_limited", `This token may make ${verdict.limit} requests a minute; try again in ${verdict.retryAfterSeconds} s.`, {
-      headers: { "retry-after": String(verdict.retryAfterSeconds), "ratelimit-policy": policy, ratelimit: `"${POLICY}";r=0;t=${verdict.retryAfterSeconds}` },
-    });
+  const { accountId, scopes, headers } = await admitAt(env, tokenHash, "The API token is invalid, expired or revoked.");
+  return { caller: { accountId, scopes, tokenHash }, headers };
+}
+
+/** The gate in front of /v1/projects/*: personal API tokens only. */
+export const tokenGate = createMiddleware<GatedEnv>(async (c, next) => {
+  if (c.req.method === "OPTIONS") return next();
+  const admitted = admittedWith.get(c.env);
+  if (admitted) {
+    c.set("caller", admitted);
+    return next();
   }
-  c.set("caller", { accountId: verdict.accountId, scopes: verdict.scopes, tokenHash });
-  await next();
-  c.res.headers.set("ratelimit-policy", policy);
-  c.res.headers.set("ratelimit", `"${POLICY}";r=${verdict.remaining};t=${verdict.resetSeconds}`);
+  const { caller, headers } = await admitPersonalToken(c.env, bearerToken(c.req.header("authorization")));
+  await proceedAs(c, caller, headers, next);
 });
 
 /** 403 unless the admitted token carries the scope (RFC 6750 insufficient_scope names it). */

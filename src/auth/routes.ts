@@ -2,17 +2,14 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { deleteCookie, setCookie } from "hono/cookie";
 import { ApiError, notFound, unauthorized } from "../http/problem";
 import { anonymous, createRouter, headers, jsonBody, jsonResponse, problems } from "../http/router";
-import { createSession, endSession, findAccountByEmail } from "./accounts";
-import { findUnrevokedToken, insertTokenWithinLimit, listTokens, markRevoked, MAX_ACTIVE_TOKENS, toItem } from "./api-tokens";
-import { verifyPassword } from "./passwords";
-import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest, normaliseEmail } from "./schemas";
-import { API_TOKEN_PREFIX, SESSION_PREFIX, generateSecret, hashSecret } from "./secrets";
-import { signInThrottleFor } from "./sign-in-throttle";
+import { endSession } from "./accounts";
+import { issueApiToken, listApiTokens, MAX_ACTIVE_TOKENS, revokeApiToken } from "./api-tokens";
+import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest } from "./schemas";
+import { signIn } from "./sign-in";
 import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, accountCors, invalidSession, isAppOrigin, requireSession, type SessionEnv } from "./session";
 import { jsonBodyGuard } from "../http/json-body";
 import { MiB, limitBody } from "../http/middleware";
 import { accountCreditRoutes } from "../credits/account-routes";
-import { iso } from "../time";
 
 /** Sign-in, sign-out and API token management, mounted at /auth: credentialed CORS for APP_ORIGINS only. */
 export const authRoutes = createRouter<SessionEnv>();
@@ -34,28 +31,15 @@ authRoutes.openapi(
     },
   }),
   async (c) => {
-    const { password } = c.req.valid("json");
-    const email = normaliseEmail(c.req.valid("json").email);
-    // The slot is claimed before the password is checked, so parallel guesses cannot outrun the count.
-    const throttle = await signInThrottleFor(c.env, email, c.req.header("cf-connecting-ip"));
-    const reservation = await throttle.reserve();
-    if (reservation.kind === "limited") {
+    const outcome = await signIn(c.env, c.req.valid("json"), c.req.header("cf-connecting-ip"));
+    if (outcome.kind === "limited") {
       throw new ApiError(429, "rate_limited", "Too many failed sign-ins for this email from this address; try again later.", {
-        headers: { "retry-after": String(reservation.retryAfterSeconds) },
+        headers: { "retry-after": String(outcome.retryAfterSeconds) },
       });
     }
-    const account = await findAccountByEmail(c.env.DB, email);
-    // Runs PBKDF2 even for an unknown email, so both failures look and take the same.
-    const valid = await verifyPassword(password, account?.passwordHash);
-    await throttle.settle(reservation.attempt, Boolean(account && valid));
-    if (!account || !valid) {
-      throw unauthorized("account", "The email or password is wrong.", null);
-    }
-    const now = Date.now();
-    const token = generateSecret(SESSION_PREFIX);
-    const { expiresAt } = await createSession(c.env.DB, account.id, await hashSecret(token), now);
-    const origin = c.req.header("origin");
-    if (isAppOrigin(c.env, origin)) {
+    if (outcome.kind === "wrong") throw unauthorized("account", "The email or password is wrong.", null);
+    const { token, expiresAt } = outcome;
+    if (isAppOrigin(c.env, c.req.header("origin"))) {
       setCookie(c, SESSION_COOKIE, token, { ...SESSION_COOKIE_OPTIONS, expires: new Date(expiresAt) });
     }
     c.header("cache-control", "no-store");
@@ -103,16 +87,11 @@ authRoutes.openapi(
     responses: { 201: jsonResponse(CreatedApiToken, "Created", "Cache-Control"), ...problems(400, 401, 409) },
   }),
   async (c) => {
-    const input = c.req.valid("json");
-    const token = generateSecret(API_TOKEN_PREFIX);
-    const row = await insertTokenWithinLimit(
-      c.env.DB,
-      { accountId: c.get("accountId"), name: input.name, tokenHash: await hashSecret(token), prefix: token.slice(0, 12), scopes: input.scopes, expiresAt: input.expiresAt },
-      new Date().toISOString(),
-    );
-    if (!row) throw new ApiError(409, "token_limit_reached", `An account may have at most ${MAX_ACTIVE_TOKENS} active tokens; delete one first.`);
+    const outcome = await issueApiToken(c.env, c.get("accountId"), c.req.valid("json"));
+    // A fresh id is never taken: only the limit stops it.
+    if (outcome.kind !== "created") throw new ApiError(409, "token_limit_reached", `An account may have at most ${MAX_ACTIVE_TOKENS} active tokens; delete one first.`);
     c.header("cache-control", "no-store");
-    return c.json({ token, item: toItem(row) }, 201);
+    return c.json({ token: outcome.token, item: outcome.item }, 201);
   },
 );
 
@@ -126,13 +105,7 @@ authRoutes.openapi(
     security: sessionSecurity,
     responses: { 200: jsonResponse(ApiTokenList, "Token records, without secrets"), ...problems(401) },
   }),
-  async (c) => {
-    const rows = await listTokens(c.env.DB, c.get("accountId"));
-    // Each token's gate keeps its last use; D1's column holds only uses from before the gates kept it.
-    const lastUsed = await Promise.all(rows.map((r) => c.env.TOKEN_GATE.getByName(r.tokenHash).lastUsed(r.tokenHash)));
-    const items = rows.map((r, i) => toItem({ ...r, lastUsedAt: lastUsed[i] == null ? r.lastUsedAt : iso(lastUsed[i]!) }));
-    return c.json({ items }, 200);
-  },
+  async (c) => c.json({ items: await listApiTokens(c.env, c.get("accountId")) }, 200),
 );
 
 authRoutes.openapi(
@@ -147,12 +120,7 @@ authRoutes.openapi(
     responses: { 204: { description: "Revoked" }, ...problems(401, 404) },
   }),
   async (c) => {
-    const { tokenId } = c.req.valid("param");
-    const token = await findUnrevokedToken(c.env.DB, c.get("accountId"), tokenId);
-    if (!token) throw notFound("You have no unrevoked token with this id.");
-    // The gate learns first, so the token stops working even if the D1 write below fails.
-    await c.env.TOKEN_GATE.getByName(token.tokenHash).revoke(token.tokenHash);
-    await markRevoked(c.env.DB, tokenId, new Date().toISOString());
+    if (!(await revokeApiToken(c.env, c.get("accountId"), c.req.valid("param").tokenId))) throw notFound("You have no unrevoked token with this id.");
     return c.body(null, 204);
   },
 );

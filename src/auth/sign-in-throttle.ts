@@ -12,12 +12,13 @@ export type Reservation = { kind: "reserved"; attempt: number } | { kind: "limit
  * One object per email and client address. It counts sign-in attempts that failed, or are still
  * being checked, over 15 minutes. An attempt takes its slot before the password is checked, in
  * one synchronous stretch, so however many run in parallel at most 10 are checked per window.
+ * The same counting bounds OAuth client registrations per address (`registrationThrottleFor`).
  */
 export class SignInThrottle extends DurableObject<Env> {
   private schemaReady = false;
 
-  /** Takes a slot for one password check, or says when one frees up. */
-  async reserve(): Promise<Reservation> {
+  /** Takes a slot for one password check (or one registration, of which `max` are allowed), or says when one frees up. */
+  async reserve(max = SIGN_IN_MAX_FAILURES): Promise<Reservation> {
     const now = Date.now();
     const sql = this.ensureSchema();
     // From here to the insert there is no await: nothing interleaves between count and claim.
@@ -26,8 +27,8 @@ export class SignInThrottle extends DurableObject<Env> {
       .exec<{ at: number }>("SELECT at FROM attempts ORDER BY at")
       .toArray()
       .map((r) => r.at);
-    if (times.length >= SIGN_IN_MAX_FAILURES) {
-      const freesAt = times[times.length - SIGN_IN_MAX_FAILURES]! + SIGN_IN_WINDOW_MS;
+    if (times.length >= max) {
+      const freesAt = times[times.length - max]! + SIGN_IN_WINDOW_MS;
       return { kind: "limited", retryAfterSeconds: Math.max(1, Math.ceil((freesAt - now) / 1000)) };
     }
     const { id } = sql.exec<{ id: number }>("INSERT INTO attempts (at) VALUES (?) RETURNING id", now).one();
@@ -67,9 +68,11 @@ export class SignInThrottle extends DurableObject<Env> {
   }
 }
 
+// Named by a hash, so emails and addresses do not appear in object names.
+const throttleNamed = async (env: Env, key: string) => env.SIGN_IN_THROTTLE.getByName(await sha256Hex(key));
+
 /** The throttle of one email from one client (CF-Connecting-IP: an IPv6 address by its /64; a missing one counts as one "unknown" address). */
-export async function signInThrottleFor(env: Env, email: string, clientAddress: string | undefined) {
-  const address = throttledAddress(clientAddress);
-  // Named by a hash, so emails and addresses do not appear in object names.
-  return env.SIGN_IN_THROTTLE.getByName(await sha256Hex(`${email}\n${address}`));
-}
+export const signInThrottleFor = (env: Env, email: string, clientAddress: string | undefined) => throttleNamed(env, `${email}\n${throttledAddress(clientAddress)}`);
+
+/** The throttle of OAuth client registrations from one client address; a registration keeps its slot for the whole window. */
+export const registrationThrottleFor = (env: Env, clientAddress: string | undefined) => throttleNamed(env, `\noauth-registration\n${throttledAddress(clientAddress)}`);

@@ -144,6 +144,29 @@ export class TokenGate extends DurableObject<Env> {
     this.streams.delete(leaseId);
   }
 
+  /**
+   * Makes this the gate of a credential D1 does not hold (an OAuth grant, named `grant:<id>`): its
+   * account, scopes and end, or, for null, a gate that admits nothing. Once per name, in one
+   * statement: false when the gate already has its record, which stays as it was (a replayed approval).
+   */
+  async enroll(name: string, record: { accountId: string; scopes: Scope[]; expiresAt: number } | null): Promise<boolean> {
+    this.ensureSchema();
+    const stored = record ?? { accountId: "", scopes: [], expiresAt: 0 };
+    const inserted = this.ctx.storage.sql
+      .exec(
+        "INSERT INTO token (hash, account_id, scopes, expires_at, revoked) VALUES (?, ?, ?, ?, ?) ON CONFLICT(hash) DO NOTHING RETURNING hash",
+        name,
+        stored.accountId,
+        JSON.stringify(stored.scopes),
+        stored.expiresAt,
+        record ? 0 : 1,
+      )
+      .toArray();
+    if (inserted.length === 0) return false;
+    this.record = { ...stored, revoked: !record };
+    return true;
+  }
+
   /** Blocks every later request with this token. Durable before it returns. */
   async revoke(tokenHash: string): Promise<void> {
     this.ensureSchema();

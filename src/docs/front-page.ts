@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { DEMO_SIGN_IN } from "../auth/schemas";
 import { config } from "../config";
 import type { AppEnv } from "../env";
+import { pageSecurity, plainPagePolicy } from "../http/page-security";
 import { FAVICON_PATH, mountFavicon } from "./favicon";
 import { FOLLOW, LOCAL_TOKEN, SEND, tokenByHand } from "./quickstart";
 import { API_VERSION, OPENAPI_PATH, REFERENCE_PATH } from "./routes";
@@ -23,13 +24,13 @@ const wantsJson = (accept: string | undefined) => !!accept && /\bapplication\/js
  */
 export function mountFrontPage(app: OpenAPIHono<AppEnv>) {
   mountFavicon(app);
-  app.get("/", (c) => {
+  app.get("/", pageSecurity(plainPagePolicy("'none'")), (c) => {
     const headers = { vary: "accept", "cache-control": "no-cache" };
     if (wantsJson(c.req.header("accept"))) {
       return c.json({ name: NAME, description: SUMMARY, version: API_VERSION, reference: REFERENCE_PATH, openapi: OPENAPI_PATH }, 200, headers);
     }
     const settings = config(c.env);
-    return c.html(frontPage(settings.publicOrigin, settings.devServerId !== undefined), 200, headers);
+    return c.html(frontPage(settings.publicOrigin, settings.devServerId !== undefined, c.get("cspNonce")), 200, headers);
   });
 }
 
@@ -47,7 +48,7 @@ ${code(tokenByHand(base, DEMO_SIGN_IN.email, DEMO_SIGN_IN.password))}`;
 ${code(tokenByHand(base, "you@example.com", "your password"))}`;
 }
 
-function frontPage(publicOrigin: string | undefined, local: boolean): string {
+function frontPage(publicOrigin: string | undefined, local: boolean, nonce: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -55,7 +56,7 @@ function frontPage(publicOrigin: string | undefined, local: boolean): string {
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>${NAME}</title>
   <link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
-  <style>
+  <style nonce="${nonce}">
     body { font-family: system-ui, sans-serif; max-width: 56rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; color: #1d1d1f; }
     pre { background: #f4f4f6; padding: 0.75rem; font-size: 0.85rem; white-space: pre-wrap; overflow-wrap: anywhere; }
     footer { margin-top: 2rem; color: #666; font-size: 0.9rem; }
@@ -64,6 +65,7 @@ function frontPage(publicOrigin: string | undefined, local: boolean): string {
 <body>
   <h1>${NAME}</h1>
   <p>${SUMMARY}</p>
+  <p><a href="/account">Your account</a>: sign in to get an API token, and see your credits and connected apps.</p>
   <p><a href="${REFERENCE_PATH}">API reference</a> (try every operation in the browser) · <a href="${OPENAPI_PATH}">OpenAPI description</a> (JSON, for code generators)</p>
   <h2>Quickstart</h2>
   <p>You need <code>curl</code>, <code>jq</code> and Node (it makes the idempotency key and the token's expiry date).</p>

@@ -7,6 +7,7 @@ import { config } from "../config";
 import type { AppEnv } from "../env";
 import { matchesIfNoneMatch, strongEtag } from "../http/etag";
 import { publicCors } from "../http/middleware";
+import { pageSecurity } from "../http/page-security";
 import { notFound } from "../http/problem";
 import { anonymous, ifNoneMatch, jsonResponse, jsonText, notModified, problems } from "../http/router";
 import { DEMO_PROJECT_ID, MESSAGE_BODY_LIMIT_BYTES } from "../chats/schemas";
@@ -27,8 +28,9 @@ const INFO: Record<Audience, { title: string; description: string }> = {
     description: [
       "Project chats, personal API tokens and the anonymous public catalog.",
       [
-        "**Getting a token.** The chat operations take a personal API token (`pct_…`) as `Authorization: Bearer`. Sign in with",
-        "`POST /auth/token` (an account session, `pcs_…`), then create the token with `POST /auth/api-tokens` using that session;",
+        "**Getting a token.** The chat operations take a personal API token (`pct_…`) as `Authorization: Bearer`. A person makes",
+        "one on the account page at `/account`. A script signs in with",
+        "`POST /auth/token` (an account session, `pcs_…`), then creates the token with `POST /auth/api-tokens` using that session;",
         "its secret is shown only in that answer. In local development (`npm run dev`) `npm run token` does both for the demo",
         `account, and the examples here are the demo data: \`${DEMO_SIGN_IN.email}\` / \`${DEMO_SIGN_IN.password}\` and the project`,
         `\`${DEMO_PROJECT_ID}\`. In this reference, paste the token into Authentication's Bearer Token field (\`userApiTokenBearer\`).`,
@@ -112,7 +114,7 @@ export function mountDocs(app: OpenAPIHono<AppEnv>) {
     });
   }
 
-  app.get(REFERENCE_PATH, (c) => c.html(referencePage(), 200, { "cache-control": "no-cache" }));
+  app.get(REFERENCE_PATH, pageSecurity(referencePolicy), (c) => c.html(referencePage(c.get("cspNonce")), 200, { "cache-control": "no-cache" }));
   app.get(REFERENCE_SCRIPT_PATH, async (c) => {
     const asset = await c.env.ASSETS.fetch(new Request(new URL("/scalar.js", c.req.url)));
     if (!asset.ok) throw notFound("The API reference bundle is missing: run npm install, which copies it to dist/docs-assets.");
@@ -120,8 +122,15 @@ export function mountDocs(app: OpenAPIHono<AppEnv>) {
   });
 }
 
+/**
+ * People paste tokens here: scripts only from this Worker (the pinned bundle) and the one inline call by its nonce,
+ * requests only to this origin (the document and try-it calls). Scalar injects its styles and icons at run time.
+ */
+const referencePolicy = (nonce: string) =>
+  `default-src 'none'; script-src 'self' 'nonce-${nonce}'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; form-action 'none'`;
+
 /** The reference page: Scalar from this Worker (no CDN), and a plain link to the JSON for readers without scripts. */
-function referencePage(): string {
+function referencePage(nonce: string): string {
   // Nothing that reaches beyond this Worker: no web fonts, telemetry, hosted AI agent or MCP service.
   const config = JSON.stringify({
     url: OPENAPI_PATH,
@@ -150,7 +159,7 @@ function referencePage(): string {
   <noscript><p>The interactive reference needs JavaScript; the JSON above describes every operation.</p></noscript>
   <div id="app"></div>
   <script src="${REFERENCE_SCRIPT_PATH}"></script>
-  <script>Scalar.createApiReference("#app", ${config}); document.getElementById("fallback").remove();</script>
+  <script nonce="${nonce}">Scalar.createApiReference("#app", ${config}); document.getElementById("fallback").remove();</script>
 </body>
 </html>
 `;

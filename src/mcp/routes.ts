@@ -2,32 +2,39 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createMiddleware } from "hono/factory";
-import { type GatedEnv, tokenGate } from "../auth/gate";
+import type { GatedEnv } from "../auth/gate";
 import { config } from "../config";
 import { jsonBodyGuard } from "../http/json-body";
 import { limitBody, MiB } from "../http/middleware";
 import { ApiError, invalidRequest } from "../http/problem";
 import { createRouter } from "../http/router";
+import { mcpCredentials } from "../oauth/mcp-credentials";
 import { callShape, liveEventStream, liveJsonAnswer } from "./live-answer";
-import { PROTOCOL_VERSIONS, ToolServer } from "./server";
+import { type Era, eraOf, forLegacyTransport, REVISIONS, RevisionRefusal, refusalBody } from "./revision";
+import { ToolServer } from "./server";
 import type { AppFetch } from "./v1-call";
 import { v1Access } from "./v1-call";
 
 const ALLOW = "POST";
 
-/** A request from a browser page of another site is refused (DNS rebinding); one with no Origin (any non-browser client) is not a browser's. */
+/**
+ * A request from a browser page of another site is refused (DNS rebinding); one with no Origin (any
+ * non-browser client) is not a browser's. An APP_ORIGINS page may call, and read the answer (CORS).
+ */
 const sameSiteOrigins = createMiddleware<GatedEnv>(async (c, next) => {
   const origin = c.req.header("origin");
-  if (origin !== undefined && !config(c.env).appOrigins.includes(origin)) {
-    throw new ApiError(403, "forbidden", "Requests from this Origin are not accepted on /mcp.");
-  }
+  if (origin === undefined) return next();
+  if (!config(c.env).appOrigins.includes(origin)) throw new ApiError(403, "forbidden", "Requests from this Origin are not accepted on /mcp.");
   await next();
+  c.res.headers.set("access-control-allow-origin", origin);
+  c.res.headers.append("vary", "Origin");
+  c.res.headers.set("access-control-expose-headers", "www-authenticate, retry-after, ratelimit, ratelimit-policy, x-request-id");
 });
 
 const knownRevision = createMiddleware<GatedEnv>(async (c, next) => {
   const revision = c.req.header("mcp-protocol-version");
-  if (revision !== undefined && !PROTOCOL_VERSIONS.includes(revision)) {
-    throw invalidRequest(`MCP-Protocol-Version ${revision.slice(0, 40)} is not supported; this server speaks ${PROTOCOL_VERSIONS.join(" and ")}.`, [
+  if (revision !== undefined && !REVISIONS.includes(revision)) {
+    throw invalidRequest(`MCP-Protocol-Version ${revision.slice(0, 40)} is not supported; this server speaks ${REVISIONS.join(", ")}.`, [
       { path: "mcp-protocol-version", message: "unsupported revision" },
     ]);
   }
@@ -75,17 +82,33 @@ async function oneMessage(request: Request): Promise<JSONRPCMessage> {
 }
 
 /**
- * /mcp: the Model Context Protocol over Streamable HTTP, stateless. The personal API token is
- * checked and counted before any message is read, exactly as on /v1; tools then call /v1 in-process.
+ * /mcp: the Model Context Protocol over Streamable HTTP, stateless. The credential (a personal API
+ * token, or an OAuth access token) is checked and counted before any message is read, as on /v1;
+ * tools then call /v1 in-process.
  */
 export function createMcpRoutes(appFetch: AppFetch) {
   const mcp = createRouter<GatedEnv>();
+  // A browser client's preflight, for the origins that may call.
+  mcp.options("/", sameSiteOrigins, (c) =>
+    c.body(null, 204, {
+      "access-control-allow-methods": ALLOW,
+      "access-control-allow-headers": "authorization, content-type, accept, mcp-protocol-version, last-event-id",
+      "access-control-max-age": "600",
+    }),
+  );
   // No session, so no stream to GET and nothing to DELETE.
-  mcp.on(["GET", "HEAD", "DELETE", "PUT", "PATCH", "OPTIONS"], "/", () => {
+  mcp.on(["GET", "HEAD", "DELETE", "PUT", "PATCH"], "/", () => {
     throw new ApiError(405, "method_not_allowed", "This MCP endpoint is stateless: send each JSON-RPC message with POST.", { headers: { allow: ALLOW } });
   });
-  mcp.post("/", sameSiteOrigins, limitBody(MiB), tokenGate, knownRevision, transportChecks, jsonBodyGuard, async (c) => {
+  mcp.post("/", sameSiteOrigins, limitBody(MiB), mcpCredentials, knownRevision, transportChecks, jsonBodyGuard, async (c) => {
     const message = await oneMessage(c.req.raw);
+    let era: Era;
+    try {
+      era = eraOf(message, c.req.raw.headers);
+    } catch (error) {
+      if (error instanceof RevisionRefusal) return c.json(refusalBody(message, error), 400);
+      throw error;
+    }
     const hangUp = new AbortController();
     // The request's own signal (enable_request_signal) fires when the client goes away, also while a JSON answer is still being made.
     const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
@@ -94,7 +117,7 @@ export function createMcpRoutes(appFetch: AppFetch) {
     const shape = callShape(message);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !shape.progress });
     await server.connect(transport);
-    const answer = transport.handleRequest(c.req.raw, { parsedBody: message });
+    const answer = transport.handleRequest(forLegacyTransport(c.req.raw, era), { parsedBody: message });
     // A call that waits is kept alive like a chat's stream, so its hang-up is noticed whatever the platform tells.
     if (shape.progress) return liveEventStream(await answer, hangUp);
     return shape.wait ? liveJsonAnswer(answer, hangUp) : answer;

@@ -15,20 +15,22 @@ import { type ApiError, fieldProblems, invalidRequest, problemResponse, toApiErr
 import { log } from "../log";
 import { firstCharacters } from "../text";
 import { toolJsonSchema } from "./json-schema";
+import { discoverResult, inEra, LEGACY_REVISIONS, speaksModern } from "./revision";
 import { TOOLS, toolNamed } from "./tools";
 import type { V1Access, V1Answer } from "./v1-call";
 
-export const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18"];
-const [LATEST, OLDEST] = [PROTOCOL_VERSIONS[0]!, PROTOCOL_VERSIONS.at(-1)!];
+const [LATEST, OLDEST] = [LEGACY_REVISIONS[0]!, LEGACY_REVISIONS.at(-1)!];
 
+const SERVER_INFO = { name: "project-chat", version: packageJson.version };
+const CAPABILITIES = { tools: { listChanged: false } };
 const INSTRUCTIONS =
   "Project chat: each project has chats, and each chat has an AI agent that works on the messages sent to it, one task at a time, asynchronously. " +
   "Start with list_projects: every other tool needs one of its project ids. Sending (send_message) answers at once with a submission; the reply " +
   "arrives later: pass waitSeconds to wait for it, or follow up with get_submission and read_messages. A tool error's text is a JSON problem whose " +
   "code says what went wrong (forbidden: your role only reads; not_found: no such project or chat for you; invalid_request: the named arguments).";
 
-/** Revisions this server speaks; an older request gets the oldest of them, one it does not know yet the newest. */
-export const negotiateVersion = (requested: string) => (PROTOCOL_VERSIONS.includes(requested) ? requested : requested < OLDEST ? OLDEST : LATEST);
+/** The 2025 revision an `initialize` gets: the one it asks for; an older one gets the oldest, a later one (2026-07-28 has no initialize) the newest. */
+export const negotiateVersion = (requested: string) => (LEGACY_REVISIONS.includes(requested) ? requested : requested < OLDEST ? OLDEST : LATEST);
 
 // Listed once per isolate: the schemas do not change while it runs.
 let listing: ToolListing[] | undefined;
@@ -47,6 +49,9 @@ const ToolCallRequest = z.object({
   method: z.literal("tools/call"),
   params: z.looseObject({ name: z.unknown(), arguments: z.unknown() }).default({ name: undefined, arguments: undefined }),
 });
+
+// 2026-07-28's own request: what the server offers, asked without any initialize.
+const DiscoverRequest = z.object({ method: z.literal("server/discover"), params: z.looseObject({}).optional() });
 
 // The SDK's InitializeRequestSchema would fail missing or ill-typed params as an internal error (-32603) with the parser's dump.
 const InitializeRequest = z.object({ method: z.literal("initialize"), params: z.unknown().optional() });
@@ -80,14 +85,20 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     private readonly waitUntil: (work: Promise<unknown>) => void,
   ) {
     super();
-    this.setRequestHandler(InitializeRequest, (request) => ({
-      protocolVersion: negotiateVersion(initializeParams(request.params).protocolVersion),
-      capabilities: { tools: { listChanged: false } },
-      serverInfo: { name: "project-chat", version: packageJson.version },
-      instructions: INSTRUCTIONS,
-    }));
-    this.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolListing() }));
-    this.setRequestHandler(ToolCallRequest, (request, extra) => this.callTool(request.params, extra));
+    this.setRequestHandler(InitializeRequest, (request) => {
+      // 2026-07-28 has no initialize: it answers it as any method it does not know.
+      if (speaksModern(request.params as { _meta?: Record<string, unknown> }))
+        throw new McpError(ErrorCode.MethodNotFound, "Method not found: 2026-07-28 has no initialize; ask server/discover.");
+      return {
+        protocolVersion: negotiateVersion(initializeParams(request.params).protocolVersion),
+        capabilities: CAPABILITIES,
+        serverInfo: SERVER_INFO,
+        instructions: INSTRUCTIONS,
+      };
+    });
+    this.setRequestHandler(DiscoverRequest, () => discoverResult(SERVER_INFO, CAPABILITIES, INSTRUCTIONS) as unknown as ServerResult);
+    this.setRequestHandler(ListToolsRequestSchema, (request) => inEra(request.params, { tools: toolListing() }, true));
+    this.setRequestHandler(ToolCallRequest, async (request, extra) => inEra(request.params, await this.callTool(request.params, extra)));
   }
 
   private async callTool({ name, arguments: args = {} }: { name: unknown; arguments?: unknown }, extra: ToolExtra): Promise<CallToolResult> {

@@ -28,6 +28,7 @@ describe("the front door at /", () => {
     expect(page.text).toContain("<h1>Project Chat API</h1>");
     expect(page.text).toContain('<a href="/v1/docs">');
     expect(page.text).toContain('<a href="/v1/openapi.json">');
+    expect(page.text).toContain('<a href="/account">Your account</a>: sign in to get an API token');
     for (const step of ["Get a token.", "Send.", "Follow."]) expect(page.text).toContain(`<strong>${step}</strong>`);
     expect(page.text).toContain(`Version ${packageJson.version}`);
     expect(page.text).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml">');

@@ -577,6 +577,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/oauth-grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The apps connected through OAuth (for /mcp), newest first */
+        get: operations["listOAuthGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/oauth-grants/{grantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Disconnect an app: its access and refresh tokens stop working at once */
+        delete: operations["revokeOAuthGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -1509,6 +1543,26 @@ export interface components {
         };
         ApiTokenList: {
             items: components["schemas"]["ApiTokenItem"][];
+        };
+        OAuthGrantList: {
+            /** @description Newest first */
+            items: components["schemas"]["OAuthGrant"][];
+        };
+        OAuthGrant: {
+            /** Format: uuid */
+            id: string;
+            /** @description The client's id: a registered client's, or a metadata-document client's https URL */
+            clientId: string;
+            /** @description The name the consent page showed (at most 100 characters; a metadata-document client's domain); chosen by the client, not verified */
+            clientName: string;
+            scopes: ("chat:read" | "chat:write")[];
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description The last request to /mcp with one of this grant's tokens
+             */
+            lastUsedAt: string | null;
         };
         /** @description An OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0). */
         OpenApiDocument: {
@@ -5046,6 +5100,57 @@ export interface operations {
             header?: never;
             path: {
                 tokenId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listOAuthGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's grants, without tokens */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthGrantList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeOAuthGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                grantId: string;
             };
             cookie?: never;
         };
