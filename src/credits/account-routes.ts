@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { SessionEnv } from "../auth/session";
-import { decodeCursor, encodeCursor } from "../chats/cursor";
+import { decodeCursor, encodeCursor } from "../http/cursor";
 import { invalidRequest, notFound } from "../http/problem";
 import { createRouter, jsonResponse, problems } from "../http/router";
 import { AccountCredits, StatementQuery } from "./schemas";

@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../auth/gate";
-import { chatProblems, authorise, read, security } from "../chats/route-access";
+import { chatProblems, authorise, read, security } from "../chats/api/route-access";
 import { ProjectParams } from "../chats/schemas";
 import { config } from "../config";
 import { invalidRequest } from "../http/problem";

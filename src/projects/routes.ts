@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../auth/gate";
-import { read, security } from "../chats/route-access";
+import { read, security } from "../chats/api/route-access";
 import { createRouter, jsonResponse, problems } from "../http/router";
 import { ListProjectsQuery, ProjectList } from "./schemas";
 import { memberProjects } from "./store";

@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
-import { authorise, read, security, write } from "../chats/route-access";
+import { authorise, read, security, write } from "../chats/api/route-access";
 import { ProjectParams } from "../chats/schemas";
 import { ApiError, invalidRequest, notFound } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";

@@ -1,6 +1,6 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, vi } from "vitest";
-import { ProjectChats } from "../../src/chats/project-chats";
+import { ProjectChats } from "../../src/chats/list/project-chats";
 import { ChatList, type Chat } from "../../src/chats/schemas";
 import { alarmOf, runNextAlarm, settle } from "../clock";
 import { admin, call, chatOf, chatsPath, env, newChat, room, send, type World } from "../helpers";

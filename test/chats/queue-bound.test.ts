@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import type { SubmitRequest } from "../../src/chats/chat-room";
+import type { SubmitRequest } from "../../src/chats/room/chat-room";
 import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../../src/chats/limits";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, expectProblem, newChat, queueOf, room, send, world, type World } from "../helpers";

@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
-import { REPLAY_MAX_BYTES, sseFrame, type EventLog } from "../../src/chats/event-log";
-import { LISTENER_PULL_BYTES, Listeners, type StreamGrant } from "../../src/chats/listeners";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
+import { REPLAY_MAX_BYTES, sseFrame, type EventLog } from "../../src/chats/room/event-log";
+import { LISTENER_PULL_BYTES, Listeners, type StreamGrant } from "../../src/chats/room/listeners";
 import { chatsPath, room } from "../helpers";
 import { openEvents } from "../sse";
 import { it } from "../fixtures/chat";

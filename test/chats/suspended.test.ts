@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import type { SubmitRequest } from "../../src/chats/chat-room";
+import type { SubmitRequest } from "../../src/chats/room/chat-room";
 import { ACCESS_FRESH_MS } from "../../src/projects/access";
 import { alarmOf, runNextAlarm, settle } from "../clock";
 import { admin, creditsOf, peek, room } from "../helpers";

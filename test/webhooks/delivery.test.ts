@@ -1,6 +1,6 @@
 import { createExecutionContext, createMessageBatch, evictDurableObject, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { describe, expect, vi } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
 import type { Env as AppBindings } from "../../src/env";
 import worker from "../../src/index";
 import { RETRY_DELAYS_S, type WebhookTask } from "../../src/webhooks/delivery";

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { ChatRoom } from "../../src/chats/chat-room";
+import { ChatRoom } from "../../src/chats/room/chat-room";
 import type { WebhookTask } from "../../src/webhooks/delivery";
 import { ATTEMPTS_IN_FLIGHT_PER_ENDPOINT } from "../../src/webhooks/endpoint-turns";
 import { CHAT_RETRY_MS, IN_FLIGHT_MS, OVERDUE_MS, TURN_CHECK_MS } from "../../src/webhooks/project-webhooks";

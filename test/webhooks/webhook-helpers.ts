@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { vi } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
 import type { Env } from "../../src/env";
 import type { WebhookTask } from "../../src/webhooks/delivery";
 import type { ProjectWebhooks } from "../../src/webhooks/project-webhooks";

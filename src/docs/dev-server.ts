@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { describeAgent } from "../agent/select";
 import { config } from "../config";
 import type { AppEnv } from "../env";
-import { noResourceHere } from "./not-found";
+import { noResourceHere } from "../http/not-found";
 
 export const DEV_SERVER_PATH = "/dev/server";
 

@@ -1,4 +1,4 @@
-import type { QueueEntry, SubmissionFailure } from "./schemas";
+import type { QueueEntry, SubmissionFailure } from "../schemas";
 
 export type SubmissionStatus = "queued" | "steering" | "dispatching" | "running" | "done" | "failed" | "cancelled";
 /** Which call made a submission (an answer is a send to a question): keys are shared by all, but a key is bound to the call that used it first. */

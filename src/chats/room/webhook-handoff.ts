@@ -1,7 +1,7 @@
-import type { Env } from "../env";
+import type { Env } from "../../env";
 import type { DeferredJob } from "./deferred-jobs";
-import { log } from "../log";
-import type { WebhookTask } from "../webhooks/delivery";
+import { log } from "../../log";
+import type { WebhookTask } from "../../webhooks/delivery";
 import type { RoomStorage } from "./room-storage";
 import type { WebhookOutbox } from "./webhook-outbox";
 

@@ -1,10 +1,10 @@
-import { hasTable } from "../db/object-schema";
+import { hasTable } from "../../db/object-schema";
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../env";
+import type { Env } from "../../env";
 import { readChatListToMove } from "./moved-chat-lists";
-import type { JsonText } from "../http/router";
-import type { Chat, ChatList } from "./schemas";
-import { ProjectUsage, type TaskUsage, type UsageDay } from "../credits/project-usage";
+import type { JsonText } from "../../http/router";
+import type { Chat, ChatList } from "../schemas";
+import { ProjectUsage, type TaskUsage, type UsageDay } from "../../credits/project-usage";
 
 export type ListMoveOutcome = "moved" | "already_moved";
 export type CreateClaim = { kind: "new"; chatId: string } | { kind: "replay"; chatId: string; answer: string | null } | { kind: "conflict" };

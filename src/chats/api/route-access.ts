@@ -1,9 +1,9 @@
 import type { Context } from "hono";
-import { requireScope, type GatedEnv } from "../auth/gate";
-import { ApiError, notFound } from "../http/problem";
-import { problems } from "../http/router";
-import { projectAccess } from "../projects/access";
-import { UUID_PATTERN } from "../ids";
+import { requireScope, type GatedEnv } from "../../auth/gate";
+import { ApiError, notFound } from "../../http/problem";
+import { problems } from "../../http/router";
+import { projectAccess } from "../../projects/access";
+import { UUID_PATTERN } from "../../ids";
 
 // What every chat operation shares: the bearer scheme, the scope guards and the problems it can answer.
 export const security = [{ userApiTokenBearer: [] }];

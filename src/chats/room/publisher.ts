@@ -1,10 +1,10 @@
-import type { Env } from "../env";
-import { iso } from "../time";
+import type { Env } from "../../env";
+import { iso } from "../../time";
 import type { ChatEventType } from "../event-registry";
 import { EventLog, REPLAY_MAX_BYTES, sseFrame } from "./event-log";
 import type { StreamGrant } from "./listeners";
 import type { RoomStorage } from "./room-storage";
-import type { Message, Usage } from "./schemas";
+import type { Message, Usage } from "../schemas";
 import { ChatStreams, RETRY_HINT } from "./streams";
 import type { QuestionStorage } from "./question-storage";
 import type { SubmissionStorage } from "./submission-storage";

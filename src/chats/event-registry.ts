@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { Question } from "./chats/question-schemas";
-import { Chat, Message, Queue, QueueEntry } from "./chats/schemas";
+import { Question } from "./question-schemas";
+import { Chat, Message, Queue, QueueEntry } from "./schemas";
 
 /**
  * Every event this service sends, in one place: what a chat's stream sends, and what webhooks

@@ -1,11 +1,11 @@
 import { createRoute, type z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { GatedEnv } from "../auth/gate";
-import { ApiError, invalidRequest } from "../http/problem";
-import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
-import { CONTENT_MAX, QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "./limits";
-import { maintenanceFlag } from "./maintenance";
-import type { Submitted } from "./chat-room";
+import type { GatedEnv } from "../../auth/gate";
+import { ApiError, invalidRequest } from "../../http/problem";
+import { createRouter, jsonBody, jsonResponse, problems } from "../../http/router";
+import { CONTENT_MAX, QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
+import { maintenanceFlag } from "../maintenance";
+import type { Submitted } from "../room/chat-room";
 import { chatInProject, chatNotFound, chatProblems, found, messageNotFound, questionNotFound, read, security, submissionNotFound, write } from "./route-access";
 import {
   ChatParams,
@@ -20,7 +20,7 @@ import {
   Submission,
   SubmissionParams,
   SubmissionState,
-} from "./schemas";
+} from "../schemas";
 
 /** Messages: the history, sending one (idempotently), the queue, and what a submission became. */
 export const messageRoutes = createRouter<GatedEnv>();

@@ -1,8 +1,8 @@
-import { takesText, type AskedQuestion } from "../agent/asked-question";
-import type { TaskAnswer } from "../agent/port";
-import { iso } from "../time";
+import { takesText, type AskedQuestion } from "../../agent/asked-question";
+import type { TaskAnswer } from "../../agent/port";
+import { iso } from "../../time";
 import { answerJson, statusAfter } from "./answers";
-import type { Answer, Question, QuestionStatus } from "./question-schemas";
+import type { Answer, Question, QuestionStatus } from "../question-schemas";
 import type { WebhookOutbox } from "./webhook-outbox";
 
 /** One question as the chat object stores it: JSON for the nested fields, times in milliseconds. */

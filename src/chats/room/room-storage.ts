@@ -1,9 +1,9 @@
-import { hasTable, migrateSchema } from "../db/object-schema";
-import { iso } from "../time";
-import { firstCharacters } from "../text";
+import { hasTable, migrateSchema } from "../../db/object-schema";
+import { iso } from "../../time";
+import { firstCharacters } from "../../text";
 import { MIGRATIONS } from "./room-schema";
-import type { TokenUsage } from "../agent/port";
-import { PREVIEW_MAX, type Chat, type Message, type Usage } from "./schemas";
+import type { TokenUsage } from "../../agent/port";
+import { PREVIEW_MAX, type Chat, type Message, type Usage } from "../schemas";
 import type { QuestionStorage } from "./question-storage";
 import type { SubmissionStorage } from "./submission-storage";
 

@@ -1,4 +1,4 @@
-import { LANGUAGES, type Language } from "../catalog/schema";
+import { LANGUAGES, type Language } from "./schema";
 
 /**
  * Picks the supported language an Accept-Language header prefers (RFC 9110): highest q wins,

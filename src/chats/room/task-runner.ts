@@ -1,19 +1,19 @@
-import { taskCallbackUrl } from "../agent/callback-url";
-import { askedBy } from "../agent/asked-question";
-import type { AgentPort, AgentResult, AgentTask, TaskStep } from "../agent/port";
-import { config } from "../config";
-import type { ChargeOutcome } from "../credits/account-ledger";
-import type { Env } from "../env";
-import { log } from "../log";
+import { taskCallbackUrl } from "../../agent/callback-url";
+import { askedBy } from "../../agent/asked-question";
+import type { AgentPort, AgentResult, AgentTask, TaskStep } from "../../agent/port";
+import { config } from "../../config";
+import type { ChargeOutcome } from "../../credits/account-ledger";
+import type { Env } from "../../env";
+import { log } from "../../log";
 import type { Change } from "./change";
 import { dispatchDecision } from "./dispatch-hold";
-import { ALARM_STEPS, REPLY_MAX, STEERING_PER_TASK } from "./limits";
+import { ALARM_STEPS, REPLY_MAX, STEERING_PER_TASK } from "../limits";
 import { liveTask } from "./live-task";
 import { messageOfTask, type RoomPublisher } from "./publisher";
 import type { QuestionStorage } from "./question-storage";
 import type { RoomStorage, TaskRow } from "./room-storage";
 import type { SubmissionRow, SubmissionStorage } from "./submission-storage";
-import type { Usage } from "./schemas";
+import type { Usage } from "../schemas";
 import type { UsageOutbox } from "./usage-outbox";
 import type { WebhookOutbox } from "./webhook-outbox";
 

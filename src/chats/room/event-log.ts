@@ -1,4 +1,4 @@
-import { withinUnits } from "../text";
+import { withinUnits } from "../../text";
 import type { ChatEventType } from "../event-registry";
 
 // Kept at least this long; an older resume point gets a fresh snapshot.

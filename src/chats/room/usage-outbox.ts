@@ -1,4 +1,4 @@
-import type { TaskUsage } from "../credits/project-usage";
+import type { TaskUsage } from "../../credits/project-usage";
 
 type Row = { task_id: string; ended_at: number; credits: number; input_tokens: number | null; output_tokens: number | null };
 // One chat-list sync carries at most this many tasks; more go with the next.

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { chatIndex } from "../db/schema";
-import { primary } from "../db/sessions";
-import type { Chat } from "./schemas";
+import { chatIndex } from "../../db/schema";
+import { primary } from "../../db/sessions";
+import type { Chat } from "../schemas";
 
 /**
  * What D1's chat_index held of a project's chats before chat lists moved to ProjectChats objects,

@@ -1,8 +1,8 @@
-import { turnsBefore } from "../agent/earlier-turns";
-import { withQuote } from "../agent/conversation";
-import type { AgentResult, LiveTask } from "../agent/port";
-import { withinUnits } from "../text";
-import { REPLY_MAX } from "./limits";
+import { turnsBefore } from "./earlier-turns";
+import { withQuote } from "../../agent/conversation";
+import type { AgentResult, LiveTask } from "../../agent/port";
+import { withinUnits } from "../../text";
+import { REPLY_MAX } from "../limits";
 import type { RoomStorage, TaskRow } from "./room-storage";
 import type { SubmissionStorage } from "./submission-storage";
 

@@ -1,10 +1,10 @@
 import { createRoute } from "@hono/zod-openapi";
-import type { GatedEnv } from "../auth/gate";
-import { MAX_STREAMS_PER_TOKEN } from "../auth/token-gate";
-import { ApiError } from "../http/problem";
-import { createRouter } from "../http/router";
+import type { GatedEnv } from "../../auth/gate";
+import { MAX_STREAMS_PER_TOKEN } from "../../auth/token-gate";
+import { ApiError } from "../../http/problem";
+import { createRouter } from "../../http/router";
 import { chatInProject, chatNotFound, chatProblems, read, security } from "./route-access";
-import { ChatParams, EventsHeaders, EventsQuery } from "./schemas";
+import { ChatParams, EventsHeaders, EventsQuery } from "../schemas";
 import { ChatEvent, EVENT_DATA_COMPONENTS, LOGGED_EVENT_TYPES, spokenList } from "../event-registry";
 
 /** Following a chat live: its resumable event stream. */

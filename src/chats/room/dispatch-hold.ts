@@ -1,6 +1,6 @@
-import { DatabaseUnavailable } from "../db/errors";
-import { projectState } from "../projects/access";
-import { maintenanceFlag } from "./maintenance";
+import { DatabaseUnavailable } from "../../db/errors";
+import { projectState } from "../../projects/access";
+import { maintenanceFlag } from "../maintenance";
 
 /** Whether a chat may dispatch its next submission now, and whose credits pay for it. */
 export type DispatchDecision = { kind: "go"; ownerAccountId: string } | { kind: "hold" } | { kind: "unknown" };

@@ -1,5 +1,5 @@
 import type { WebhookEventType } from "../event-registry";
-import { iso } from "../time";
+import { iso } from "../../time";
 import type { QuestionStorage } from "./question-storage";
 import type { ChatRow, RoomStorage } from "./room-storage";
 import { entryOf, type SubmissionStorage } from "./submission-storage";

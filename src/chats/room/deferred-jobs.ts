@@ -1,6 +1,6 @@
-import type { Env } from "../env";
-import { log } from "../log";
-import { projectState } from "../projects/access";
+import type { Env } from "../../env";
+import { log } from "../../log";
+import { projectState } from "../../projects/access";
 import type { RoomStorage } from "./room-storage";
 import type { UsageOutbox } from "./usage-outbox";
 

@@ -1,7 +1,7 @@
-import type { Env } from "../env";
-import { projectAccess } from "../projects/access";
+import type { Env } from "../../env";
+import { projectAccess } from "../../projects/access";
 import { Listeners, type StreamGrant } from "./listeners";
-import { log } from "../log";
+import { log } from "../../log";
 
 // A keep-alive and an access check this often; streams end after MAX_AGE (clients resume); slow readers are dropped.
 const STREAM_PULSE_MS = 5_000;

@@ -1,9 +1,9 @@
 import { createRoute } from "@hono/zod-openapi";
-import type { GatedEnv } from "../auth/gate";
-import { ApiError } from "../http/problem";
-import { createRouter, jsonBody, jsonResponse, jsonText, problems } from "../http/router";
+import type { GatedEnv } from "../../auth/gate";
+import { ApiError } from "../../http/problem";
+import { createRouter, jsonBody, jsonResponse, jsonText, problems } from "../../http/router";
 import { authorise, chatInProject, chatProblems, found, read, security, write } from "./route-access";
-import { Chat, ChatList, ChatParams, ChatTitleBody, CreateChatHeaders, ListChatsQuery, ProjectParams } from "./schemas";
+import { Chat, ChatList, ChatParams, ChatTitleBody, CreateChatHeaders, ListChatsQuery, ProjectParams } from "../schemas";
 
 /** Chats themselves: list, create, read, rename, archive and restore. */
 export const chatLifecycleRoutes = createRouter<GatedEnv>();

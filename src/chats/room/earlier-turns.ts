@@ -1,4 +1,4 @@
-import type { Turn } from "./conversation";
+import type { Turn } from "../../agent/conversation";
 
 /**
  * The user messages and replies written before a message, newest first, as a model sees them; a

@@ -1,6 +1,6 @@
-import type { AskedQuestion } from "../agent/asked-question";
-import { CONTENT_MAX } from "./limits";
-import type { Answer, QuestionStatus } from "./question-schemas";
+import type { AskedQuestion } from "../../agent/asked-question";
+import { CONTENT_MAX } from "../limits";
+import type { Answer, QuestionStatus } from "../question-schemas";
 
 /** Whether an answer fits its question, and if so its user message's content: the answer in words (CONTRACT "Answering"). */
 export type Fit = { fits: true; content: string } | { fits: false; why: string };

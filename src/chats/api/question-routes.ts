@@ -1,11 +1,11 @@
 import { createRoute } from "@hono/zod-openapi";
-import type { GatedEnv } from "../auth/gate";
-import { createRouter, jsonResponse, jsonText, problems } from "../http/router";
-import { CONTENT_MAX, REASON_MAX } from "./limits";
+import type { GatedEnv } from "../../auth/gate";
+import { createRouter, jsonResponse, jsonText, problems } from "../../http/router";
+import { CONTENT_MAX, REASON_MAX } from "../limits";
 import { submitToChat } from "./message-routes";
-import { ANSWER_EXAMPLES, Answer, AnswerSubmission, Question, QuestionParams } from "./question-schemas";
+import { ANSWER_EXAMPLES, Answer, AnswerSubmission, Question, QuestionParams } from "../question-schemas";
 import { chatInProject, chatNotFound, questionNotFound, read, security, write } from "./route-access";
-import { SendMessageHeaders } from "./schemas";
+import { SendMessageHeaders } from "../schemas";
 
 /** Questions the agent asks: reading one, and answering it (a send whose text is the answer in words). */
 export const questionRoutes = createRouter<GatedEnv>();
