@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { pageQuery } from "../http/query";
+import { ProjectParams } from "../projects/schemas";
 import { CONTENT_MAX } from "./limits";
 
 const TITLE_MAX = 160;
@@ -123,9 +124,6 @@ export const SubmissionState = z
 export type SubmissionState = z.infer<typeof SubmissionState>;
 
 /** The demo project that local development seeds (npm run dev, CONTRACT.md): the reference's try-it works against it as it stands. */
-export const DEMO_PROJECT_ID = "00000000-0000-4000-8000-000000000001";
-export const ProjectId = z.string().openapi({ format: "uuid", example: DEMO_PROJECT_ID });
-export const ProjectParams = z.object({ projectId: ProjectId });
 export const ChatParams = ProjectParams.extend({ chatId: z.string().openapi({ format: "uuid" }) });
 export const MessageParams = ChatParams.extend({ messageId: z.string().openapi({ format: "uuid" }) });
 export const SubmissionParams = ChatParams.extend({ submissionId: z.string().openapi({ format: "uuid" }) });

@@ -5,8 +5,9 @@ import { ApiError } from "../../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../../http/router";
 import { STEERING_PER_TASK } from "../limits";
 import { SUBMIT_DESCRIPTION, submitTo } from "./message-routes";
-import { chatInProject, chatNotFound, messageNotFound, security, submissionNotFound, write } from "./route-access";
+import { chatInProject, chatNotFound, messageNotFound, submissionNotFound } from "./route-access";
 import { ChatParams, Message, MessageParams, SendMessageBody, SendMessageHeaders, StopBody, Submission, SubmissionParams } from "../schemas";
+import { security, write } from "../../projects/guards";
 
 /** Control of running work: stop a reply, cancel a submission, steer a running task. */
 export const controlRoutes = createRouter<GatedEnv>();

@@ -3,9 +3,10 @@ import type { GatedEnv } from "../../auth/gate";
 import { MAX_STREAMS_PER_TOKEN } from "../../auth/token-gate";
 import { ApiError } from "../../http/problem";
 import { createRouter } from "../../http/router";
-import { chatInProject, chatNotFound, chatProblems, read, security } from "./route-access";
+import { chatInProject, chatNotFound } from "./route-access";
 import { ChatParams, EventsHeaders, EventsQuery } from "../schemas";
 import { ChatEvent, EVENT_DATA_COMPONENTS, LOGGED_EVENT_TYPES, spokenList } from "../event-registry";
+import { projectProblems, read, security } from "../../projects/guards";
 
 /** Following a chat live: its resumable event stream. */
 export const eventRoutes = createRouter<GatedEnv>();
@@ -36,7 +37,7 @@ eventRoutes.openapi(
           "a stream's items, so the schema is that of one frame: ChatEvent, a union by `event` whose `data` is JSON text of the component its `contentSchema` names (Chat, QueueEntry, Message, …).",
         content: { "text/event-stream": { schema: ChatEvent } },
       },
-      ...chatProblems,
+      ...projectProblems,
     },
   }),
   async (c) => {

@@ -2,8 +2,10 @@ import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../../auth/gate";
 import { ApiError } from "../../http/problem";
 import { createRouter, jsonBody, jsonResponse, jsonText, problems } from "../../http/router";
-import { authorise, chatInProject, chatProblems, found, read, security, write } from "./route-access";
-import { Chat, ChatList, ChatParams, ChatTitleBody, CreateChatHeaders, ListChatsQuery, ProjectParams } from "../schemas";
+import { chatInProject, found } from "./route-access";
+import { Chat, ChatList, ChatParams, ChatTitleBody, CreateChatHeaders, ListChatsQuery } from "../schemas";
+import { authorise, projectProblems, read, security, write } from "../../projects/guards";
+import { ProjectParams } from "../../projects/schemas";
 
 /** Chats themselves: list, create, read, rename, archive and restore. */
 export const chatLifecycleRoutes = createRouter<GatedEnv>();
@@ -18,7 +20,7 @@ chatLifecycleRoutes.openapi(
     security,
     middleware: read,
     request: { params: ProjectParams, query: ListChatsQuery },
-    responses: { 200: jsonResponse(ChatList, "Active chats, or archived ones with archived=true"), ...chatProblems },
+    responses: { 200: jsonResponse(ChatList, "Active chats, or archived ones with archived=true"), ...projectProblems },
   }),
   async (c) => {
     const access = await authorise(c, "read", c.req.valid("param").projectId);
@@ -78,7 +80,7 @@ chatLifecycleRoutes.openapi(
     security,
     middleware: read,
     request: { params: ChatParams },
-    responses: { 200: jsonResponse(Chat, "The chat", "Chat-Event-Id"), ...chatProblems },
+    responses: { 200: jsonResponse(Chat, "The chat", "Chat-Event-Id"), ...projectProblems },
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
@@ -97,7 +99,7 @@ chatLifecycleRoutes.openapi(
     security,
     middleware: write,
     request: { params: ChatParams, body: jsonBody(ChatTitleBody) },
-    responses: { 200: jsonResponse(Chat, "The renamed chat"), ...chatProblems },
+    responses: { 200: jsonResponse(Chat, "The renamed chat"), ...projectProblems },
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
@@ -119,7 +121,7 @@ for (const [action, archived] of [
       middleware: write,
       summary: archived ? "Archive a chat (it then refuses messages)" : "Restore an archived chat",
       request: { params: ChatParams },
-      responses: { 200: jsonResponse(Chat, "The chat"), ...chatProblems },
+      responses: { 200: jsonResponse(Chat, "The chat"), ...projectProblems },
     }),
     async (c) => {
       const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));

@@ -6,7 +6,7 @@ import { createRouter, jsonBody, jsonResponse, problems } from "../../http/route
 import { CONTENT_MAX, QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
 import { maintenanceFlag } from "../maintenance";
 import type { Submitted } from "../room/chat-room";
-import { chatInProject, chatNotFound, chatProblems, found, messageNotFound, questionNotFound, read, security, submissionNotFound, write } from "./route-access";
+import { chatInProject, chatNotFound, found, messageNotFound, questionNotFound, submissionNotFound } from "./route-access";
 import {
   ChatParams,
   MESSAGE_BODY_LIMIT_BYTES,
@@ -21,6 +21,7 @@ import {
   SubmissionParams,
   SubmissionState,
 } from "../schemas";
+import { projectProblems, read, security, write } from "../../projects/guards";
 
 /** Messages: the history, sending one (idempotently), the queue, and what a submission became. */
 export const messageRoutes = createRouter<GatedEnv>();
@@ -92,7 +93,7 @@ messageRoutes.openapi(
     security,
     middleware: read,
     request: { params: ChatParams, query: MessagesQuery },
-    responses: { 200: jsonResponse(MessagePage, "A page of messages; pass nextCursor as cursor for older ones", "Chat-Event-Id"), ...chatProblems },
+    responses: { 200: jsonResponse(MessagePage, "A page of messages; pass nextCursor as cursor for older ones", "Chat-Event-Id"), ...projectProblems },
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
@@ -158,7 +159,7 @@ messageRoutes.openapi(
     security,
     middleware: read,
     request: { params: ChatParams },
-    responses: { 200: jsonResponse(Queue, "The queue", "Chat-Event-Id"), ...chatProblems },
+    responses: { 200: jsonResponse(Queue, "The queue", "Chat-Event-Id"), ...projectProblems },
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
@@ -177,7 +178,7 @@ messageRoutes.openapi(
     security,
     middleware: read,
     request: { params: SubmissionParams },
-    responses: { 200: jsonResponse(SubmissionState, "The submission's state; ids are null until they exist"), ...chatProblems },
+    responses: { 200: jsonResponse(SubmissionState, "The submission's state; ids are null until they exist"), ...projectProblems },
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));

@@ -4,8 +4,9 @@ import { createRouter, jsonResponse, jsonText, problems } from "../../http/route
 import { CONTENT_MAX, REASON_MAX } from "../limits";
 import { submitToChat } from "./message-routes";
 import { ANSWER_EXAMPLES, Answer, AnswerSubmission, Question, QuestionParams } from "../question-schemas";
-import { chatInProject, chatNotFound, questionNotFound, read, security, write } from "./route-access";
+import { chatInProject, chatNotFound, questionNotFound } from "./route-access";
 import { SendMessageHeaders } from "../schemas";
+import { read, security, write } from "../../projects/guards";
 
 /** Questions the agent asks: reading one, and answering it (a send whose text is the answer in words). */
 export const questionRoutes = createRouter<GatedEnv>();
