@@ -1,8 +1,8 @@
 import { describe, expect } from "vitest";
-import { CONTENT_MAX } from "../../src/chats/limits";
 import { MESSAGE_BODY_LIMIT_BYTES } from "../../src/chats/schemas";
 import { call, chatsPath, expectProblem, type world } from "../helpers";
 import { it } from "../fixtures/chat";
+import { CONTENT_MAX } from "../../src/agent/limits";
 
 const sendRaw = (w: Awaited<ReturnType<typeof world>>, chatId: string, raw: string) =>
   call("POST", `${chatsPath(w)}/${chatId}/messages`, { token: w.token, raw, headers: { "content-type": "application/json", "idempotency-key": crypto.randomUUID() } });

@@ -3,11 +3,11 @@ import type { GatedEnv } from "../../auth/gate";
 import { emptyBodyIsNone } from "../../http/json-body";
 import { ApiError } from "../../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../../http/router";
-import { STEERING_PER_TASK } from "../limits";
 import { SUBMIT_DESCRIPTION, submitTo } from "./message-routes";
 import { chatInProject, chatNotFound, messageNotFound, submissionNotFound } from "./route-access";
 import { ChatParams, Message, MessageParams, SendMessageBody, SendMessageHeaders, StopBody, Submission, SubmissionParams } from "../schemas";
 import { security, write } from "../../projects/guards";
+import { STEERING_PER_TASK } from "../../agent/limits";
 
 /** Control of running work: stop a reply, cancel a submission, steer a running task. */
 export const controlRoutes = createRouter<GatedEnv>();

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { GatedEnv } from "../../auth/gate";
 import { ApiError, invalidRequest } from "../../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../../http/router";
-import { CONTENT_MAX, QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
+import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
 import { maintenanceFlag } from "../maintenance";
 import type { Submitted } from "../room/chat-room";
 import { chatInProject, chatNotFound, found, messageNotFound, questionNotFound, submissionNotFound } from "./route-access";
@@ -22,6 +22,7 @@ import {
   SubmissionState,
 } from "../schemas";
 import { projectProblems, read, security, write } from "../../projects/guards";
+import { CONTENT_MAX } from "../../agent/limits";
 
 /** Messages: the history, sending one (idempotently), the queue, and what a submission became. */
 export const messageRoutes = createRouter<GatedEnv>();

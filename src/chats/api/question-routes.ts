@@ -1,12 +1,13 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../../auth/gate";
 import { createRouter, jsonResponse, jsonText, problems } from "../../http/router";
-import { CONTENT_MAX, REASON_MAX } from "../limits";
 import { submitToChat } from "./message-routes";
-import { ANSWER_EXAMPLES, Answer, AnswerSubmission, Question, QuestionParams } from "../question-schemas";
+import { AnswerSubmission, Question, QuestionParams } from "../question-schemas";
 import { chatInProject, chatNotFound, questionNotFound } from "./route-access";
 import { SendMessageHeaders } from "../schemas";
 import { read, security, write } from "../../projects/guards";
+import { CONTENT_MAX, REASON_MAX } from "../../agent/limits";
+import { ANSWER_EXAMPLES, Answer } from "../../agent/question-shapes";
 
 /** Questions the agent asks: reading one, and answering it (a send whose text is the answer in words). */
 export const questionRoutes = createRouter<GatedEnv>();

@@ -1,6 +1,7 @@
 import type { AskedQuestion } from "../../agent/asked-question";
-import { CONTENT_MAX } from "../limits";
-import type { Answer, QuestionStatus } from "../question-schemas";
+import type { QuestionStatus } from "../question-schemas";
+import { CONTENT_MAX } from "../../agent/limits";
+import type { Answer } from "../../agent/question-shapes";
 
 /** Whether an answer fits its question, and if so its user message's content: the answer in words (CONTRACT "Answering"). */
 export type Fit = { fits: true; content: string } | { fits: false; why: string };

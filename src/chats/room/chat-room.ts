@@ -17,7 +17,7 @@ import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
 import type { StreamGrant } from "./listeners";
 import { offerMaintenanceFlag } from "../maintenance";
 import { RoomPublisher } from "./publisher";
-import type { Answer, Question, QuestionStatus } from "../question-schemas";
+import type { Question, QuestionStatus } from "../question-schemas";
 import { QuestionStorage } from "./question-storage";
 import { RoomStorage, type ChatRow } from "./room-storage";
 import type { Chat, Message, QueueEntry, Submission, SubmissionState } from "../schemas";
@@ -27,6 +27,7 @@ import { WebhookHandOff } from "./webhook-handoff";
 import { UsageOutbox } from "./usage-outbox";
 import { WebhookOutbox } from "./webhook-outbox";
 import { webhookPayload } from "./webhook-payload";
+import type { Answer } from "../../agent/question-shapes";
 
 export type { PartialOutcome, SteeringAck, SteeringItem, SteeringOffer } from "./task-runner";
 /** What the Worker knew when it took the request: the object keeps it, so a task can run even where D1 cannot be read. */

@@ -2,9 +2,9 @@ import { turnsBefore } from "./earlier-turns";
 import { withQuote } from "../../agent/conversation";
 import type { AgentResult, LiveTask } from "../../agent/port";
 import { withinUnits } from "../../text";
-import { REPLY_MAX } from "../limits";
 import type { RoomStorage, TaskRow } from "./room-storage";
 import type { SubmissionStorage } from "./submission-storage";
+import { REPLY_MAX } from "../../agent/limits";
 
 /** What the task runner lets a live task do, each only while that task is the running one. */
 type Runner = {

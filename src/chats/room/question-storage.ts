@@ -2,8 +2,9 @@ import { takesText, type AskedQuestion } from "../../agent/asked-question";
 import type { TaskAnswer } from "../../agent/port";
 import { iso } from "../../time";
 import { answerJson, statusAfter } from "./answers";
-import type { Answer, Question, QuestionStatus } from "../question-schemas";
+import type { Question, QuestionStatus } from "../question-schemas";
 import type { WebhookOutbox } from "./webhook-outbox";
+import type { Answer } from "../../agent/question-shapes";
 
 /** One question as the chat object stores it: JSON for the nested fields, times in milliseconds. */
 export type QuestionRow = {

@@ -1,6 +1,6 @@
 import { WAITING_PROMPT } from "../../agent/asked-question";
-import { PROMPT_MAX } from "../limits";
 import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES, FAILED_KEPT_MS } from "./submission-storage";
+import { PROMPT_MAX } from "../../agent/limits";
 
 /** The chat object's SQLite schema. */
 

@@ -7,7 +7,7 @@ import type { Env } from "../../env";
 import { log } from "../../log";
 import type { Change } from "./change";
 import { dispatchDecision } from "./dispatch-hold";
-import { ALARM_STEPS, REPLY_MAX, STEERING_PER_TASK } from "../limits";
+import { ALARM_STEPS } from "../limits";
 import { liveTask } from "./live-task";
 import { messageOfTask, type RoomPublisher } from "./publisher";
 import type { QuestionStorage } from "./question-storage";
@@ -16,6 +16,7 @@ import type { SubmissionRow, SubmissionStorage } from "./submission-storage";
 import type { Usage } from "../schemas";
 import type { UsageOutbox } from "./usage-outbox";
 import type { WebhookOutbox } from "./webhook-outbox";
+import { REPLY_MAX, STEERING_PER_TASK } from "../../agent/limits";
 
 /** A task that is not running, as an external agent's late call finds it. */
 export type EndedTask = "stopped" | "already_finished" | "unknown";
