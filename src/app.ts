@@ -11,7 +11,6 @@ import { MESSAGE_BODY_LIMIT_BYTES } from "./chats/schemas";
 import { accountCreditRoutes } from "./credits/account-routes";
 import { projectCreditRoutes } from "./credits/routes";
 import { config } from "./config";
-import { describeForLog } from "./db/errors";
 import { mountFrontPage } from "./docs/front-page";
 import { mountDocs } from "./docs/routes";
 import { devServerHidden, mountDevServer } from "./docs/dev-server";
@@ -29,6 +28,7 @@ import { oauthGrantRoutes } from "./oauth/grant-routes";
 import { projectRoutes } from "./projects/routes";
 import { registerWebhookEvents } from "./webhooks/openapi-webhooks";
 import { webhookRoutes } from "./webhooks/routes";
+import { describeForLog } from "./log";
 
 // Under /v1/projects only a chat's messages, steering texts and answers may be large (about 1.2 MB once escaped).
 const CHAT_PATH = /^\/v1\/projects\/[^/]+\/chats(\/|$)/;
