@@ -1,6 +1,7 @@
 import { createApp } from "./app";
 import type { Env } from "./env";
-import { consumeWebhookBatch, type WebhookTask } from "./webhooks/delivery";
+import { consumeWebhookBatch } from "./webhooks/delivery";
+import type { WebhookTask } from "./chats/webhook-task";
 
 const app = createApp();
 

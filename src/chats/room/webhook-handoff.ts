@@ -1,9 +1,9 @@
 import type { Env } from "../../env";
 import type { DeferredJob } from "./deferred-jobs";
 import { log } from "../../log";
-import type { WebhookTask } from "../../webhooks/delivery";
 import type { RoomStorage } from "./room-storage";
 import type { WebhookOutbox } from "./webhook-outbox";
+import type { WebhookTask } from "../webhook-task";
 
 // A failed hand-off is tried again this much later (by the alarm), not at every change meanwhile.
 export const HAND_OFF_RETRY_MS = 5_000;
