@@ -5,7 +5,6 @@ import { ApiError, invalidRequest } from "../../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../../http/router";
 import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
 import { maintenanceFlag } from "../maintenance";
-import type { Submitted } from "../room/chat-room";
 import { chatInProject, chatNotFound, found, messageNotFound, questionNotFound, submissionNotFound } from "./route-access";
 import {
   ChatParams,
@@ -23,6 +22,7 @@ import {
 } from "../schemas";
 import { projectProblems, read, security, write } from "../../projects/guards";
 import { CONTENT_MAX } from "../../agent/limits";
+import type { Submitted } from "../room-calls";
 
 /** Messages: the history, sending one (idempotently), the queue, and what a submission became. */
 export const messageRoutes = createRouter<GatedEnv>();
