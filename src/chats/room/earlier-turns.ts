@@ -1,14 +1,13 @@
 import type { Turn } from "../../agent/conversation";
 
+/** A user message or reply as the chat stored it: its role, its text and the task that took it or wrote it. */
+export type StoredTurn = { role: string; content: string; task_id: string | null };
+
 /**
- * The user messages and replies written before a message, newest first, as a model sees them; a
- * lazy cursor, so a long chat is read only as far back as the caller goes.
+ * The conversation a model sees, newest first, from the stored user messages and replies (newest
+ * first); lazy, so a long chat is read only as far back as the caller goes.
  */
-export function* turnsBefore(sql: SqlStorage, messageId: string): Generator<Turn> {
-  const rows = sql.exec<{ role: string; content: string; task_id: string | null }>(
-    "SELECT role, content, task_id FROM messages WHERE seq < (SELECT seq FROM messages WHERE id = ?) AND role IN ('user', 'owner') ORDER BY seq DESC",
-    messageId,
-  );
+export function* turnsFrom(rows: Iterable<StoredTurn>): Generator<Turn> {
   // A steering text is stored when the task took it, after its reply had begun; the reply answered it, so in the
   // conversation it comes before the reply. Newest first: a task's user messages seen before its reply are held until it.
   const held = new Map<string, Turn[]>();

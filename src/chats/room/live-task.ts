@@ -1,4 +1,4 @@
-import { turnsBefore } from "./earlier-turns";
+import { turnsFrom } from "./earlier-turns";
 import { withQuote } from "../../agent/conversation";
 import type { AgentResult, LiveTask } from "../../agent/port";
 import { withinUnits } from "../../text";
@@ -19,7 +19,7 @@ export function liveTask(task: TaskRow, store: RoomStorage, submissions: Submiss
   const running = () => runner.runningTaskNamed(task.id);
   const submission = () => submissions.byId(task.submission_id)!;
   return {
-    earlierTurns: () => turnsBefore(store.sql, submission().user_message_id ?? task.owner_message_id),
+    earlierTurns: () => turnsFrom(store.turnsBefore(submission().user_message_id ?? task.owner_message_id)),
     prompt: () => {
       const { content, reply_to } = submission();
       return withQuote(content, reply_to ? store.message(reply_to)?.content : undefined);

@@ -1,6 +1,7 @@
 import { hasTable, migrateSchema } from "../../db/object-schema";
 import { iso } from "../../time";
 import { firstCharacters } from "../../text";
+import type { StoredTurn } from "./earlier-turns";
 import { MIGRATIONS } from "./room-schema";
 import type { TokenUsage } from "../../agent/port";
 import { PREVIEW_MAX, type Chat, type Message, type Usage } from "../schemas";
@@ -78,8 +79,7 @@ export class RoomStorage {
   private refundsMaybeOwed = true;
 
   constructor(
-    // Read by the few queries that live beside their users (a model's earlier turns).
-    readonly sql: SqlStorage,
+    private readonly sql: SqlStorage,
     // Read for the summary's counts; the chat object writes submissions through its own reference.
     private readonly submissions: SubmissionStorage,
     // Read for the summary's pending question; the chat object and its task runner ask and close questions.
@@ -236,6 +236,14 @@ export class RoomStorage {
       lastSeq: page.at(-1)?.seq ?? null,
       more: rows.length > limit,
     };
+  }
+
+  /** The user messages and replies stored before a message, newest first: a lazy cursor over them. */
+  turnsBefore(messageId: string): Iterable<StoredTurn> {
+    return this.sql.exec<StoredTurn>(
+      "SELECT role, content, task_id FROM messages WHERE seq < (SELECT seq FROM messages WHERE id = ?) AND role IN ('user', 'owner') ORDER BY seq DESC",
+      messageId,
+    );
   }
 
   // ---- the running task (at most one) ----
