@@ -1,4 +1,4 @@
-import { hasTable } from "../../db/object-schema";
+import { hasTable, migrateSchema } from "../../db/object-schema";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { readChatListToMove } from "./moved-chat-lists";
@@ -11,6 +11,20 @@ export type CreateClaim = { kind: "new"; chatId: string } | { kind: "replay"; ch
 // Keys of chat creations are remembered this long per project (CONTRACT "Integrator fit").
 const CREATE_KEYS_KEPT_MS = 24 * 3600_000;
 type Listing = "active" | "archived";
+
+// Append-only (db/object-schema.ts). The first is IF NOT EXISTS throughout: objects from before the
+// schema had versions hold some of its tables already.
+const MIGRATIONS = [
+  [
+    "CREATE TABLE IF NOT EXISTS create_keys (key TEXT PRIMARY KEY, chat_id TEXT NOT NULL, title TEXT NOT NULL, at INTEGER NOT NULL, answer TEXT)",
+    "CREATE INDEX IF NOT EXISTS create_keys_by_age ON create_keys (at)",
+    "CREATE TABLE IF NOT EXISTS chats (id TEXT PRIMARY KEY, version INTEGER NOT NULL, archived INTEGER NOT NULL, updated_at TEXT NOT NULL, summary TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS chats_by_listing ON chats (archived, updated_at DESC, id DESC)",
+    ...ProjectUsage.schema,
+  ],
+  // Summaries sent before questions were typed lack pendingQuestionId: null until their chat sends its next one (json_insert keeps one that is there).
+  ["UPDATE chats SET summary = json_insert(summary, '$.pendingQuestionId', NULL)"],
+];
 
 /**
  * One object per project (named by its id): the summaries of its chats, for the chat list. Each
@@ -134,20 +148,9 @@ export class ProjectChats extends DurableObject<Env> {
   }
 
   private createSchema(): void {
-    // Once per wake: objects from before a table was added get it the first time they are used.
+    // Once per wake: objects from before a migration get it the first time they are used.
     if (this.schemaReady) return;
     this.schemaReady = true;
-    const sql = this.ctx.storage.sql;
-    sql.exec("CREATE TABLE IF NOT EXISTS create_keys (key TEXT PRIMARY KEY, chat_id TEXT NOT NULL, title TEXT NOT NULL, at INTEGER NOT NULL, answer TEXT)");
-    sql.exec("CREATE INDEX IF NOT EXISTS create_keys_by_age ON create_keys (at)");
-    sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
-    sql.exec("CREATE TABLE IF NOT EXISTS chats (id TEXT PRIMARY KEY, version INTEGER NOT NULL, archived INTEGER NOT NULL, updated_at TEXT NOT NULL, summary TEXT NOT NULL)");
-    sql.exec("CREATE INDEX IF NOT EXISTS chats_by_listing ON chats (archived, updated_at DESC, id DESC)");
-    for (const statement of ProjectUsage.schema) sql.exec(statement);
-    // Summaries sent before questions were typed lack pendingQuestionId: null until their chat sends its next one.
-    if (sql.exec("SELECT 1 FROM meta WHERE key = 'question_fields'").toArray().length === 0) {
-      sql.exec("UPDATE chats SET summary = json_insert(summary, '$.pendingQuestionId', NULL)");
-      sql.exec("INSERT INTO meta (key, value) VALUES ('question_fields', 1)");
-    }
+    migrateSchema(this.ctx.storage.sql, MIGRATIONS);
   }
 }
