@@ -15,6 +15,7 @@ import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
 import type { StreamGrant } from "./listeners";
 import { offerMaintenanceFlag } from "../maintenance";
 import { RoomPublisher } from "./publisher";
+import { ChatStreams } from "./streams";
 import { QuestionStorage } from "./question-storage";
 import { RoomStorage, type ChatRow } from "./room-storage";
 import type { Chat, QueueEntry } from "../schemas";
@@ -41,6 +42,7 @@ export class ChatRoom extends DurableObject<Env> {
   private readonly questions: QuestionStorage;
   private readonly outbox: WebhookOutbox;
   private readonly publisher: RoomPublisher;
+  private readonly streams: ChatStreams;
   private readonly runner: TaskRunner;
   private readonly refunds: Refunds;
   private readonly listSync: ChatListSync;
@@ -57,7 +59,8 @@ export class ChatRoom extends DurableObject<Env> {
     this.questions = new QuestionStorage(sql, this.outbox, config(env).questionTtlMs);
     this.store = new RoomStorage(sql, this.submissions, this.questions);
     const handOff = new WebhookHandOff(env, ctx, this.store, this.outbox, () => this.reschedule(Date.now()));
-    this.publisher = new RoomPublisher(ctx, env, sql, this.store, this.submissions, this.questions, handOff);
+    this.publisher = new RoomPublisher(sql, this.store, this.submissions, this.questions, handOff, () => this.streams.wake());
+    this.streams = new ChatStreams(ctx, env, this.publisher);
     this.refunds = new Refunds(env, this.store);
     const usage = new UsageOutbox(sql);
     this.listSync = new ChatListSync(env, this.store, usage);
@@ -269,17 +272,18 @@ export class ChatRoom extends DurableObject<Env> {
     // Failed entries whose 24 hours ended leave the queue as events first, so the log and a snapshot agree;
     // followers hear of the next one when it comes, also for entries that failed before this object woke.
     this.change(now, nothing, "unlisted");
-    return this.publisher.follow(resumeFrom, grant, now);
+    const { cursor, first } = this.publisher.streamStart(resumeFrom, now);
+    return this.streams.open(cursor, first, grant, now);
   }
 
   /** Keep-alives, age and slow-reader limits, leases and access: every STREAM_PULSE_MS while streams are open; tests call it with a chosen time. */
   async pulseListeners(now = Date.now()): Promise<void> {
-    await this.publisher.pulse(now);
+    await this.streams.pulse(now);
   }
 
   /** The number of open streams (for tests and the bench). */
   async listenerCount(): Promise<number> {
-    return this.publisher.listenerCount;
+    return this.streams.size;
   }
 
   /** An agent's result for a task: the http adapter's callback, or the end of a model's run in this object. */

@@ -6,7 +6,8 @@ export type StreamGrant = { tokenHash: string; leaseId: string; accountId: strin
 export type ListenerTiming = { maxAgeMs: number; stallMs: number };
 // Streams opened together should not all end, and reconnect, in the same second.
 export const MAX_AGE_JITTER_MS = 30_000;
-type Source = { framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number; lost?: true } };
+/** Where a stream pulls its frames from: the chat's event log, encoded. */
+export type FrameSource = { framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number; lost?: true } };
 
 // What one pull hands the runtime at most (a single larger event still goes whole).
 export const LISTENER_PULL_BYTES = 64 * 1024;
@@ -30,7 +31,7 @@ class Listener {
   readonly stream: ReadableStream<Uint8Array>;
 
   constructor(
-    private readonly source: Source,
+    private readonly source: FrameSource,
     private cursor: number,
     readonly grant: StreamGrant,
     readonly openedAt: number,
@@ -128,7 +129,7 @@ export class Listeners {
   private readonly open = new Set<Listener>();
 
   constructor(
-    private readonly source: Source,
+    private readonly source: FrameSource,
     private readonly onEnd: (grant: StreamGrant) => void,
   ) {}
 

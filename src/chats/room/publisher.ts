@@ -1,11 +1,9 @@
-import type { Env } from "../../env";
 import { iso } from "../../time";
 import type { ChatEventType } from "../event-registry";
 import { EventLog, REPLAY_MAX_BYTES, sseFrame } from "./event-log";
-import type { StreamGrant } from "./listeners";
 import type { RoomStorage } from "./room-storage";
 import type { Message, Usage } from "../schemas";
-import { ChatStreams, RETRY_HINT } from "./streams";
+import { RETRY_HINT } from "./streams";
 import type { QuestionStorage } from "./question-storage";
 import type { SubmissionStorage } from "./submission-storage";
 import type { WebhookHandOff } from "./webhook-handoff";
@@ -24,19 +22,16 @@ export class RoomPublisher {
   private publishedChat: string | undefined;
   // The snapshot at the newest event id, encoded once for every stream that opens before the next change.
   private snapshot: { id: number; frame: Uint8Array } | undefined;
-  private readonly streams: ChatStreams;
 
   constructor(
-    ctx: DurableObjectState,
-    env: Env,
     private readonly sql: SqlStorage,
     private readonly store: RoomStorage,
     private readonly submissions: SubmissionStorage,
     private readonly questions: QuestionStorage,
     private readonly handOff: WebhookHandOff,
-  ) {
-    this.streams = new ChatStreams(ctx, env, this);
-  }
+    // The open streams pull from the log: told when it has grown.
+    private readonly wakeStreams: () => void,
+  ) {}
 
   // Opened on first use: an object woken for a chat that does not exist has no tables to read.
   private get log(): EventLog {
@@ -98,33 +93,20 @@ export class RoomPublisher {
       if ("entry" in change) this.event("queue.entry", change.entry, now);
       else this.event("queue.removed", { id: change.removed }, now);
     }
-    this.streams.wake();
+    this.wakeStreams();
   }
 
   /**
-   * A live event stream: a snapshot (or, resuming, every kept event after `resumeFrom`), then each
-   * event as it is appended. Call right after publish, in the same synchronous stretch.
+   * Where a live event stream starts: a snapshot (or, resuming, every kept event after `resumeFrom`),
+   * then each event as it is appended. Call right after publish, in the same synchronous stretch.
    */
-  follow(resumeFrom: number | null, grant: StreamGrant, now: number): ReadableStream<Uint8Array> {
+  streamStart(resumeFrom: number | null, now: number): { cursor: number; first: Uint8Array[] } {
     const first = [RETRY_HINT];
-    let cursor: number;
-    if (resumeFrom !== null && this.log.canResumeFrom(resumeFrom, REPLAY_MAX_BYTES)) {
-      cursor = resumeFrom;
-    } else {
-      // Read in the same synchronous stretch as the state, so resuming from the snapshot's id misses nothing.
-      cursor = this.log.newestId();
-      first.push(this.snapshotAt(cursor, now));
-    }
-    return this.streams.open(cursor, first, grant, now);
-  }
-
-  /** Keep-alives, age and slow-reader limits, leases and access for the open streams. */
-  pulse(now: number): Promise<void> {
-    return this.streams.pulse(now);
-  }
-
-  get listenerCount(): number {
-    return this.streams.size;
+    if (resumeFrom !== null && this.log.canResumeFrom(resumeFrom, REPLAY_MAX_BYTES)) return { cursor: resumeFrom, first };
+    // Read in the same synchronous stretch as the state, so resuming from the snapshot's id misses nothing.
+    const cursor = this.log.newestId();
+    first.push(this.snapshotAt(cursor, now));
+    return { cursor, first };
   }
 
   /** The snapshot frame at an event id; every change appends an event, so one id has one snapshot. */

@@ -1,6 +1,6 @@
 import type { Env } from "../../env";
 import { projectAccess } from "../../projects/access";
-import { Listeners, type StreamGrant } from "./listeners";
+import { type FrameSource, Listeners, type StreamGrant } from "./listeners";
 import { log } from "../../log";
 
 // A keep-alive and an access check this often; streams end after MAX_AGE (clients resume); slow readers are dropped.
@@ -8,8 +8,6 @@ const STREAM_PULSE_MS = 5_000;
 export const STREAM_MAX_AGE_MS = 5 * 60_000;
 const STREAM_STALL_MS = 30_000;
 export const RETRY_HINT = new TextEncoder().encode("retry: 2000\n\n");
-
-type Log = { framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number; lost?: true } };
 
 /**
  * A chat object's open event streams, and what keeps them honest: the pulse that sends keep-alives,
@@ -23,9 +21,9 @@ export class ChatStreams {
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
-    log: Log,
+    frames: FrameSource,
   ) {
-    this.listeners = new Listeners(log, (grant) => this.release(grant));
+    this.listeners = new Listeners(frames, (grant) => this.release(grant));
   }
 
   get size(): number {
