@@ -1,4 +1,4 @@
-// The layer rule (biome.json, noRestrictedImports per folder): probe files in a copy of the tree's folders, linted with the project's configuration.
+// The layer rules (biome.json: noRestrictedImports per folder, noImportCycles): probe files in a copy of the tree's folders, linted with the project's configuration.
 import { execFile } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -38,6 +38,7 @@ const ALLOWED = [
 
 let tree: string;
 let refusedFiles: Set<string>;
+let cycleFiles: Set<string>;
 
 beforeAll(async () => {
   tree = await mkdtemp(join(tmpdir(), "layers-"));
@@ -46,16 +47,25 @@ beforeAll(async () => {
     await mkdir(dirname(join(tree, path)), { recursive: true });
     await writeFile(join(tree, path), `export type { Probe } from "${specifier}";\n`);
   }
+  // Two modules that import each other (noImportCycles).
+  await writeFile(join(tree, "src/first.ts"), 'import { second } from "./second";\nexport const first = () => second;\n');
+  await writeFile(join(tree, "src/second.ts"), 'import { first } from "./first";\nexport const second = () => first;\n');
   const linted = await run(biome, ["lint", "--vcs-enabled=false", "--max-diagnostics=none", "src"], { cwd: tree }).then(
     (done) => done.stdout + done.stderr,
     (failed) => `${failed.stdout}${failed.stderr}`,
   );
-  refusedFiles = new Set([...linted.matchAll(/^(src\/\S+?):\d+:\d+ lint\/style\/noRestrictedImports/gm)].map((m) => m[1]!));
+  const flagged = (rule: string) => new Set([...linted.matchAll(new RegExp(`^(src/\\S+?):\\d+:\\d+ lint/${rule}`, "gm"))].map((m) => m[1]!));
+  refusedFiles = flagged("style/noRestrictedImports");
+  cycleFiles = flagged("suspicious/noImportCycles");
 }, 60_000);
 
 afterAll(() => rm(tree, { recursive: true, force: true }));
 
-describe("the layer rule in npm run check", () => {
+describe("the layer rules in npm run check", () => {
+  it("refuses modules that import each other", () => {
+    expect(cycleFiles).toEqual(new Set(["src/first.ts", "src/second.ts"]));
+  });
+
   it.each(REFUSED)("refuses %s importing %s", (path) => {
     expect(refusedFiles).toContain(path);
   });
