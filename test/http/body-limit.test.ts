@@ -21,4 +21,11 @@ describe("the request body limit", () => {
     expectProblem(r, 413, "payload_too_large");
     expect(r.json.instance).toBe(`urn:request:${r.headers.get("x-request-id")}`);
   });
+
+  it("holds the project's other routers to a MiB: a webhook body the chat limit would take is refused", async ({ w }) => {
+    const raw = `{"url":"https://receiver.example.com/${"x".repeat(1024 * 1024)}"}`;
+    expect(raw.length).toBeLessThan(MESSAGE_BODY_LIMIT_BYTES);
+    const r = await call("POST", `/v1/projects/${w.projectId}/webhooks`, { token: w.token, raw, headers: { "content-type": "application/json" } });
+    expectProblem(r, 413, "payload_too_large");
+  });
 });
