@@ -74,7 +74,7 @@ export async function portIsFree(port) {
   return true;
 }
 
-// Answered only by a wrangler dev these scripts started (src/http/dev-server.ts): its DEV_SERVER_ID and its agent.
+// Answered only by a wrangler dev these scripts started (src/docs/dev-server.ts): its DEV_SERVER_ID and its agent.
 const DEV_SERVER_PATH = "/dev/server";
 // Which wrangler dev runs on which port, for the scripts that did not start it (token, admin, seed): one file per port.
 const devServerRecords = join(projectDir, ".wrangler", "dev-servers");

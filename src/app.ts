@@ -1,15 +1,21 @@
+import { createMiddleware } from "hono/factory";
 import { accountRoutes } from "./account/routes";
 import { adminRoutes } from "./admin/routes";
 import { agentCallbackRoutes } from "./agent/callback-routes";
+import { tokenGate } from "./auth/gate";
 import { authRoutes } from "./auth/routes";
+import { accountCors } from "./auth/session";
 import { catalogRoutes } from "./catalog/routes";
-import { chatRoutes } from "./chats/routes";
+import { chatRoutes } from "./chats/api/routes";
+import { MESSAGE_BODY_LIMIT_BYTES } from "./chats/schemas";
+import { accountCreditRoutes } from "./credits/account-routes";
+import { projectCreditRoutes } from "./credits/routes";
 import { config } from "./config";
-import { describeForLog } from "./db/errors";
 import { mountFrontPage } from "./docs/front-page";
 import { mountDocs } from "./docs/routes";
-import { devServerHidden, mountDevServer } from "./http/dev-server";
-import { requestId } from "./http/middleware";
+import { devServerHidden, mountDevServer } from "./docs/dev-server";
+import { jsonBodyGuard } from "./http/json-body";
+import { limitBody, MiB, requestId } from "./http/middleware";
 import { methodAndBodyFirst, notFoundOrMethodNotAllowed } from "./http/not-found";
 import { registerComponents } from "./http/openapi-components";
 import { ApiError, problemResponse, toApiError } from "./http/problem";
@@ -19,9 +25,22 @@ import { AUTHORIZE_PATH, isOAuthPath, oauthRoles } from "./oauth/authorization-s
 import { authorizeRoutes } from "./oauth/authorize-routes";
 import { oauthEndpointRoutes } from "./oauth/endpoint-routes";
 import { oauthGrantRoutes } from "./oauth/grant-routes";
+import { projectRoutes } from "./projects/routes";
 import { registerWebhookEvents } from "./webhooks/openapi-webhooks";
+import { webhookRoutes } from "./webhooks/routes";
+import { describeForLog } from "./log";
 
-/** Assembles the Worker: each router owns its guards (CORS, credentials, body limits); this only mounts them. */
+// Under /v1/projects only a chat's messages, steering texts and answers may be large (about 1.2 MB once escaped).
+const CHAT_PATH = /^\/v1\/projects\/[^/]+\/chats(\/|$)/;
+const chatBodyLimit = limitBody(MESSAGE_BODY_LIMIT_BYTES);
+const projectBodyLimit = limitBody(MiB);
+const bodyLimitPerRouter = createMiddleware((c, next) => (CHAT_PATH.test(c.req.path) ? chatBodyLimit : projectBodyLimit)(c, next));
+
+/**
+ * Assembles the Worker, the one place routers are composed: each prefix with the middleware all of
+ * it shares (body limits before anything reads a body, then credentials), then the routers of the
+ * domains under it. No domain mounts another's router.
+ */
 export function createApp() {
   const app = createRouter();
   app.use("*", requestId);
@@ -33,9 +52,12 @@ export function createApp() {
   );
 
   app.route("/v1", catalogRoutes);
-  app.route("/v1/projects", chatRoutes);
-  app.route("/auth", authRoutes);
-  app.route("/auth", oauthGrantRoutes);
+  // The project API: personal API tokens only, counted per token.
+  app.use("/v1/projects/*", bodyLimitPerRouter, tokenGate, jsonBodyGuard);
+  for (const router of [projectRoutes, chatRoutes, webhookRoutes, projectCreditRoutes]) app.route("/v1/projects", router);
+  // The account's own calls: an account session, credentialed CORS for APP_ORIGINS only.
+  app.use("/auth/*", accountCors, limitBody(MiB), jsonBodyGuard);
+  for (const router of [authRoutes, accountCreditRoutes, oauthGrantRoutes]) app.route("/auth", router);
   app.route("/", oauthEndpointRoutes);
   app.route(AUTHORIZE_PATH, authorizeRoutes);
   app.route("/account", accountRoutes);

@@ -1,13 +1,14 @@
 import { createApp } from "./app";
 import type { Env } from "./env";
-import { consumeWebhookBatch, type WebhookTask } from "./webhooks/delivery";
+import { consumeWebhookBatch } from "./webhooks/delivery";
+import type { WebhookTask } from "./chats/webhook-task";
 
 const app = createApp();
 
 export { SignInThrottle } from "./auth/sign-in-throttle";
 export { TokenGate } from "./auth/token-gate";
-export { ChatRoom } from "./chats/chat-room";
-export { ProjectChats } from "./chats/project-chats";
+export { ChatRoom } from "./chats/room/chat-room";
+export { ProjectChats } from "./chats/list/project-chats";
 export { AccountLedger } from "./credits/account-ledger";
 export { ProjectWebhooks } from "./webhooks/project-webhooks";
 

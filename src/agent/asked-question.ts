@@ -1,11 +1,18 @@
 import { z } from "zod";
-import { ACTION_INPUT_MAX_BYTES, ACTION_NAME_MAX, ACTION_SUMMARY_MAX, DESCRIPTION_MAX, LABEL_MAX, OPTION_ID_MAX, OPTIONS_MAX, PROMPT_MAX, URL_MAX } from "../chats/limits";
-import type { Question, QuestionAction } from "../chats/question-schemas";
-import { characters } from "../chats/schemas";
-import { firstCharacters } from "../text";
+import { characters, firstCharacters } from "../text";
+import { ACTION_INPUT_MAX_BYTES, ACTION_NAME_MAX, ACTION_SUMMARY_MAX, DESCRIPTION_MAX, LABEL_MAX, OPTION_ID_MAX, OPTIONS_MAX, PROMPT_MAX, URL_MAX } from "./limits";
+import type { QuestionAction, QuestionKind, QuestionOption } from "./question-shapes";
 
 /** What an agent asks, as the chat records it: every field of the Question that the agent decides, each kind's others null or false. */
-export type AskedQuestion = Pick<Question, "kind" | "prompt" | "options" | "multiSelect" | "allowText" | "action" | "url">;
+export type AskedQuestion = {
+  kind: QuestionKind;
+  prompt: string;
+  options: QuestionOption[] | null;
+  multiSelect: boolean;
+  allowText: boolean;
+  action: QuestionAction | null;
+  url: string | null;
+};
 type OptionInput = { id?: string; label: string; description?: string | null };
 
 // The prompt of an agent that says it waits but wrote nothing to ask with.

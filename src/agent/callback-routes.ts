@@ -10,7 +10,7 @@ import { jsonBodyGuard } from "../http/json-body";
 import { MiB, limitBody } from "../http/middleware";
 import { ApiError, invalidRequest, notFound, unauthorized, validationHook } from "../http/problem";
 import { AgentResultBody, PartialOutputBody, SteeringAckBody } from "./http";
-import { REPLY_MAX } from "../chats/limits";
+import { REPLY_MAX } from "./limits";
 
 /** Only in http mode, and only with the shared AGENT_SECRET (compared in constant time). */
 const requireAgentSecret = createMiddleware<AppEnv>(async (c, next) => {

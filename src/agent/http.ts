@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AgentQuestion } from "./asked-question";
 import type { AgentPort, AgentResult } from "./port";
 import { log } from "../log";
-import { REPLY_MAX, STEERING_PER_TASK } from "../chats/limits";
+import { REPLY_MAX, STEERING_PER_TASK } from "./limits";
 
 const START_TIMEOUT_MS = 15_000;
 // Telling the agent of a stop is best effort: one try, this long.

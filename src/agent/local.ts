@@ -1,7 +1,7 @@
-import { ACTION_SUMMARY_MAX, LABEL_MAX, OPTIONS_MAX, PROMPT_MAX } from "../chats/limits";
 import { firstCharacters } from "../text";
 import { approvalQuestion, choiceQuestion, connectionQuestion, textQuestion, type AskedQuestion } from "./asked-question";
 import type { AgentPort, AgentTask } from "./port";
+import { ACTION_SUMMARY_MAX, LABEL_MAX, OPTIONS_MAX, PROMPT_MAX } from "./limits";
 
 // The built-in agent writes its reply in this many parts, evenly over its working time.
 export const LOCAL_REPLY_PARTS = 4;

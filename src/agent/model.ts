@@ -1,12 +1,11 @@
 import { type LanguageModel, type ModelMessage, streamText, tool } from "ai";
 import { z } from "zod";
-import { describeForLog } from "../db/errors";
-import { DESCRIPTION_MAX, LABEL_MAX, OPTIONS_MAX, PROMPT_MAX } from "../chats/limits";
 import { type AskedQuestion, modelQuestion } from "./asked-question";
 import { conversation, type Turn } from "./conversation";
 import type { AgentPort, AgentResult, AgentTask, LiveTask, TokenUsage } from "./port";
 import { ReplyBatcher } from "./reply-batcher";
-import { log } from "../log";
+import { log, describeForLog } from "../log";
+import { DESCRIPTION_MAX, LABEL_MAX, OPTIONS_MAX, PROMPT_MAX } from "./limits";
 
 export type ModelAgentOptions = {
   model: LanguageModel;

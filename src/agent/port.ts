@@ -1,6 +1,6 @@
 import type { AskedQuestion } from "./asked-question";
-import type { Answer, QuestionKind } from "../chats/question-schemas";
 import type { Turn } from "./conversation";
+import type { Answer, QuestionKind } from "./question-shapes";
 
 /** What the chat sends to an agent, and what comes back. Adapters: local (built in), http, and model (openai, workers-ai). */
 export type AgentTask = {

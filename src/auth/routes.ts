@@ -6,14 +6,10 @@ import { endSession } from "./accounts";
 import { issueApiToken, listApiTokens, MAX_ACTIVE_TOKENS, revokeApiToken } from "./api-tokens";
 import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest } from "./schemas";
 import { signIn } from "./sign-in";
-import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, accountCors, invalidSession, isAppOrigin, requireSession, type SessionEnv } from "./session";
-import { jsonBodyGuard } from "../http/json-body";
-import { MiB, limitBody } from "../http/middleware";
-import { accountCreditRoutes } from "../credits/account-routes";
+import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, invalidSession, isAppOrigin, requireSession, type SessionEnv } from "./session";
 
-/** Sign-in, sign-out and API token management, mounted at /auth: credentialed CORS for APP_ORIGINS only. */
+/** Sign-in, sign-out and API token management, mounted at /auth (behind its CORS for APP_ORIGINS only, see app.ts). */
 export const authRoutes = createRouter<SessionEnv>();
-authRoutes.use("*", accountCors, limitBody(MiB), jsonBodyGuard);
 const sessionSecurity = [{ accountSessionBearer: [] }];
 
 authRoutes.openapi(
@@ -68,9 +64,6 @@ authRoutes.openapi(
     return c.body(null, 204);
   },
 );
-
-authRoutes.use("/credits", requireSession);
-authRoutes.route("/", accountCreditRoutes);
 
 authRoutes.use("/api-tokens", requireSession);
 authRoutes.use("/api-tokens/*", requireSession);

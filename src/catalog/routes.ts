@@ -2,7 +2,7 @@ import { createRoute, type z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { config } from "../config";
 import type { AppEnv } from "../env";
-import { resolveLanguage } from "../http/language";
+import { resolveLanguage } from "./language";
 import { publicCors } from "../http/middleware";
 import { matchesIfNoneMatch } from "../http/etag";
 import { ApiError } from "../http/problem";

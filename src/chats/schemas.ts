@@ -1,22 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { pageQuery } from "../http/query";
-import { CONTENT_MAX } from "./limits";
+import { characters } from "../text";
+import { ProjectParams } from "../projects/schemas";
+import { CONTENT_MAX } from "../agent/limits";
 
 const TITLE_MAX = 160;
 export const PREVIEW_MAX = 500;
 // The largest valid message body: every character of the content sent as a 12-byte "\uXXXX\uXXXX"
 // escape pair, plus room for the id, the keys (which may be escaped too) and whitespace.
 export const MESSAGE_BODY_LIMIT_BYTES = CONTENT_MAX * 12 + 16 * 1024;
-
-// Limits count characters (code points), so an emoji is one character, not two UTF-16 units.
-export const characters = (min: number, max: number, what: string) =>
-  z
-    .string()
-    .refine((s) => {
-      const n = [...s].length;
-      return n >= min && n <= max;
-    }, `${what} must be ${min} to ${max} characters`)
-    .openapi({ minLength: min, maxLength: max });
 
 const Title = characters(1, TITLE_MAX, "title");
 export const ChatTitleBody = z.strictObject({ title: Title }).openapi("ChatTitle");
@@ -123,9 +115,6 @@ export const SubmissionState = z
 export type SubmissionState = z.infer<typeof SubmissionState>;
 
 /** The demo project that local development seeds (npm run dev, CONTRACT.md): the reference's try-it works against it as it stands. */
-export const DEMO_PROJECT_ID = "00000000-0000-4000-8000-000000000001";
-export const ProjectId = z.string().openapi({ format: "uuid", example: DEMO_PROJECT_ID });
-export const ProjectParams = z.object({ projectId: ProjectId });
 export const ChatParams = ProjectParams.extend({ chatId: z.string().openapi({ format: "uuid" }) });
 export const MessageParams = ChatParams.extend({ messageId: z.string().openapi({ format: "uuid" }) });
 export const SubmissionParams = ChatParams.extend({ submissionId: z.string().openapi({ format: "uuid" }) });

@@ -1,12 +1,13 @@
 import { createRoute } from "@hono/zod-openapi";
-import type { SessionEnv } from "../auth/session";
-import { decodeCursor, encodeCursor } from "../chats/cursor";
+import { requireSession, type SessionEnv } from "../auth/session";
+import { decodeCursor, encodeCursor } from "../http/cursor";
 import { invalidRequest, notFound } from "../http/problem";
 import { createRouter, jsonResponse, problems } from "../http/router";
 import { AccountCredits, StatementQuery } from "./schemas";
 
 /** The account's own credits, mounted at /auth behind the account session (an API token cannot read them). */
 export const accountCreditRoutes = createRouter<SessionEnv>();
+accountCreditRoutes.use("/credits", requireSession);
 
 accountCreditRoutes.openapi(
   createRoute({

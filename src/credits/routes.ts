@@ -1,12 +1,12 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../auth/gate";
-import { chatProblems, authorise, read, security } from "../chats/route-access";
-import { ProjectParams } from "../chats/schemas";
 import { config } from "../config";
 import { invalidRequest } from "../http/problem";
 import { createRouter, jsonResponse } from "../http/router";
 import { DAY_MS, dayOf } from "./project-usage";
 import { ProjectCredits, ProjectUsage, UsageQuery } from "./schemas";
+import { projectProblems, authorise, read, security } from "../projects/guards";
+import { ProjectParams } from "../projects/schemas";
 
 // The default range is 30 days ending today; a range may span at most 365 days after its first.
 const DEFAULT_DAYS_BACK = 29;
@@ -28,7 +28,7 @@ projectCreditRoutes.openapi(
     security,
     middleware: read,
     request: { params: ProjectParams },
-    responses: { 200: jsonResponse(ProjectCredits, "The project's credits as your role may see them"), ...chatProblems },
+    responses: { 200: jsonResponse(ProjectCredits, "The project's credits as your role may see them"), ...projectProblems },
   }),
   async (c) => {
     const access = await authorise(c, "read", c.req.valid("param").projectId);
@@ -53,7 +53,7 @@ projectCreditRoutes.openapi(
     security,
     middleware: read,
     request: { params: ProjectParams, query: UsageQuery },
-    responses: { 200: jsonResponse(ProjectUsage, "Days with at least one ended task, oldest first"), ...chatProblems },
+    responses: { 200: jsonResponse(ProjectUsage, "Days with at least one ended task, oldest first"), ...projectProblems },
   }),
   async (c) => {
     const access = await authorise(c, "read", c.req.valid("param").projectId);

@@ -1,22 +1,8 @@
-/** The database's own message, under drizzle's wrapper (whose message also lists bound parameters). */
-function databaseMessage(error: unknown): string {
-  let current: unknown = error;
-  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
-  return current instanceof Error ? current.message : String(current);
-}
+// The database's own message is the innermost one, under drizzle's wrapper (whose message also lists bound parameters).
+import { innermostMessage } from "../log";
 
-export const isUniqueViolation = (error: unknown) => /UNIQUE constraint failed/i.test(databaseMessage(error));
-export const isForeignKeyViolation = (error: unknown) => /FOREIGN KEY constraint failed/i.test(databaseMessage(error));
-
-/** What a log may say about an error: its kind, the innermost message and the stack frames, never query parameters. */
-export function describeForLog(error: unknown): string {
-  if (!(error instanceof Error)) return String(error).split("\n")[0]!.slice(0, 300);
-  const frames = (error.stack ?? "")
-    .split("\n")
-    .filter((line) => line.trim().startsWith("at "))
-    .slice(0, 8);
-  return [`${error.name}: ${databaseMessage(error).split("\n")[0]!.slice(0, 300)}`, ...frames].join("\n");
-}
+export const isUniqueViolation = (error: unknown) => /UNIQUE constraint failed/i.test(innermostMessage(error));
+export const isForeignKeyViolation = (error: unknown) => /FOREIGN KEY constraint failed/i.test(innermostMessage(error));
 
 // D1's documented transient failures (reset, overload, lost connection, storage timeouts) and, in
 // local dev, a locked database file. Mistakes in our SQL (syntax, no such table, constraints) are not among them.
@@ -26,10 +12,10 @@ const UNAVAILABLE =
 /** Thrown where D1 could not answer and no recent enough copy of the value was held; answered with 503. */
 export class DatabaseUnavailable extends Error {
   constructor(cause: unknown) {
-    super(`D1 is unavailable: ${databaseMessage(cause).split("\n")[0]!.slice(0, 200)}`, { cause });
+    super(`D1 is unavailable: ${innermostMessage(cause).split("\n")[0]!.slice(0, 200)}`, { cause });
     this.name = "DatabaseUnavailable";
   }
 }
 
 /** True when the error says D1 could not be reached or could not serve the query, rather than that the query was wrong. */
-export const isDatabaseUnavailable = (error: unknown): boolean => error instanceof DatabaseUnavailable || UNAVAILABLE.test(databaseMessage(error));
+export const isDatabaseUnavailable = (error: unknown): boolean => error instanceof DatabaseUnavailable || UNAVAILABLE.test(innermostMessage(error));

@@ -10,9 +10,10 @@ import { publicCors } from "../http/middleware";
 import { pageSecurity } from "../http/page-security";
 import { notFound } from "../http/problem";
 import { anonymous, ifNoneMatch, jsonResponse, jsonText, notModified, problems } from "../http/router";
-import { DEMO_PROJECT_ID, MESSAGE_BODY_LIMIT_BYTES } from "../chats/schemas";
+import { MESSAGE_BODY_LIMIT_BYTES } from "../chats/schemas";
 import { FAVICON_PATH } from "./favicon";
 import { describeApi, type Audience } from "./openapi-document";
+import { DEMO_PROJECT_ID } from "../projects/schemas";
 
 export const API_VERSION = packageJson.version;
 export const OPENAPI_PATH = "/v1/openapi.json";

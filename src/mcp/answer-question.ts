@@ -1,10 +1,11 @@
 import type { z } from "@hono/zod-openapi";
-import { Answer, AnswerSubmission } from "../chats/question-schemas";
+import { AnswerSubmission } from "../chats/question-schemas";
 import { SendMessageHeaders } from "../chats/schemas";
 import { idArgument, inChat } from "./arguments";
 import { SendMessageInput, SendMessageOutput, sendThenWait } from "./send-message";
-import type { ToolContext } from "./tools";
 import { type V1Answer, v1Path } from "./v1-call";
+import { Answer } from "../agent/question-shapes";
+import type { ToolContext } from "./tool-context";
 
 export const AnswerQuestionInput = inChat.extend({
   questionId: idArgument("The question's id: the chat's pendingQuestionId, or send_message's question.id"),

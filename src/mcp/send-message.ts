@@ -4,8 +4,8 @@ import { Message, SendMessageBody, SendMessageHeaders, Submission, SubmissionSta
 import { inChat } from "./arguments";
 import { ChatFollower } from "./chat-follower";
 import { type ChatRef, readOutcome, waitForOutcome } from "./reply-wait";
-import type { ToolContext } from "./tools";
 import { type V1Answer, v1Path } from "./v1-call";
+import type { ToolContext } from "./tool-context";
 
 // The contract's bound on a call's wait.
 export const WAIT_SECONDS_MAX = 60;

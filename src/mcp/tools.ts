@@ -20,30 +20,9 @@ import { ProjectList } from "../projects/schemas";
 import { AnswerQuestionInput, AnswerQuestionOutput, answerQuestion } from "./answer-question";
 import { idArgument, inChat, inProject } from "./arguments";
 import { SendMessageInput, SendMessageOutput, sendMessage } from "./send-message";
-import type { CallV1, OpenV1Stream, V1Access, V1Answer } from "./v1-call";
+import type { Tool, ToolContext } from "./tool-context";
+import type { V1Answer } from "./v1-call";
 import { v1Path } from "./v1-call";
-
-/**
- * What a tool may use while it runs: /v1 in-process for its caller (calls, streams, whether the caller
- * is still admitted), the client's cancellation or hang-up, and progress when the client asked for it.
- */
-export type ToolContext = {
-  v1: CallV1;
-  open: OpenV1Stream;
-  stillAdmitted: V1Access["stillAdmitted"];
-  signal: AbortSignal;
-  progress: ((update: { progress: number; message: string }) => Promise<void>) | null;
-};
-
-export type Tool = {
-  name: string;
-  title: string;
-  description: string;
-  input: z.ZodType;
-  output: z.ZodType;
-  annotations: ToolAnnotations;
-  run(args: unknown, context: ToolContext): Promise<V1Answer>;
-};
 
 const tool = <I extends z.ZodType>(definition: Omit<Tool, "input" | "run"> & { input: I; run(args: z.output<I>, context: ToolContext): Promise<V1Answer> }) => definition as Tool;
 

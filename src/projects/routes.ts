@@ -1,9 +1,9 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../auth/gate";
-import { read, security } from "../chats/route-access";
 import { createRouter, jsonResponse, problems } from "../http/router";
 import { ListProjectsQuery, ProjectList } from "./schemas";
 import { memberProjects } from "./store";
+import { read, security } from "./guards";
 
 /** The projects a token can reach: a personal token is not tied to one project, so integrations find their ids here. */
 export const projectRoutes = createRouter<GatedEnv>();

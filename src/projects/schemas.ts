@@ -12,5 +12,10 @@ export const ProjectSummary = z
 export const ProjectList = z.object({ items: z.array(ProjectSummary) }).openapi("ProjectList");
 export type ProjectList = z.infer<typeof ProjectList>;
 
+// Local development's demo project (npm run dev seeds it), the example of every project id in the document.
+export const DEMO_PROJECT_ID = "00000000-0000-4000-8000-000000000001";
+export const ProjectId = z.string().openapi({ format: "uuid", example: DEMO_PROJECT_ID });
+export const ProjectParams = z.object({ projectId: ProjectId });
+
 // The list takes no parameters; an unknown one is a 400 like anywhere else.
 export const ListProjectsQuery = z.strictObject({});

@@ -1,11 +1,8 @@
 import type { Env } from "../env";
 import { decryptSecret } from "./secrets";
 import { signWebhook } from "./signature";
-import type { WebhookEventType } from "./schemas";
 import { log } from "../log";
-
-/** A queue message: which event of which chat goes to which endpoint. The payload stays in the chat (a reply can pass 128 KB). */
-export type WebhookTask = { projectId: string; chatId: string; eventId: string; endpointId: string; type: WebhookEventType };
+import type { WebhookTask } from "../chats/webhook-task";
 
 // After the nth failed attempt the next one waits RETRY_DELAYS_S[n - 1]; after the last, the delivery has failed. All within a day.
 export const RETRY_DELAYS_S = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600];

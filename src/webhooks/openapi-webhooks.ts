@@ -1,7 +1,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
 import { retrySchedule } from "./delivery";
-import { WEBHOOK_EVENTS, WEBHOOK_EVENT_TYPES, webhookPayloadSchema } from "../event-registry";
+import { WEBHOOK_EVENTS, WEBHOOK_EVENT_TYPES, webhookPayloadSchema } from "../chats/event-registry";
 
 const SignatureHeaders = z.object({
   "webhook-id": z.string().openapi({ description: "The same on every attempt of one event for one endpoint: receivers deduplicate on it" }),

@@ -1,13 +1,14 @@
 import { DurableObject } from "cloudflare:workers";
 import { migrateSchema } from "../db/object-schema";
 import type { Env } from "../env";
-import { openDelivery, postToReceiver, RETRY_DELAYS_S, type WebhookTask } from "./delivery";
+import { openDelivery, postToReceiver, RETRY_DELAYS_S } from "./delivery";
 import { EndpointTurns, type Turn } from "./endpoint-turns";
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from "./schemas";
 import { type DeliveryRow, type EndpointRow, MIGRATIONS, toDelivery, toEndpoint } from "./webhook-tables";
 import { log } from "../log";
 import { iso } from "../time";
 import { webhookIdOf } from "./signature";
+import type { WebhookTask } from "../chats/webhook-task";
 
 export const WEBHOOKS_PER_PROJECT = 10;
 // After this many deliveries in a row end failed, the endpoint is disabled.

@@ -1,8 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
-import { authorise, read, security, write } from "../chats/route-access";
-import { ProjectParams } from "../chats/schemas";
 import { ApiError, invalidRequest, notFound } from "../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
 import { webhookKey } from "./delivery";
@@ -11,6 +9,8 @@ import { CreatedWebhook, CreateWebhookBody, WEBHOOK_EVENT_TYPES, WebhookDelivery
 import { webhookUrlProblem } from "./url-rules";
 import { UUID_PATTERN } from "../ids";
 import { WEBHOOKS_PER_PROJECT } from "./project-webhooks";
+import { authorise, read, security, write } from "../projects/guards";
+import { ProjectParams } from "../projects/schemas";
 
 /** Webhook endpoints of a project, managed by its owner (a webhook receives every chat's content). */
 export const webhookRoutes = createRouter<GatedEnv>();

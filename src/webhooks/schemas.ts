@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { ProjectId } from "../chats/schemas";
 import { WEBHOOK_URL_MAX } from "./url-rules";
-import { WEBHOOK_EVENT_TYPES } from "../event-registry";
+import { WEBHOOK_EVENT_TYPES } from "../chats/event-registry";
+import { ProjectId } from "../projects/schemas";
 
 // The names are the registry's (event-registry.ts), the same list the OpenAPI webhooks and the chat's payloads use.
 export { WEBHOOK_EVENT_TYPES };

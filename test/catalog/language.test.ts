@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveLanguage } from "../../src/http/language";
+import { resolveLanguage } from "../../src/catalog/language";
 
 describe("resolveLanguage", () => {
   it.each([

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
-import { FAILED_KEPT_BYTES } from "../../src/chats/submission-storage";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
+import { FAILED_KEPT_BYTES } from "../../src/chats/room/submission-storage";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { cancel, steer } from "./control-helpers";
 import { expectProblem, newChat, queueOf, room, send, world, type World } from "../helpers";

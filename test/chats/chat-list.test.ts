@@ -1,6 +1,6 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, vi } from "vitest";
-import { ProjectChats } from "../../src/chats/project-chats";
+import { ProjectChats } from "../../src/chats/list/project-chats";
 import { ChatList, type Chat } from "../../src/chats/schemas";
 import { alarmOf, runNextAlarm, settle } from "../clock";
 import { admin, call, chatOf, chatsPath, env, newChat, room, send, type World } from "../helpers";
@@ -81,7 +81,8 @@ describe("ProjectChats", () => {
   it("gives the summaries it kept from before questions were typed a pendingQuestionId of null, once", async ({ w, chat }) => {
     await runInDurableObject(listObject(w.projectId), (_: ProjectChats, state) => {
       state.storage.sql.exec("UPDATE chats SET summary = json_remove(summary, '$.pendingQuestionId')");
-      state.storage.sql.exec("DELETE FROM meta WHERE key = 'question_fields'");
+      // As an object from before the schema had versions: its tables, and no version in meta.
+      state.storage.sql.exec("DELETE FROM meta WHERE key = 'schema'");
     });
     await evictDurableObject(listObject(w.projectId));
     // ChatList.parse refuses a summary without the field.

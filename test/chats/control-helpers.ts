@@ -1,5 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
-import type { ChatRoom } from "../../src/chats/chat-room";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { Message, SubmissionState } from "../../src/chats/schemas";
 import { call, chatsPath, peek, room, type World } from "../helpers";
 

@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
-import { splitText } from "../../src/chats/event-log";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
+import { splitText } from "../../src/chats/room/event-log";
 import { chatsPath, env, send } from "../helpers";
 import { openEvents } from "../sse";
 import { it } from "../fixtures/chat";

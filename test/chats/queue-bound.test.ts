@@ -1,10 +1,10 @@
 import { describe, expect } from "vitest";
-import type { SubmitRequest } from "../../src/chats/chat-room";
 import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../../src/chats/limits";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, expectProblem, newChat, queueOf, room, send, world, type World } from "../helpers";
 import { cancel, steer } from "./control-helpers";
 import { it } from "../fixtures/chat";
+import type { SubmitRequest } from "../../src/chats/room-calls";
 
 /** Submits straight to the chat's object (as the route does after its checks), so filling a queue spends no token budget. */
 async function submitDirectly(w: World, chatId: string, content: string, key = crypto.randomUUID()) {

@@ -1,7 +1,7 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
-import type { SubmissionStorage } from "../../src/chats/submission-storage";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
+import type { SubmissionStorage } from "../../src/chats/room/submission-storage";
 import { localReply } from "../../src/agent/local";
 import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { chatsPath, creditsOf, expectProblem, historyOf, newChat, peek, queueOf, room, send, world, type World } from "../helpers";

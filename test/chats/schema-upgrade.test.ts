@@ -1,8 +1,8 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
-import { MIGRATIONS } from "../../src/chats/room-schema";
-import { FAILED_KEPT_ENTRIES, type SubmissionStorage } from "../../src/chats/submission-storage";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
+import { MIGRATIONS } from "../../src/chats/room/room-schema";
+import { FAILED_KEPT_ENTRIES, type SubmissionStorage } from "../../src/chats/room/submission-storage";
 import { migrateSchema } from "../../src/db/object-schema";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, historyOf, queueOf, room, send, world } from "../helpers";

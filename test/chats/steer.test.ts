@@ -1,11 +1,11 @@
 import { describe, expect } from "vitest";
-import { STEERING_PER_TASK } from "../../src/chats/limits";
 import { localReply, noted } from "../../src/agent/local";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, call, chatOf, chatsPath, creditsOf, expectProblem, historyOf, newChat, peek, queueOf, room, send, world } from "../helpers";
 import { openEvents } from "../sse";
 import { stop, steer, submissionOf, workingReply } from "./control-helpers";
 import { it } from "../fixtures/chat";
+import { STEERING_PER_TASK } from "../../src/agent/limits";
 
 describe("steering a running task", () => {
   it("waits as a steering entry, is taken at the agent's next part, and the reply takes it into account, free of charge", async ({ clock, w, chat }) => {

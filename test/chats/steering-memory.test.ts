@@ -1,8 +1,8 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
-import type { RoomStorage } from "../../src/chats/room-storage";
-import type { SubmissionRow, SubmissionStorage } from "../../src/chats/submission-storage";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
+import type { RoomStorage } from "../../src/chats/room/room-storage";
+import type { SubmissionRow, SubmissionStorage } from "../../src/chats/room/submission-storage";
 import { runNextAlarm } from "../clock";
 import { room, send } from "../helpers";
 import { steer } from "./control-helpers";

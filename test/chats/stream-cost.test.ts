@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
-import { REPLAY_MAX_BYTES, sseFrame, type EventLog } from "../../src/chats/event-log";
-import { LISTENER_PULL_BYTES, Listeners, type StreamGrant } from "../../src/chats/listeners";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
+import { REPLAY_MAX_BYTES, sseFrame, type EventLog } from "../../src/chats/room/event-log";
+import { LISTENER_PULL_BYTES, Listeners, type StreamGrant } from "../../src/chats/room/listeners";
 import { chatsPath, room } from "../helpers";
 import { openEvents } from "../sse";
 import { it } from "../fixtures/chat";
@@ -143,7 +143,8 @@ describe("an event stream's cost", () => {
     const snapshot = await s.next();
     // Appended faster than the reader takes them: the listener's cursor stays at the snapshot while the log drops what follows it.
     await runInDurableObject(room(chat.id), (r: ChatRoom) => {
-      const { log, streams } = (r as unknown as { publisher: { log: EventLog; streams: { wake(): void } } }).publisher;
+      const { publisher, streams } = r as unknown as { publisher: { log: EventLog }; streams: { wake(): void } };
+      const { log } = publisher;
       const big = JSON.stringify("n".repeat(500_000));
       for (let i = 0; i < 40; i++) log.append("message.delta", big, Date.now());
       streams.wake(); // as publish() does after each change

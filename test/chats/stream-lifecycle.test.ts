@@ -2,9 +2,9 @@ import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "
 import { exports } from "cloudflare:workers";
 import { describe, expect, vi } from "vitest";
 import { MAX_STREAMS_PER_TOKEN, STREAM_LEASE_MS } from "../../src/auth/token-gate";
-import type { ChatRoom } from "../../src/chats/chat-room";
-import { STREAM_MAX_AGE_MS } from "../../src/chats/streams";
-import { MAX_AGE_JITTER_MS } from "../../src/chats/listeners";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
+import { STREAM_MAX_AGE_MS } from "../../src/chats/room/streams";
+import { MAX_AGE_JITTER_MS } from "../../src/chats/room/listeners";
 import { admin, call, chatsPath, env, expectProblem, inDays, newChat, send, type World } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
 import { it } from "../fixtures/chat";

@@ -1,10 +1,10 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import type { SubmitRequest } from "../../src/chats/chat-room";
 import { ACCESS_FRESH_MS } from "../../src/projects/access";
 import { alarmOf, runNextAlarm, settle } from "../clock";
 import { admin, creditsOf, peek, room } from "../helpers";
 import { it } from "../fixtures/chat";
+import type { SubmitRequest } from "../../src/chats/room-calls";
 
 const setStatus = async (projectId: string, status: "active" | "suspended") => expect((await admin("PATCH", `/admin/projects/${projectId}`, { status })).status).toBe(200);
 // What a Worker saw a little while ago, before the suspension: old enough that the chat reads the project again.

@@ -1,6 +1,6 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, vi } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { AccountLedger } from "../../src/credits/account-ledger";
 import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { chatOf, creditsOf, historyOf, ledger, newChat, peek, queueOf, replies, room, send, world, type World } from "../helpers";

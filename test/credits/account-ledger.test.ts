@@ -1,6 +1,6 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
 import type { AccountLedger } from "../../src/credits/account-ledger";
 import { frozenClock, settle } from "../clock";
 import { admin, env, ledger, newAccount, peek, room } from "../helpers";

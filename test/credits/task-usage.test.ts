@@ -1,5 +1,5 @@
 import { describe, expect, vi } from "vitest";
-import { ProjectChats } from "../../src/chats/project-chats";
+import { ProjectChats } from "../../src/chats/list/project-chats";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, creditsOf, env, historyOf, ledger, newChat, room, send, world, type World } from "../helpers";
 import { openEvents } from "../sse";

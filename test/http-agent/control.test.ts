@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from "vitest";
-import { STEERING_PER_TASK } from "../../src/chats/limits";
 import { frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { chatOf, creditsOf, expectProblem, newChat, peek, queueOf, room, world, type World } from "../helpers";
 import { cancel, steer, stop, stopped, submissionOf } from "../chats/control-helpers";
 import { acceptingAgent, agentCalls, fakeAgent, runningTask } from "./fake-agent";
+import { STEERING_PER_TASK } from "../../src/agent/limits";
 
 /** A running task at the agent, and the agent's calls about it. */
 async function taskAtAgent(w: World, chatId: string, clock: Clock) {

@@ -1,8 +1,8 @@
 import { describe, expect } from "vitest";
-import { CONTENT_MAX } from "../../src/chats/limits";
 import { MESSAGE_BODY_LIMIT_BYTES } from "../../src/chats/schemas";
 import { call, chatsPath, expectProblem, type world } from "../helpers";
 import { it } from "../fixtures/chat";
+import { CONTENT_MAX } from "../../src/agent/limits";
 
 const sendRaw = (w: Awaited<ReturnType<typeof world>>, chatId: string, raw: string) =>
   call("POST", `${chatsPath(w)}/${chatId}/messages`, { token: w.token, raw, headers: { "content-type": "application/json", "idempotency-key": crypto.randomUUID() } });
@@ -20,5 +20,12 @@ describe("the request body limit", () => {
     const r = await sendRaw(w, chat.id, `{"content":"${"x".repeat(2 * MESSAGE_BODY_LIMIT_BYTES)}"}`);
     expectProblem(r, 413, "payload_too_large");
     expect(r.json.instance).toBe(`urn:request:${r.headers.get("x-request-id")}`);
+  });
+
+  it("holds the project's other routers to a MiB: a webhook body the chat limit would take is refused", async ({ w }) => {
+    const raw = `{"url":"https://receiver.example.com/${"x".repeat(1024 * 1024)}"}`;
+    expect(raw.length).toBeLessThan(MESSAGE_BODY_LIMIT_BYTES);
+    const r = await call("POST", `/v1/projects/${w.projectId}/webhooks`, { token: w.token, raw, headers: { "content-type": "application/json" } });
+    expectProblem(r, 413, "payload_too_large");
   });
 });

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, vi } from "vitest";
 import { MAX_STREAMS_PER_TOKEN } from "../../src/auth/token-gate";
-import { ChatRoom } from "../../src/chats/chat-room";
+import { ChatRoom } from "../../src/chats/room/chat-room";
 import { alarmOf, runNextAlarm, settle } from "../clock";
 import { admin, call, chatsPath, expectProblem, inDays, newChat, peek, room, type World } from "../helpers";
 import { it } from "../fixtures/chat";

@@ -1,7 +1,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { AgentPort } from "../../src/agent/port";
-import type { ChatRoom } from "../../src/chats/chat-room";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { chatOf, chatsPath, creditsOf, historyOf, newChat, peek, room, send, world } from "../helpers";
 import { openEvents } from "../sse";

@@ -1,15 +1,16 @@
 import { createExecutionContext, createMessageBatch, evictDurableObject, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { describe, expect, vi } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
 import type { Env as AppBindings } from "../../src/env";
 import worker from "../../src/index";
-import { RETRY_DELAYS_S, type WebhookTask } from "../../src/webhooks/delivery";
+import { RETRY_DELAYS_S } from "../../src/webhooks/delivery";
 import { FAILURES_TO_DISABLE, ProjectWebhooks } from "../../src/webhooks/project-webhooks";
 import { signWebhook } from "../../src/webhooks/signature";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, env, historyOf, newChat, peek, room, send, world, type World } from "../helpers";
 import { eventFor, fakeReceiver, hooksPath, outboxOf, patchHooksEnv, register } from "./webhook-helpers";
 import { it } from "../fixtures/chat";
+import type { WebhookTask } from "../../src/chats/webhook-task";
 
 /** One attempt by the task's project object, awaited: the delay before the next one, or undefined. */
 const deliver = (task: WebhookTask, now: number) => env.PROJECT_WEBHOOKS.getByName(task.projectId).attempt(task, now);

@@ -1,13 +1,13 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { ChatRoom } from "../../src/chats/chat-room";
-import type { WebhookTask } from "../../src/webhooks/delivery";
+import { ChatRoom } from "../../src/chats/room/chat-room";
 import { ATTEMPTS_IN_FLIGHT_PER_ENDPOINT } from "../../src/webhooks/endpoint-turns";
 import { CHAT_RETRY_MS, IN_FLIGHT_MS, OVERDUE_MS, TURN_CHECK_MS } from "../../src/webhooks/project-webhooks";
 import { webhookIdOf } from "../../src/webhooks/signature";
 import { alarmOf, type Clock, frozenClock, runNextAlarm, settle } from "../clock";
 import { call, env, newChat, room, send, world, type World } from "../helpers";
 import { fakeReceiver, hooksPath, outboxOf, recordQueued, register } from "./webhook-helpers";
+import type { WebhookTask } from "../../src/chats/webhook-task";
 
 const HANGING = "https://receiver.example.com/hanging";
 const hooksOf = (projectId: string) => env.PROJECT_WEBHOOKS.getByName(projectId);

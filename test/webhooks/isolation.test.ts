@@ -1,10 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
-import { consumeWebhookBatch, type WebhookTask } from "../../src/webhooks/delivery";
+import { consumeWebhookBatch } from "../../src/webhooks/delivery";
 import { OVERDUE_MS, ProjectWebhooks, SUBMISSION_FAILED_PER_MINUTE } from "../../src/webhooks/project-webhooks";
 import { webhookIdOf } from "../../src/webhooks/signature";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { call, env, newChat, room, send, world, type World } from "../helpers";
 import { eventFor, fakeReceiver, hooksPath, outboxOf, patchHooksEnv, recordQueued, register } from "./webhook-helpers";
+import type { WebhookTask } from "../../src/chats/webhook-task";
 
 const deliveriesOf = async (w: World, endpointId: string) => (await call("GET", `${hooksPath(w)}/${endpointId}/deliveries`, { token: w.token })).json.items;
 const hooks = (projectId: string) => env.PROJECT_WEBHOOKS.getByName(projectId);

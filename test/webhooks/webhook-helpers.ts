@@ -1,11 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
 import { vi } from "vitest";
-import type { ChatRoom } from "../../src/chats/chat-room";
+import type { ChatRoom } from "../../src/chats/room/chat-room";
 import type { Env } from "../../src/env";
-import type { WebhookTask } from "../../src/webhooks/delivery";
 import type { ProjectWebhooks } from "../../src/webhooks/project-webhooks";
 import { type Clock, settle } from "../clock";
 import { call, env, newChat, room, send, world, type World } from "../helpers";
+import type { WebhookTask } from "../../src/chats/webhook-task";
 
 export const hooksPath = (w: { projectId: string }) => `/v1/projects/${w.projectId}/webhooks`;
 export const register = (w: World, url: string, extra: Record<string, unknown> = {}, token = w.token) => call("POST", hooksPath(w), { token, body: { url, ...extra } });

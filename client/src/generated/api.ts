@@ -522,26 +522,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/auth/credits": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The account's balance and its statement of charges, refunds and adjustments, newest first
-         * @description Each charge and refund appears exactly once; an `adjustment` is an operator's change (the signed difference) or the opening balance. Entries are kept at least 90 days and the newest always, so the first item's balanceAfter is the balance.
-         */
-        get: operations["getAccountCredits"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/auth/api-tokens": {
         parameters: {
             query?: never;
@@ -572,6 +552,26 @@ export interface paths {
         post?: never;
         /** Revoke a token: later requests with it are refused; accepted work is not cancelled */
         delete: operations["revokeApiToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's balance and its statement of charges, refunds and adjustments, newest first
+         * @description Each charge and refund appears exactly once; an `adjustment` is an operator's change (the signed difference) or the opening balance. Entries are kept at least 90 days and the newest always, so the first item's balanceAfter is the balance.
+         */
+        get: operations["getAccountCredits"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1484,35 +1484,6 @@ export interface components {
             email: string;
             password: string;
         };
-        AccountCredits: {
-            balance: number;
-            /** @description Newest first; kept at least 90 days, the newest always (its balanceAfter is the balance) */
-            items: components["schemas"]["StatementItem"][];
-            /** @description Opaque; send it as cursor for the next, older page; null on the last page */
-            nextCursor: string | null;
-        };
-        StatementItem: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * @description `charge` (credits negative), `refund`, or `adjustment` (an operator's change or the opening balance); accept other kinds too
-             * @example charge
-             * @example refund
-             * @example adjustment
-             */
-            kind: string;
-            /** @description The signed change of the balance */
-            credits: number;
-            balanceAfter: number;
-            /** Format: uuid */
-            projectId: string | null;
-            /** Format: uuid */
-            chatId: string | null;
-            /** Format: uuid */
-            submissionId: string | null;
-            /** Format: date-time */
-            createdAt: string;
-        };
         CreatedApiToken: {
             /** @description The secret, shown only in this response */
             token: string;
@@ -1543,6 +1514,35 @@ export interface components {
         };
         ApiTokenList: {
             items: components["schemas"]["ApiTokenItem"][];
+        };
+        AccountCredits: {
+            balance: number;
+            /** @description Newest first; kept at least 90 days, the newest always (its balanceAfter is the balance) */
+            items: components["schemas"]["StatementItem"][];
+            /** @description Opaque; send it as cursor for the next, older page; null on the last page */
+            nextCursor: string | null;
+        };
+        StatementItem: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description `charge` (credits negative), `refund`, or `adjustment` (an operator's change or the opening balance); accept other kinds too
+             * @example charge
+             * @example refund
+             * @example adjustment
+             */
+            kind: string;
+            /** @description The signed change of the balance */
+            credits: number;
+            balanceAfter: number;
+            /** Format: uuid */
+            projectId: string | null;
+            /** Format: uuid */
+            chatId: string | null;
+            /** Format: uuid */
+            submissionId: string | null;
+            /** Format: date-time */
+            createdAt: string;
         };
         OAuthGrantList: {
             /** @description Newest first */
@@ -5005,37 +5005,6 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getAccountCredits: {
-        parameters: {
-            query?: {
-                /** @description Opaque: pass the nextCursor of the previous page unchanged to get older entries; any other value is refused with 400 */
-                cursor?: string;
-                limit?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The balance and one page of the statement */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    "Cache-Control": components["headers"]["Cache-Control"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AccountCredits"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
     listApiTokens: {
         parameters: {
             query?: never;
@@ -5115,6 +5084,37 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAccountCredits: {
+        parameters: {
+            query?: {
+                /** @description Opaque: pass the nextCursor of the previous page unchanged to get older entries; any other value is refused with 400 */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The balance and one page of the statement */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountCredits"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

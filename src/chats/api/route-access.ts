@@ -1,0 +1,23 @@
+import type { Context } from "hono";
+import type { GatedEnv } from "../../auth/gate";
+import { ApiError, notFound } from "../../http/problem";
+import { UUID_PATTERN } from "../../ids";
+import { authorise } from "../../projects/guards";
+
+/** Project access, then the chat's object; whether the chat is in that project is the object's answer. */
+export async function chatInProject(c: Context<GatedEnv>, need: "read" | "write", params: { projectId: string; chatId: string }) {
+  if (!UUID_PATTERN.test(params.chatId)) throw notFound();
+  const access = await authorise(c, need, params.projectId);
+  return { access, chat: c.env.CHAT_ROOM.getByName(params.chatId.toLowerCase()) };
+}
+
+export const chatNotFound = () => notFound("The chat does not exist in this project or is not available to you.");
+export const messageNotFound = (detail = "This chat has no message with that id.") => new ApiError(404, "message_not_found", detail);
+export const submissionNotFound = () => new ApiError(404, "submission_not_found", "This chat has no submission with that id.");
+export const questionNotFound = () => new ApiError(404, "question_not_found", "This chat has no question with that id.");
+
+/** The object's answer, or 404 when it said the chat is not in this project. */
+export function found<T>(value: T | null): T {
+  if (value === null) throw chatNotFound();
+  return value;
+}

@@ -1,0 +1,15 @@
+import type { GatedEnv } from "../../auth/gate";
+import { createRouter } from "../../http/router";
+import { controlRoutes } from "./control-routes";
+import { eventRoutes } from "./event-routes";
+import { chatLifecycleRoutes } from "./lifecycle-routes";
+import { messageRoutes } from "./message-routes";
+import { questionRoutes } from "./question-routes";
+
+/** The chats of a project, under /v1/projects/{projectId}/chats: their lifecycle, messages, control, questions and events. */
+export const chatRoutes = createRouter<GatedEnv>();
+chatRoutes.route("/", chatLifecycleRoutes);
+chatRoutes.route("/", messageRoutes);
+chatRoutes.route("/", controlRoutes);
+chatRoutes.route("/", questionRoutes);
+chatRoutes.route("/", eventRoutes);

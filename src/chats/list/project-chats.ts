@@ -1,0 +1,156 @@
+import { hasTable, migrateSchema } from "../../db/object-schema";
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../../env";
+import { readChatListToMove } from "./moved-chat-lists";
+import type { JsonText } from "../../http/router";
+import type { Chat, ChatList } from "../schemas";
+import { ProjectUsage, type TaskUsage, type UsageDay } from "../../credits/project-usage";
+
+export type ListMoveOutcome = "moved" | "already_moved";
+export type CreateClaim = { kind: "new"; chatId: string } | { kind: "replay"; chatId: string; answer: string | null } | { kind: "conflict" };
+// Keys of chat creations are remembered this long per project (CONTRACT "Integrator fit").
+const CREATE_KEYS_KEPT_MS = 24 * 3600_000;
+type Listing = "active" | "archived";
+
+// Append-only (db/object-schema.ts). The first is IF NOT EXISTS throughout: objects from before the
+// schema had versions hold some of its tables already.
+const MIGRATIONS = [
+  [
+    "CREATE TABLE IF NOT EXISTS create_keys (key TEXT PRIMARY KEY, chat_id TEXT NOT NULL, title TEXT NOT NULL, at INTEGER NOT NULL, answer TEXT)",
+    "CREATE INDEX IF NOT EXISTS create_keys_by_age ON create_keys (at)",
+    "CREATE TABLE IF NOT EXISTS chats (id TEXT PRIMARY KEY, version INTEGER NOT NULL, archived INTEGER NOT NULL, updated_at TEXT NOT NULL, summary TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS chats_by_listing ON chats (archived, updated_at DESC, id DESC)",
+    ...ProjectUsage.schema,
+  ],
+  // Summaries sent before questions were typed lack pendingQuestionId: null until their chat sends its next one (json_insert keeps one that is there).
+  ["UPDATE chats SET summary = json_insert(summary, '$.pendingQuestionId', NULL)"],
+];
+
+/**
+ * One object per project (named by its id): the summaries of its chats, for the chat list. Each
+ * ChatRoom sends its summary with a version after every change; an older version never replaces a
+ * newer one, so retries and late deliveries are harmless. The list is served as JSON text built
+ * once per change, so a read is one call that returns a string. The same hand-off carries what the
+ * chat's ended tasks cost, so the project's daily usage costs a task's end no call of its own.
+ */
+export class ProjectChats extends DurableObject<Env> {
+  private started = false;
+  private schemaReady = false;
+  private starting: Promise<void> | undefined;
+  private readonly lists: Partial<Record<Listing, string>> = {};
+  private readonly usage = new ProjectUsage(this.ctx.storage.sql);
+
+  /** A new project: nothing to bring from D1. */
+  async open(): Promise<void> {
+    this.createSchema();
+    this.ctx.storage.sql.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('moved', 1)");
+    this.started = true;
+  }
+
+  /** Records a chat's summary unless a newer version of it is held, and counts its ended tasks' usage (each task once). */
+  async upsert(projectId: string, chat: Chat, version: number, usage: readonly TaskUsage[] = []): Promise<void> {
+    await this.start(projectId);
+    this.put(chat, version);
+    if (usage.length === 0) return;
+    this.createSchema();
+    this.usage.record(usage, Date.now());
+  }
+
+  /** The project's usage per UTC day from `from` to `to` (YYYY-MM-DD, inclusive), oldest first. */
+  async usageDays(from: string, to: string): Promise<UsageDay[]> {
+    this.createSchema();
+    return this.usage.days(from, to);
+  }
+
+  /** `{"items":[…]}`: the project's active (or archived) chats, newest updatedAt first. */
+  async list(projectId: string, archived: boolean): Promise<JsonText<ChatList>> {
+    await this.start(projectId);
+    this.createSchema();
+    const listing: Listing = archived ? "archived" : "active";
+    this.lists[listing] ??= `{"items":[${this.ctx.storage.sql
+      .exec<{ summary: string }>("SELECT summary FROM chats WHERE archived = ? ORDER BY updated_at DESC, id DESC", archived ? 1 : 0)
+      .toArray()
+      .map((r) => r.summary)
+      .join(",")}]}`;
+    return this.lists[listing];
+  }
+
+  /** The one-time move: brings the project's D1 chat list here unless it was brought already. */
+  async moveFromD1(projectId: string): Promise<ListMoveOutcome> {
+    if (this.hasMoved()) return "already_moved";
+    await this.start(projectId);
+    return "moved";
+  }
+
+  private put(chat: Chat, version: number): void {
+    // One statement, written only when new or newer; RETURNING tells whether it was.
+    const written =
+      this.ctx.storage.sql
+        .exec(
+          `INSERT INTO chats (id, version, archived, updated_at, summary) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT(id) DO UPDATE SET version = excluded.version, archived = excluded.archived, updated_at = excluded.updated_at, summary = excluded.summary
+         WHERE excluded.version > chats.version
+         RETURNING 1`,
+          chat.id,
+          version,
+          chat.archivedAt === null ? 0 : 1,
+          chat.updatedAt,
+          JSON.stringify(chat),
+        )
+        .toArray().length > 0;
+    // Both lists are built again when next read: the chat may have moved from one to the other.
+    if (written) for (const listing of ["active", "archived"] as const) delete this.lists[listing];
+  }
+
+  /** Ready once the project's list is here; a project from before the lists moved brings its D1 rows the first time. */
+  private async start(projectId: string): Promise<void> {
+    this.started ||= this.hasMoved();
+    if (this.started) return;
+    this.starting ??= this.startFromD1(projectId).finally(() => (this.starting = undefined));
+    await this.starting;
+  }
+
+  private async startFromD1(projectId: string): Promise<void> {
+    const rows = await readChatListToMove(this.env.DB, projectId);
+    this.createSchema();
+    // put() keeps the newer version, so D1's rows and summaries sent meanwhile may arrive in any order.
+    for (const { chat, version } of rows) this.put(chat, version);
+    this.ctx.storage.sql.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('moved', 1)");
+    this.started = true;
+  }
+
+  private hasMoved(): boolean {
+    const sql = this.ctx.storage.sql;
+    if (!hasTable(sql, "meta")) return false;
+    return sql.exec("SELECT 1 FROM meta WHERE key = 'moved'").toArray().length > 0;
+  }
+
+  /**
+   * An idempotency-key of a chat creation, per project, for 24 hours: the first claim gets a new chat
+   * id; the same key with the same title gets that id again (with the first answer once it is
+   * recorded), with another title a conflict. Serialised here, so concurrent creations make one chat.
+   */
+  async claimCreateKey(key: string, title: string, now = Date.now()): Promise<CreateClaim> {
+    this.createSchema();
+    const sql = this.ctx.storage.sql;
+    sql.exec("DELETE FROM create_keys WHERE at < ?", now - CREATE_KEYS_KEPT_MS);
+    const held = sql.exec<{ chat_id: string; title: string; answer: string | null }>("SELECT chat_id, title, answer FROM create_keys WHERE key = ?", key).toArray()[0];
+    if (held) return held.title === title ? { kind: "replay", chatId: held.chat_id, answer: held.answer } : { kind: "conflict" };
+    const chatId = crypto.randomUUID();
+    sql.exec("INSERT INTO create_keys (key, chat_id, title, at) VALUES (?, ?, ?, ?)", key, chatId, title, now);
+    return { kind: "new", chatId };
+  }
+
+  /** The first answer to a keyed creation, so a replay gets the chat as first created. */
+  async recordCreateAnswer(key: string, answer: string): Promise<void> {
+    this.createSchema();
+    this.ctx.storage.sql.exec("UPDATE create_keys SET answer = ? WHERE key = ? AND answer IS NULL", answer, key);
+  }
+
+  private createSchema(): void {
+    // Once per wake: objects from before a migration get it the first time they are used.
+    if (this.schemaReady) return;
+    this.schemaReady = true;
+    migrateSchema(this.ctx.storage.sql, MIGRATIONS);
+  }
+}

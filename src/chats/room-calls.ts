@@ -1,0 +1,37 @@
+import type { Answer } from "../agent/question-shapes";
+import type { Seen } from "../db/read-mostly";
+import type { JsonText } from "../http/router";
+import type { ProjectState } from "../projects/access";
+import type { Question, QuestionStatus } from "./question-schemas";
+import type { Message, Submission, SubmissionState } from "./schemas";
+
+/** What the Worker asks the chat object over RPC and what it answers: the routes read this, never the object's own files. */
+
+/** What the Worker knew when it took the request: the object keeps it, so a task can run even where D1 cannot be read. */
+export type SeenByWorker = { maintenance: Seen<boolean>; project: Seen<ProjectState> };
+/** A send or steer of a text, or an answer to a question (a send whose text is the answer in words). */
+export type Submitted = { idempotencyKey: string } & (
+  | { kind: "send" | "steer"; content: string; replyToMessageId: string | null }
+  | { kind: "answer"; questionId: string; answer: Answer }
+);
+export type SubmitRequest = Submitted & { seen: SeenByWorker };
+export type SubmitOutcome =
+  | { kind: "accepted"; submission: Submission; replayed: boolean }
+  | { kind: "question_not_found" }
+  | { kind: "question_not_pending"; status: QuestionStatus }
+  | { kind: "answer_does_not_fit"; why: string }
+  | { kind: "key_reused" }
+  | { kind: "cancelled" }
+  | { kind: "archived" }
+  | { kind: "unknown_reply_target" }
+  | { kind: "queue_full" }
+  | { kind: "not_found" };
+/** eventId: the newest event whose effects the answer shows (read in the same synchronous stretch), for Chat-Event-Id. */
+export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null; eventId: number } | { kind: "bad_cursor" } | { kind: "not_found" };
+export type MessageOutcome = { kind: "message"; message: Message } | { kind: "message_not_found" } | { kind: "not_found" };
+/** A message read with the newest event id whose effects it shows, for Chat-Event-Id. */
+export type MessageRead = { kind: "message"; message: Message; eventId: number } | { kind: "message_not_found" } | { kind: "not_found" };
+export type CancelOutcome = "cancelled" | "started" | "submission_not_found" | "not_found";
+export type SubmissionOutcome = { kind: "submission"; submission: SubmissionState } | { kind: "submission_not_found" } | { kind: "not_found" };
+// The question as JSON text: an action's input is any JSON, which RPC's types cannot name.
+export type QuestionOutcome = { kind: "question"; question: JsonText<Question> } | { kind: "question_not_found" } | { kind: "not_found" };

@@ -1,0 +1,171 @@
+import { sseComment } from "./event-log";
+
+/** Who a stream was opened for, so the chat object can keep checking that it may stay open. */
+export type StreamGrant = { tokenHash: string; leaseId: string; accountId: string; projectId: string };
+
+export type ListenerTiming = { maxAgeMs: number; stallMs: number };
+// Streams opened together should not all end, and reconnect, in the same second.
+export const MAX_AGE_JITTER_MS = 30_000;
+/** Where a stream pulls its frames from: the chat's event log, encoded. */
+export type FrameSource = { framesAfter(cursor: number, maxBytes: number): { frames: Uint8Array[]; last: number; lost?: true } };
+
+// What one pull hands the runtime at most (a single larger event still goes whole).
+export const LISTENER_PULL_BYTES = 64 * 1024;
+const KEEP_ALIVE = sseComment("keep-alive");
+const RECONNECT = sseComment("this stream has ended; reconnect with Last-Event-ID to continue");
+
+/**
+ * One open event stream. It pulls: only when the runtime asks for more does it read the log after
+ * its cursor and hand over the encoded frames, the same arrays every listener gets, at most about
+ * 64 KB a time. So replay and live delivery are one path, and a slow reader holds a cursor, not a copy.
+ */
+class Listener {
+  private controller!: ReadableStreamDefaultController<Uint8Array>;
+  private wakeUp: (() => void) | undefined;
+  // The runtime asked for more and is waiting for it.
+  private asked = false;
+  // Since when something (an event, or a keep-alive that is due) has waited for the runtime to take it.
+  private waitingSince: number | undefined;
+  private readonly jitterMs = Math.random() * MAX_AGE_JITTER_MS;
+  ended = false;
+  readonly stream: ReadableStream<Uint8Array>;
+
+  constructor(
+    private readonly source: FrameSource,
+    private cursor: number,
+    readonly grant: StreamGrant,
+    readonly openedAt: number,
+    first: Uint8Array[],
+    private readonly onEnd: (listener: Listener) => void,
+  ) {
+    this.stream = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.controller = controller;
+          for (const frame of first) controller.enqueue(frame);
+        },
+        pull: () => this.pull(),
+        cancel: () => this.finish(),
+      },
+      // Nothing is queued ahead of what the runtime asks for: pull runs only when it wants more.
+      { highWaterMark: 0 },
+    );
+  }
+
+  /** The runtime wants more: hands it what the log has after the cursor, or waits for it. */
+  private async pull(): Promise<void> {
+    this.asked = true;
+    // It took everything it was given: a slow reader that keeps taking is not stalled.
+    this.waitingSince = undefined;
+    while (!this.ended) {
+      const { frames, last, lost } = this.source.framesAfter(this.cursor, LISTENER_PULL_BYTES);
+      // So far behind that the log dropped what comes next: it resumes from its last id, with a snapshot.
+      if (lost) return this.end();
+      if (frames.length) {
+        this.cursor = last;
+        this.asked = false;
+        for (const frame of frames) this.controller.enqueue(frame);
+        return;
+      }
+      await new Promise<void>((resolve) => (this.wakeUp = resolve));
+    }
+  }
+
+  wake(): void {
+    const resolve = this.wakeUp;
+    this.wakeUp = undefined;
+    resolve?.();
+  }
+
+  /** Keep-alive, age and stall checks; returns false once the listener has ended. */
+  pulse(now: number, timing: ListenerTiming): boolean {
+    if (this.ended) return false;
+    if (now - this.openedAt >= timing.maxAgeMs + this.jitterMs) {
+      this.end();
+      return false;
+    }
+    // Taking: the runtime waits for more and holds nothing of ours unread. Otherwise what is due waits for it,
+    // a keep-alive at least; after stallMs of that the reader is slow or gone, and it resumes from its last id.
+    const taking = this.asked && (this.controller.desiredSize ?? 0) >= 0;
+    if (!taking) {
+      this.waitingSince ??= now;
+      if (now - this.waitingSince < timing.stallMs) return true;
+      this.end(false);
+      return false;
+    }
+    this.waitingSince = undefined;
+    try {
+      this.controller.enqueue(KEEP_ALIVE);
+    } catch {
+      // The stream broke without telling us (its reader is gone).
+      this.finish();
+      return false;
+    }
+    return true;
+  }
+
+  /** Ends the stream cleanly after what is queued (with a reconnect hint, if it may still be read): the client resumes with Last-Event-ID. */
+  end(hint = true): void {
+    if (this.ended) return;
+    try {
+      if (hint) this.controller.enqueue(RECONNECT);
+      this.controller.close();
+    } catch {
+      // Already closed, or cancelled by the reader.
+    }
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.wake();
+    this.onEnd(this);
+  }
+}
+
+/** The live streams of one chat object. */
+export class Listeners {
+  private readonly open = new Set<Listener>();
+
+  constructor(
+    private readonly source: FrameSource,
+    private readonly onEnd: (grant: StreamGrant) => void,
+  ) {}
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  grants(): StreamGrant[] {
+    return [...this.open].map((l) => l.grant);
+  }
+
+  /** A stream that first sends `first` (retry hint, snapshot), then every event after `cursor`. */
+  add(cursor: number, first: Uint8Array[], grant: StreamGrant, now: number): ReadableStream<Uint8Array> {
+    const listener = new Listener(this.source, cursor, grant, now, first, (l) => {
+      this.open.delete(l);
+      this.onEnd(l.grant);
+    });
+    this.open.add(listener);
+    return listener.stream;
+  }
+
+  /** New events are in the log: every waiting listener reads them. */
+  wake(): void {
+    for (const listener of this.open) listener.wake();
+  }
+
+  pulse(now: number, timing: ListenerTiming): void {
+    for (const listener of [...this.open]) listener.pulse(now, timing);
+  }
+
+  /** Ends the streams whose grant no longer holds (token revoked or expired, access lost). */
+  endWhere(revoked: (grant: StreamGrant) => boolean): void {
+    for (const listener of [...this.open]) if (revoked(listener.grant)) listener.end();
+  }
+
+  endAll(): void {
+    for (const listener of [...this.open]) listener.end();
+  }
+}

@@ -1,0 +1,25 @@
+import type { z } from "@hono/zod-openapi";
+import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { CallV1, OpenV1Stream, V1Access, V1Answer } from "./v1-call";
+
+/**
+ * What a tool may use while it runs: /v1 in-process for its caller (calls, streams, whether the caller
+ * is still admitted), the client's cancellation or hang-up, and progress when the client asked for it.
+ */
+export type ToolContext = {
+  v1: CallV1;
+  open: OpenV1Stream;
+  stillAdmitted: V1Access["stillAdmitted"];
+  signal: AbortSignal;
+  progress: ((update: { progress: number; message: string }) => Promise<void>) | null;
+};
+
+export type Tool = {
+  name: string;
+  title: string;
+  description: string;
+  input: z.ZodType;
+  output: z.ZodType;
+  annotations: ToolAnnotations;
+  run(args: unknown, context: ToolContext): Promise<V1Answer>;
+};
