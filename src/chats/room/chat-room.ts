@@ -28,7 +28,6 @@ import { webhookPayload } from "./webhook-payload";
 import type { Answer } from "../../agent/question-shapes";
 import type { CancelOutcome, MessageOutcome, MessageRead, MessagesOutcome, QuestionOutcome, SubmissionOutcome, SubmitOutcome, SubmitRequest } from "../room-calls";
 
-export type { PartialOutcome, SteeringAck, SteeringItem, SteeringOffer } from "./task-runner";
 const utf8 = new TextEncoder();
 
 /**
