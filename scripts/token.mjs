@@ -6,7 +6,23 @@ import { parseArgs } from "node:util";
 import { LOCAL_URL, adminClient, expect, localServer, notLocalDev } from "./lib.mjs";
 import { DEMO } from "./seed-data.mjs";
 
-const { values } = parseArgs({ options: { shell: { type: "boolean", default: false } } });
+const USAGE = "Usage: npm run token [-- --shell]  (--shell prints export lines for eval, without the explanation)";
+
+/** --shell, or --help; anything else is one line and exit 2, not a stack. */
+function options() {
+  try {
+    return parseArgs({ options: { shell: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } } }).values;
+  } catch (error) {
+    console.error(`npm run token: ${error.message}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+const values = options();
+if (values.help) {
+  console.log(`${USAGE}
+Signs in as the demo account of the running npm run dev, revokes the token its earlier run made, and prints a new one once.`);
+  process.exit(0);
+}
 const DAYS = 30;
 // Every token this script makes is named so; a run revokes the earlier ones, so the demo account keeps one.
 const NAME = "npm run token";
@@ -50,7 +66,7 @@ List its chats:
 
   curl -s ${chats} -H "authorization: Bearer ${token}"
 
-${revoked > 0 ? `The ${revoked === 1 ? "token" : `${revoked} tokens`} that earlier runs of npm run token made no longer work: each run leaves one.` : "Each run of npm run token revokes the token the run before made."}`);
+${revoked > 0 ? `${revoked === 1 ? "The token an earlier run of npm run token made no longer works" : `The ${revoked} tokens earlier runs of npm run token made no longer work`}: each run leaves one.` : "Each run of npm run token revokes the token the run before made."}`);
   }
 } catch (error) {
   console.error(error.message);

@@ -29,6 +29,15 @@ describe("npm run token", () => {
     expect(JSON.parse(listed)).toEqual({ items: expect.any(Array) });
   });
 
+  it("--help prints its usage; an unknown option is one line and the usage, exit 2, never a stack", async () => {
+    const help = await token(portOf(inject("base")), "--help");
+    expect(help.stdout).toMatch(/^Usage: npm run token \[-- --shell\]/);
+    const wrong = await token(portOf(inject("base")), "--bogus");
+    expect(wrong.code).toBe(2);
+    expect(wrong.stdout).toBe("");
+    expect(wrong.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^npm run token: Unknown option '--bogus'/), expect.stringMatching(/^Usage: npm run token/)]);
+  });
+
   it("--shell exports the variables the README's examples and mcp.json use", async () => {
     const { stdout } = await token(portOf(inject("base")), "--shell");
     const vars = Object.fromEntries([...stdout.matchAll(/(?:^export |\s)([A-Z_]+)=(\S+)/gm)].map((m) => [m[1], m[2]]));

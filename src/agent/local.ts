@@ -40,7 +40,7 @@ export function localReply(task: Pick<AgentTask, "content">): string {
   const characters = [...task.content];
   const words = task.content.trim().split(/\s+/).filter(Boolean).length;
   const excerpt = characters.length > 120 ? `${characters.slice(0, 120).join("")}…` : task.content;
-  return `Done. I worked on your request (${characters.length} characters, ${words} words): “${excerpt}”`;
+  return `Done. I worked on your request (${characters.length} characters, ${words} ${words === 1 ? "word" : "words"}): “${excerpt}”`;
 }
 
 const COMMAND = /^\/(ask|choose\+?|approve|connect)\s+([\s\S]*)$/;
