@@ -6,11 +6,10 @@ import { endSession } from "./accounts";
 import { issueApiToken, listApiTokens, MAX_ACTIVE_TOKENS, revokeApiToken } from "./api-tokens";
 import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest } from "./schemas";
 import { signIn } from "./sign-in";
-import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, invalidSession, isAppOrigin, requireSession, type SessionEnv } from "./session";
+import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, invalidSession, isAppOrigin, requireSession, type SessionEnv, sessionSecurity } from "./session";
 
 /** Sign-in, sign-out and API token management, mounted at /auth (behind its CORS for APP_ORIGINS only, see app.ts). */
 export const authRoutes = createRouter<SessionEnv>();
-const sessionSecurity = [{ accountSessionBearer: [] }];
 
 authRoutes.openapi(
   createRoute({

@@ -20,6 +20,8 @@ export const SESSION_COOKIE_OPTIONS = { path: "/auth", httpOnly: true, secure: t
 export const isAppOrigin = (env: AppEnv["Bindings"], origin: string | undefined): origin is string => origin !== undefined && config(env).appOrigins.includes(origin);
 
 export const invalidSession = (detail: string) => unauthorized("account", detail);
+// The OpenAPI security of every operation behind requireSession.
+export const sessionSecurity = [{ accountSessionBearer: [] }];
 
 /**
  * Token management needs an account session: a pcs_ bearer, or the session cookie when the

@@ -1,5 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
-import { requireSession, type SessionEnv } from "../auth/session";
+import { requireSession, type SessionEnv, sessionSecurity } from "../auth/session";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import { invalidRequest, notFound } from "../http/problem";
 import { createRouter, jsonResponse, problems } from "../http/router";
@@ -19,7 +19,7 @@ accountCreditRoutes.openapi(
     description:
       "Each charge and refund appears exactly once; an `adjustment` is an operator's change (the signed difference) or the opening balance. " +
       "Entries are kept at least 90 days and the newest always, so the first item's balanceAfter is the balance.",
-    security: [{ accountSessionBearer: [] }],
+    security: sessionSecurity,
     request: { query: StatementQuery },
     responses: { 200: jsonResponse(AccountCredits, "The balance and one page of the statement", "Cache-Control"), ...problems(400, 401) },
   }),

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { SCOPES } from "../auth/scopes";
-import { requireSession, type SessionEnv } from "../auth/session";
+import { requireSession, type SessionEnv, sessionSecurity } from "../auth/session";
 import { notFound } from "../http/problem";
 import { createRouter, jsonResponse, problems } from "../http/router";
 import { disconnectApp, listConnectedApps } from "./grants";
@@ -27,7 +27,6 @@ const OAuthGrantList = z.object({ items: z.array(OAuthGrant).openapi({ descripti
 export const oauthGrantRoutes = createRouter<SessionEnv>();
 oauthGrantRoutes.use("/oauth-grants", requireSession);
 oauthGrantRoutes.use("/oauth-grants/*", requireSession);
-const sessionSecurity = [{ accountSessionBearer: [] }];
 
 oauthGrantRoutes.openapi(
   createRoute({
