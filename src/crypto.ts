@@ -10,6 +10,8 @@ export async function sha256Hex(value: string): Promise<string> {
 
 export const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 export const fromBase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+/** Base64 safe in a URL, a cookie or a form field (RFC 4648 §5), without padding. */
+export const toBase64Url = (bytes: Uint8Array) => toBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 
 export function toHex(bytes: Uint8Array): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");

@@ -1,6 +1,10 @@
+import { toBase64Url } from "../crypto";
+
+const encoder = new TextEncoder();
+
 // Opaque to clients: which chat it belongs to and the position to continue below.
 export function encodeCursor(chatId: string, seq: number): string {
-  return btoa(`${chatId}:${seq}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return toBase64Url(encoder.encode(`${chatId}:${seq}`));
 }
 
 /** The position a cursor points at, or undefined when it is malformed or belongs to another chat. */

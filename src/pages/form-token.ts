@@ -1,15 +1,10 @@
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import { secretsEqual } from "../crypto";
+import { secretsEqual, toBase64Url } from "../crypto";
 import type { AppEnv } from "../env";
 import { pageCookie, type PageSession } from "./session";
 
 const encoder = new TextEncoder();
-const base64url = (bytes: Uint8Array) =>
-  btoa(String.fromCharCode(...bytes))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
 
 /**
  * The CSRF token of a form a signed-in page shows: an HMAC of what the form does, keyed by the
@@ -19,7 +14,7 @@ const base64url = (bytes: Uint8Array) =>
  */
 export async function formToken(session: PageSession, purpose: string): Promise<string> {
   const key = await crypto.subtle.importKey("raw", encoder.encode(session.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  return base64url(new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(purpose))));
+  return toBase64Url(new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(purpose))));
 }
 
 /** Whether a posted token is this session's for this purpose (compared in constant time). */
@@ -35,7 +30,7 @@ export function signInFormToken<E extends AppEnv>(c: Context<E>): string {
   const { name, options } = pageCookie(c, "signInCsrf");
   const existing = getCookie(c, name);
   if (existing && /^[A-Za-z0-9_-]{22,64}$/.test(existing)) return existing;
-  const token = base64url(crypto.getRandomValues(new Uint8Array(24)));
+  const token = toBase64Url(crypto.getRandomValues(new Uint8Array(24)));
   setCookie(c, name, token, options);
   return token;
 }

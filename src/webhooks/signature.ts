@@ -1,5 +1,5 @@
 // Standard Webhooks: the signature over "{webhook-id}.{webhook-timestamp}.{body}", and an id per event and endpoint.
-import { fromBase64, sha256, toBase64 } from "../crypto";
+import { fromBase64, sha256, toBase64, toBase64Url } from "../crypto";
 
 const encoder = new TextEncoder();
 
@@ -11,8 +11,5 @@ export async function signWebhook(secret: string, webhookId: string, timestamp: 
 
 /** The same for every attempt of one event at one endpoint, so a retried hand-off never makes a second id. */
 export async function webhookIdOf(eventId: string, endpointId: string): Promise<string> {
-  return `msg_${toBase64(await sha256(`${eventId}:${endpointId}`))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .slice(0, 32)}`;
+  return `msg_${toBase64Url(await sha256(`${eventId}:${endpointId}`)).slice(0, 32)}`;
 }
