@@ -11,10 +11,10 @@ import { renderPage } from "../pages/layout";
 import { endPageSession, pageSession, type PageSession } from "../pages/session";
 import { SignInForm, signInFromForm } from "../pages/sign-in-form";
 import { memberProjects } from "../projects/store";
+import { DAY_MS } from "../time";
 import { type AccountForms, AccountPage, type AccountView, TOKEN_DAYS } from "./account-page";
 
 const PATH = "/account";
-const DAY_MS = 86_400_000;
 const STATEMENT_ENTRIES = 10;
 
 // Messages a redirect back to the page may name: fixed sentences, never text from the request.

@@ -3,7 +3,7 @@ import { drizzle } from "drizzle-orm/d1";
 import { isUniqueViolation } from "../db/errors";
 import { accounts, sessions } from "../db/schema";
 import { hashPassword } from "./passwords";
-import { iso } from "../time";
+import { DAY_MS, iso } from "../time";
 
 /** An account as operators see it in D1; its balance lives in its AccountLedger object. */
 export type AccountRecord = { id: string; email: string };
@@ -57,7 +57,7 @@ export async function findAccountByEmail(d1: D1Database, email: string) {
 }
 
 // ---- sessions ----
-const SESSION_LIFETIME_MS = 30 * 86_400_000;
+const SESSION_LIFETIME_MS = 30 * DAY_MS;
 
 export async function createSession(d1: D1Database, accountId: string, tokenHash: string, now: number) {
   const expiresAt = iso(now + SESSION_LIFETIME_MS);

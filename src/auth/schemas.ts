@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import { DAY_MS } from "../time";
 import { SCOPES } from "./scopes";
 
 const MAX_TOKEN_DAYS = 365;
-const DAY_MS = 86_400_000;
 
 /** Emails are stored and looked up lower-cased, so addresses are unique case-insensitively. */
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();

@@ -1,6 +1,7 @@
 import { hasTable, migrateSchema } from "../db/object-schema";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { DAY_MS } from "../time";
 import { readBalanceToMove } from "./moved-balances";
 import { Statement, type StatementPage, type TaskRef } from "./statement";
 
@@ -8,8 +9,8 @@ export type ChargeOutcome = "charged" | "insufficient";
 export type MoveOutcome = "moved" | "already_moved" | "no_account";
 
 // A retried charge must find the first one: tasks are charged once, within minutes of their start.
-const CHARGES_KEPT_MS = 30 * 86_400_000;
-const PRUNE_EVERY_MS = 86_400_000;
+const CHARGES_KEPT_MS = 30 * DAY_MS;
+const PRUNE_EVERY_MS = DAY_MS;
 
 // Append-only: migrations[i] takes the ledger's storage from version i to i + 1.
 const MIGRATIONS = [

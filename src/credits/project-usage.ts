@@ -1,10 +1,9 @@
-import { iso } from "../time";
+import { DAY_MS, iso } from "../time";
 
 /** What one ended task cost, as its chat hands it to the project: counted once per task id however often it is handed over. */
 export type TaskUsage = { taskId: string; endedAt: number; credits: number; inputTokens: number | null; outputTokens: number | null };
 export type UsageDay = { date: string; tasks: number; credits: number; inputTokens: number; outputTokens: number };
 
-export const DAY_MS = 86_400_000;
 /** The UTC day of a time, as usage and its queries name days: YYYY-MM-DD. */
 export const dayOf = (ms: number) => iso(ms).slice(0, 10);
 

@@ -3,10 +3,11 @@ import type { GatedEnv } from "../auth/gate";
 import { config } from "../config";
 import { invalidRequest } from "../http/problem";
 import { createRouter, jsonResponse } from "../http/router";
-import { DAY_MS, dayOf } from "./project-usage";
+import { dayOf } from "./project-usage";
 import { ProjectCredits, ProjectUsage, UsageQuery } from "./schemas";
 import { projectProblems, authorise, read, security } from "../projects/guards";
 import { ProjectParams } from "../projects/schemas";
+import { DAY_MS } from "../time";
 
 // The default range is 30 days ending today; a range may span at most 365 days after its first.
 const DEFAULT_DAYS_BACK = 29;

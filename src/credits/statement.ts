@@ -1,4 +1,4 @@
-import { iso } from "../time";
+import { DAY_MS, iso } from "../time";
 
 /** What moved an account's balance: a task's charge, its refund, or an operator's change (and the opening balance). */
 export type StatementKind = "charge" | "refund" | "adjustment";
@@ -18,7 +18,7 @@ export type StatementItem = {
 export type StatementPage = { balance: number; items: StatementItem[]; before: number | null };
 
 // Kept at least this long (CONTRACT "Credits and usage"); the newest entry is kept whatever its age.
-export const STATEMENT_KEPT_MS = 90 * 86_400_000;
+export const STATEMENT_KEPT_MS = 90 * DAY_MS;
 
 type Row = {
   seq: number;

@@ -6,7 +6,7 @@ import { EndpointTurns, type Turn } from "./endpoint-turns";
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from "./schemas";
 import { type DeliveryRow, type EndpointRow, MIGRATIONS, toDelivery, toEndpoint } from "./webhook-tables";
 import { log } from "../log";
-import { iso } from "../time";
+import { DAY_MS, iso } from "../time";
 import { webhookIdOf } from "./signature";
 import type { WebhookTask } from "../chats/webhook-task";
 
@@ -27,7 +27,7 @@ const HAND_OVER_RETRY_MS = 30_000;
 export const TURN_CHECK_MS = 10_000;
 // A delivery whose chat's object could not be asked (no attempt made) tries again this much later, in its place, for up to a day.
 export const CHAT_RETRY_MS = 30_000;
-const CHAT_RETRIES_END_MS = 86_400_000;
+const CHAT_RETRIES_END_MS = DAY_MS;
 // Events a caller causes at no cost (a send refused for credits): at most this many deliveries per endpoint and minute.
 export const SUBMISSION_FAILED_PER_MINUTE = 10;
 

@@ -1,7 +1,8 @@
 import type { WebhookEventType } from "../event-registry";
+import { DAY_MS } from "../../time";
 
 // Kept past the last retry of the schedule (about 17.5 hours after the hand-off) so every attempt can read its payload.
-const KEPT_MS = 2 * 86_400_000;
+const KEPT_MS = 2 * DAY_MS;
 
 export type OutboxRow = { id: string; type: WebhookEventType; ref: string; at: number };
 
