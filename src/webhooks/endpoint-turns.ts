@@ -61,6 +61,15 @@ export class EndpointTurns {
     this.inFlight.set(endpointId, this.inFlightAt(endpointId) - 1);
   }
 
+  /** Whether deliveries wait their turn: at this endpoint, or at any. One row of the line's index answers. */
+  hasWaiting(endpointId?: string): boolean {
+    const rows =
+      endpointId === undefined
+        ? this.sql.exec("SELECT 1 FROM deliveries WHERE turn IS NOT NULL AND status = 'pending' LIMIT 1")
+        : this.sql.exec("SELECT 1 FROM deliveries WHERE endpoint_id = ? AND turn IS NOT NULL AND status = 'pending' LIMIT 1", endpointId);
+    return rows.toArray().length > 0;
+  }
+
   /** The endpoints whose line is not empty. */
   waitingEndpoints(): string[] {
     return this.sql

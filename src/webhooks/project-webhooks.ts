@@ -134,7 +134,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
   private async line(task: WebhookTask, webhookId: string, now: number): Promise<Map<string, Promise<number | undefined>>> {
     if (this.mayJoin(task, webhookId, now)) this.turns.join(task.endpointId, webhookId);
     const started = this.startTurns(task.endpointId, now);
-    if (this.turns.waitingEndpoints().includes(task.endpointId)) await this.sweepAt(now + TURN_CHECK_MS);
+    if (this.turns.hasWaiting(task.endpointId)) await this.sweepAt(now + TURN_CHECK_MS);
     if (started.size > 0) await this.sweepAt(now + IN_FLIGHT_MS + OVERDUE_MS);
     return started;
   }
@@ -321,7 +321,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
         `SELECT MIN(at) AS at FROM (SELECT MIN(next_attempt_ms) AS at FROM deliveries WHERE ${WAITING} UNION ALL SELECT MIN(${OVERDUE_AT}) FROM deliveries WHERE ${STRANDED})`,
       )
       .one().at;
-    const lineCheck = this.turns.waitingEndpoints().length > 0 ? now + TURN_CHECK_MS : null;
+    const lineCheck = this.turns.hasWaiting() ? now + TURN_CHECK_MS : null;
     const at = next === null || lineCheck === null ? (next ?? lineCheck) : Math.min(next, lineCheck);
     if (at !== null) await this.ctx.storage.setAlarm(Math.max(at, now + 1_000));
   }
