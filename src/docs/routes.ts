@@ -37,7 +37,7 @@ const INFO: Record<Audience, { title: string; description: string }> = {
         `\`${DEMO_PROJECT_ID}\`. In this reference, paste the token into Authentication's Bearer Token field (\`userApiTokenBearer\`).`,
       ].join(" "),
       "Errors are RFC 9457 problem+json (the `Problem` schema): branch on `code`; `instance` is `urn:request:<x-request-id>`.",
-      `Request bodies may be up to ${MESSAGE_BODY_LIMIT_BYTES} bytes on /v1/* (the largest valid message, every character sent as a 12-byte \\uXXXX\\uXXXX escape pair) and 1 MiB on /auth/*; larger ones get 413.`,
+      `Request bodies may be up to ${MESSAGE_BODY_LIMIT_BYTES} bytes under /v1/projects/{projectId}/chats (the largest valid message, every character sent as a 12-byte \\uXXXX\\uXXXX escape pair) and 1 MiB on the project's other routes and on /auth/*; larger ones get 413.`,
       "Operator operations (/admin/*) are described separately, at GET /admin/openapi.json behind ADMIN_TOKEN.",
     ].join("\n\n"),
   },
