@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { FC } from "hono/jsx";
+import { SignInRequest } from "../auth/schemas";
 import { signIn } from "../auth/sign-in";
 import type { AppEnv } from "../env";
 import { signInFormTokenValid } from "./form-token";
@@ -26,6 +27,8 @@ export const SignInForm: FC<{ action: string; csrf: string; email?: string; prob
   </form>
 );
 
+const EMAIL_MAX = SignInRequest.shape.email.maxLength!;
+
 export type PageSignIn = { kind: "signed_in" } | { kind: "problem"; status: 400 | 401 | 429; message: string; email: string };
 
 /**
@@ -33,13 +36,15 @@ export type PageSignIn = { kind: "signed_in" } | { kind: "problem"; status: 400 
  * success puts a fresh session in the pages' cookie. Problems are sentences for the page.
  */
 export async function signInFromForm<E extends AppEnv>(c: Context<E>, form: Record<string, unknown>): Promise<PageSignIn> {
-  const email = typeof form.email === "string" ? form.email.slice(0, 320) : "";
+  const email = typeof form.email === "string" ? form.email.slice(0, EMAIL_MAX) : "";
   const password = typeof form.password === "string" ? form.password : "";
   if (!(await signInFormTokenValid(c, form.csrf))) {
     return { kind: "problem", status: 400, message: "This form has expired (or came from another site). Sign in again.", email };
   }
-  if (!email || !password || password.length > 1024) return { kind: "problem", status: 400, message: "Enter your email and password.", email };
-  const outcome = await signIn(c.env, { email, password }, c.req.header("cf-connecting-ip"));
+  // POST /auth/token's bounds; the email is cut to them first, as the page shows it back.
+  const input = SignInRequest.safeParse({ email, password });
+  if (!input.success) return { kind: "problem", status: 400, message: "Enter your email and password.", email };
+  const outcome = await signIn(c.env, input.data, c.req.header("cf-connecting-ip"));
   if (outcome.kind === "limited") {
     const minutes = Math.ceil(outcome.retryAfterSeconds / 60);
     return { kind: "problem", status: 429, message: `Too many failed sign-ins for this email from here. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, email };
