@@ -43,7 +43,7 @@ async function listen(url, token, onEvent, signal) {
   await snapshot;
 }
 
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 
 /**
  * One scenario: `chats` chats with `listenersPerChat` listeners each, `messages` messages per chat

@@ -14,3 +14,9 @@ export function jsonApi(base) {
     return { status: r.status, text, json };
   };
 }
+
+/** The JSON of an answer with the status expected; any other status stops the bench, saying what came. */
+export function must(answer, status) {
+  if (answer.status !== status) throw new Error(`expected ${status}, got ${answer.status}: ${answer.text}`);
+  return answer.json;
+}

@@ -16,8 +16,9 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { projectDir as here, stopWranglerDev, waitUntilUp } from "../lib.mjs";
+import { percentile } from "./fanout.mjs";
 import { startFreshWorker } from "./fresh-worker.mjs";
-import { jsonApi } from "./json-api.mjs";
+import { jsonApi, must } from "./json-api.mjs";
 
 const { values } = parseArgs({ options: { project: { type: "string", default: here }, waits: { type: "string", default: "10,60,300" } } });
 const projectDir = resolve(values.project);
@@ -255,15 +256,10 @@ async function newChat(w, t) {
   return must(await api("POST", `/v1/projects/${w.callers[t].projectId}/chats`, w.tokens[t], { title: `chat ${t}` }), 201);
 }
 
-function must(answer, status) {
-  if (answer.status !== status) throw new Error(`expected ${status}, got ${answer.status}: ${answer.text}`);
-  return answer.json;
-}
-
 function pct(list, p) {
   if (!list.length) return "-";
   const sorted = [...list].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))].toFixed(0);
+  return percentile(sorted, p * 100).toFixed(0);
 }
 
 /** The workerd process that runs the Worker (not wrangler's proxy in front of it). */

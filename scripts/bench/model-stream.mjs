@@ -5,6 +5,7 @@ import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 import { projectDir, stopWranglerDev, waitUntilUp } from "../lib.mjs";
 import { startFreshWorker } from "./fresh-worker.mjs";
+import { must } from "./json-api.mjs";
 
 const { values } = parseArgs({ options: { chunks: { type: "string", default: "1000" }, gap: { type: "string", default: "10" }, replies: { type: "string", default: "3" } } });
 const CHUNKS = Number(values.chunks);
@@ -97,11 +98,6 @@ async function api(method, path, body, headers = {}, token) {
   });
   const text = await r.text();
   return { status: r.status, text, json: text ? JSON.parse(text) : undefined };
-}
-
-function must(answer, status) {
-  if (answer.status !== status) throw new Error(`expected ${status}, got ${answer.status}: ${answer.text}`);
-  return answer.json;
 }
 
 /** The chat's events as they arrive, each stamped with performance.now() when its frame was complete. */

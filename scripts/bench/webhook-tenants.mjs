@@ -12,7 +12,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { projectDir as here, stopWranglerDev, waitUntilUp } from "../lib.mjs";
 import { startFreshWorker } from "./fresh-worker.mjs";
-import { jsonApi } from "./json-api.mjs";
+import { jsonApi, must } from "./json-api.mjs";
 
 const { values } = parseArgs({ options: { project: { type: "string", default: here }, quick: { type: "boolean", default: false } } });
 const projectDir = resolve(values.project);
@@ -102,11 +102,6 @@ try {
   receiver.close();
   receiver.closeAllConnections();
   rmSync(state, { recursive: true, force: true });
-}
-
-function must(answer, status) {
-  if (answer.status !== status) throw new Error(`expected ${status}, got ${answer.status}: ${answer.text}`);
-  return answer.json;
 }
 
 async function newProject(name) {
