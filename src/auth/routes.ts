@@ -74,6 +74,7 @@ authRoutes.openapi(
     operationId: "createApiToken",
     tags: ["Account"],
     summary: "Create a personal API token; the secret is in this response only",
+    description: `An account may hold at most ${MAX_ACTIVE_TOKENS} active (unexpired, unrevoked) tokens; another answers 409 \`token_limit_reached\`. \`expiresAt\` is in the future and at most 365 days ahead.`,
     security: sessionSecurity,
     request: { body: jsonBody(CreateApiTokenRequest) },
     responses: { 201: jsonResponse(CreatedApiToken, "Created", "Cache-Control"), ...problems(400, 401, 409) },

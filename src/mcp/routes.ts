@@ -96,8 +96,9 @@ export function createMcpRoutes(appFetch: AppFetch) {
       "access-control-max-age": "600",
     }),
   );
-  // No session, so no stream to GET and nothing to DELETE.
-  mcp.on(["GET", "HEAD", "DELETE", "PUT", "PATCH"], "/", () => {
+  // No session, so no stream to GET and nothing to DELETE; the credentials come first, so a client that
+  // probes with GET learns where OAuth starts (401 with resource_metadata) before it learns the method.
+  mcp.on(["GET", "HEAD", "DELETE", "PUT", "PATCH"], "/", sameSiteOrigins, mcpCredentials, () => {
     throw new ApiError(405, "method_not_allowed", "This MCP endpoint is stateless: send each JSON-RPC message with POST.", { headers: { allow: ALLOW } });
   });
   mcp.post("/", sameSiteOrigins, limitBody(MiB), mcpCredentials, knownRevision, transportChecks, jsonBodyGuard, async (c) => {

@@ -68,11 +68,20 @@ describe("keeping streams alive and ending them", () => {
     expectProblem(await call("GET", eventsPath(w, chat.id), { token }), 401, "unauthorized");
   });
 
-  it("ends a stream within one pulse of its token's expiry", async ({ w, chat }) => {
-    const s = await openEvents(eventsPath(w, chat.id), w.token);
+  it("ends a stream within one pulse of its token's expiry, long before the stream's own age limit", async ({ w, chat }) => {
+    const expiresAt = new Date(Date.now() + 60_000).toISOString();
+    const made = await call("POST", "/auth/api-tokens", { token: w.session, body: { name: "short", scopes: ["chat:read"], expiresAt } });
+    expect(made.status, made.text).toBe(201);
+    const s = await openEvents(eventsPath(w, chat.id), made.json.token);
     await s.next();
-    vi.spyOn(Date, "now").mockReturnValue(Date.parse(inDays(31)));
-    await pulse(chat.id);
+    // A second after the token's end, and minutes before the stream would end for its age.
+    const later = Date.parse(expiresAt) + 1000;
+    expect(later).toBeLessThan(Date.now() + STREAM_MAX_AGE_MS);
+    await pulse(chat.id, Date.now() + 30_000);
+    expect(await room(chat.id).listenerCount(), "still valid half a minute in").toBe(1);
+    vi.spyOn(Date, "now").mockReturnValue(later);
+    await pulse(chat.id, later);
+    expect(await room(chat.id).listenerCount(), "ended by the pulse after the token's end").toBe(0);
     await s.closed();
   });
 

@@ -69,6 +69,17 @@ describe("OAuth discovery", () => {
     }
   });
 
+  it("answers a GET (or DELETE) of /mcp without a valid credential with the same 401, so a client probing with GET finds OAuth", async () => {
+    for (const method of ["GET", "DELETE"]) {
+      for (const authorization of [undefined, "Bearer nonsense"]) {
+        const r = await call(method, "/mcp", { headers: { accept: "text/event-stream", ...(authorization ? { authorization } : {}) } });
+        expectProblem(r, 401, "unauthorized");
+        expect(r.headers.get("www-authenticate")).toContain(`resource_metadata="${METADATA_URL}"`);
+        expect(r.headers.get("allow")).toBeNull();
+      }
+    }
+  });
+
   it("is not there without PUBLIC_URL: every OAuth endpoint is 404 and /mcp's 401 names no metadata", async () => {
     const app = createApp();
     const without = { ...env, PUBLIC_URL: undefined };

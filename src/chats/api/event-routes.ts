@@ -22,7 +22,7 @@ eventRoutes.openapi(
     middleware: read,
     summary: "Follow a chat live: a resumable Server-Sent Events stream",
     description:
-      "Starts with a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends " +
+      "Opens with a `retry: 2000` frame (the reconnection delay for EventSource; it has no `data:` line, and a reader skips frames without data), then a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends " +
       `${spokenList(LOGGED_EVENT_TYPES)} events as they happen: the queue is the snapshot's with the entry events applied in order. ` +
       "Ids increase strictly per chat; events are kept at least 24 hours; a resume point older than that, or whose replay would pass 8 MB, gets a " +
       "fresh snapshot. A stream whose reader leaves what it is sent untaken for 30 s is closed. A `: keep-alive` comment comes " +
