@@ -34,8 +34,8 @@ export type Admission = { accountId: string; scopes: Scope[]; headers: Record<st
  * `grant:<id>`): one round trip answers 401 for a credential it does not know or that was revoked
  * or has expired, 429 past the per-minute limit, or admits and counts the request.
  */
-export async function admitAt(env: Env, gateName: string, invalidDetail: string): Promise<Admission> {
-  const verdict = await env.TOKEN_GATE.getByName(gateName).admit(gateName);
+export async function admitAt(env: Env, gateName: string, invalidDetail: string, accessHash?: string): Promise<Admission> {
+  const verdict = await env.TOKEN_GATE.getByName(gateName).admit(gateName, accessHash);
   if (verdict.kind === "invalid") throw invalidToken(invalidDetail);
   const policy = `"${POLICY}";q=${verdict.limit};w=60`;
   if (verdict.kind === "limited") {

@@ -3,6 +3,7 @@ import { hasTable, migrateSchema } from "../db/object-schema";
 import type { Env } from "../env";
 import { config } from "../config";
 import { findTokenByHash } from "./api-tokens";
+import { LINEAGE_TABLES, RefreshLineage, type RefreshVerdict } from "./refresh-lineage";
 import type { Scope } from "./scopes";
 
 export type StreamLease = { kind: "opened" } | { kind: "limited"; retryAfterSeconds: number };
@@ -29,7 +30,11 @@ const MIGRATIONS = [
   ],
   // The token's last use, kept here (it sees every request) rather than written to D1.
   ["ALTER TABLE token ADD COLUMN last_used_at INTEGER"],
+  // An OAuth grant's refresh tokens, for replay detection (refresh-lineage.ts).
+  LINEAGE_TABLES,
 ];
+// How long a presentation of a refresh token waits for the same token's refresh still under way.
+const REFRESH_WAIT_MS = 10_000;
 
 /**
  * One object per API token (named by the token's hash): it knows the token's account, scopes,
@@ -47,6 +52,9 @@ export class TokenGate extends DurableObject<Env> {
   // Open event streams: lease id → when it lapses unless renewed. Memory is enough: renewals rebuild it after a restart.
   private readonly streams = new Map<string, number>();
 
+  // Refreshes under way, by the presented token's hash: a second presentation decides after the first is answered.
+  private readonly refreshing = new Map<string, { done: Promise<void>; end: () => void }>();
+
   private schemaReady = false;
 
   /** True once the object has stored anything (its schema then brought up to date); reads only otherwise. */
@@ -62,11 +70,15 @@ export class TokenGate extends DurableObject<Env> {
     this.schemaReady = true;
   }
 
-  /** Decides one request: invalid token, over the limit, or allowed (and counted). */
-  async admit(tokenHash: string): Promise<GateVerdict> {
+  /**
+   * Decides one request: invalid token, over the limit, or allowed (and counted). For an OAuth grant,
+   * `accessHash` is the access token's: one issued with a refresh token a retry replaced is invalid.
+   */
+  async admit(tokenHash: string, accessHash?: string): Promise<GateVerdict> {
     const record = this.record ?? (await this.load(tokenHash));
     const now = Date.now();
     if (!record || record.revoked || record.expiresAt <= now) return { kind: "invalid" };
+    if (accessHash && this.hasStorage() && new RefreshLineage(this.ctx.storage.sql).accessRevoked(accessHash)) return { kind: "invalid" };
 
     // From here to the return there is no await: nothing interleaves between count and insert.
     const limit = config(this.env).rateLimitPerMinute;
@@ -165,6 +177,39 @@ export class TokenGate extends DurableObject<Env> {
     if (inserted.length === 0) return false;
     this.record = { ...stored, revoked: !record };
     return true;
+  }
+
+  /**
+   * A grant's refresh token presented at the token endpoint: "proceed" lets the library answer it (then
+   * `refreshAnswered`); "replay" (a used token, outside a lost answer's retry) revokes the grant here, at
+   * once, as a disconnect does; "revoked": the grant had ended already. A presentation of a token whose
+   * refresh is still under way waits for its answer first, so a retry is told from a replay.
+   */
+  async presentRefresh(name: string, refreshHash: string): Promise<RefreshVerdict | "revoked"> {
+    const under = this.refreshing.get(refreshHash);
+    if (under) await Promise.race([under.done, scheduler.wait(REFRESH_WAIT_MS)]);
+    if (!(await this.isValid(name))) return "revoked";
+    this.ensureSchema();
+    const verdict = new RefreshLineage(this.ctx.storage.sql).verdict(refreshHash, Date.now());
+    if (verdict === "replay") {
+      await this.revoke(name);
+      return verdict;
+    }
+    let end = () => {};
+    const done = new Promise<void>((resolve) => (end = resolve));
+    this.refreshing.set(refreshHash, { done, end });
+    return verdict;
+  }
+
+  /** The token endpoint's answer to a refresh (`presented`) or a code exchange (null): the tokens it issued, or none when it refused. */
+  async refreshAnswered(presented: string | null, issued: { refreshHash: string; accessHash: string } | null): Promise<void> {
+    if (issued) {
+      this.ensureSchema();
+      new RefreshLineage(this.ctx.storage.sql).issued(presented, issued.refreshHash, issued.accessHash, Date.now());
+    }
+    if (presented === null) return;
+    this.refreshing.get(presented)?.end();
+    this.refreshing.delete(presented);
   }
 
   /** Blocks every later request with this token. Durable before it returns. */

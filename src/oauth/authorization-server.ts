@@ -3,7 +3,8 @@ import { SCOPES } from "../auth/scopes";
 import { config } from "../config";
 import type { Env } from "../env";
 import { log } from "../log";
-import { allRedirectUrisAllowed } from "./redirect-uris";
+import { governLibraryFetch } from "./client-metadata";
+import { registrationRefusal } from "./client-registration";
 
 export const AUTHORIZE_PATH = "/oauth/authorize";
 export const TOKEN_PATH = "/oauth/token";
@@ -27,6 +28,8 @@ const built = new Map<string, OAuthRoles | null>();
 export function oauthRoles(env: Env): OAuthRoles | undefined {
   const issuer = config(env).publicOrigin;
   if (!issuer) return undefined;
+  // Whatever the library fetches goes through the service's outbound rules (client-metadata.ts).
+  governLibraryFetch(env);
   let roles = built.get(issuer);
   if (roles === undefined) built.set(issuer, (roles = build(issuer)));
   return roles ?? undefined;
@@ -61,10 +64,7 @@ function build(issuer: string): OAuthRoles | null {
       clientIdMetadataDocumentEnabled: true,
       // Native apps' RFC 8252 schemes (com.example.app:/callback); remote http never.
       allowPrivateUseRedirectUris: true,
-      clientRegistrationCallback: ({ clientMetadata }) =>
-        allRedirectUrisAllowed(clientMetadata.redirect_uris)
-          ? undefined
-          : { code: "invalid_redirect_uri", description: "Each redirect URI must be https:, http: on a loopback host, or a private-use scheme." },
+      clientRegistrationCallback: ({ clientMetadata }) => registrationRefusal(clientMetadata as Record<string, unknown>),
       // Expected refusals (a reused code, a wrong verifier) are the client's; the library's default would log each one.
       onError: ({ status, code, internal }) => {
         if (status >= 500) log.warn("oauth_error", { status, code, reason: internal.reason });

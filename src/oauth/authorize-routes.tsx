@@ -19,6 +19,7 @@ import { pageSession, type PageSession } from "../pages/session";
 import { SignInForm, signInFromForm } from "../pages/sign-in-form";
 import { firstCharacters } from "../text";
 import { AUTHORIZE_PATH, oauthRoles, type OAuthRoles } from "./authorization-server";
+import { isClientIdUrl, lookUpClientDocument } from "./client-metadata";
 import { type ClientShown, ConsentScreen } from "./consent-page";
 import { claimGrantId, makeGrant } from "./grants";
 
@@ -28,7 +29,7 @@ const FORM_BODY_LIMIT = 64 * 1024;
 
 type Understood = { kind: "request"; request: AuthRequest; scopes: Scope[] } | { kind: "answer"; response: Response };
 
-const errorPage = (c: Context<PageEnv>, status: 400 | 409, message: string) =>
+const errorPage = (c: Context<PageEnv>, status: 400 | 409 | 429, message: string) =>
   renderPage(
     c,
     status,
@@ -55,6 +56,16 @@ function scopesToGrant(asked: string[]): Scope[] | null {
  * back to the client as an OAuth error.
  */
 async function understand(c: Context<PageEnv>, roles: OAuthRoles, api: OAuthHelpers): Promise<Understood> {
+  const clientId = new URL(c.req.url).searchParams.get("client_id");
+  // A metadata-document client is looked up under the outbound rules before the library sees it: a refusal fetches nothing.
+  if (clientId && isClientIdUrl(clientId)) {
+    const lookup = await lookUpClientDocument(c.env, clientId, c.req.header("cf-connecting-ip"));
+    if (lookup.kind === "limited")
+      return { kind: "answer", response: await errorPage(c, 429, `Too many apps were looked up from your address; try again in ${lookup.retryAfterSeconds} s.`) };
+    if (lookup.kind === "refused")
+      return { kind: "answer", response: await errorPage(c, 400, "The app's client id is not an https address on a public domain name, so this server does not fetch it.") };
+    if (lookup.kind === "failed") return { kind: "answer", response: await errorPage(c, 400, "The app's metadata document could not be fetched or is not valid.") };
+  }
   let request: AuthRequest;
   try {
     request = await api.parseAuthRequest(new Request(`${roles.issuer}${AUTHORIZE_PATH}${new URL(c.req.url).search}`));

@@ -6,6 +6,7 @@ import { limitBody, MiB, publicCors } from "../http/middleware";
 import { notFound } from "../http/problem";
 import { createRouter } from "../http/router";
 import { atIssuer, oauthRoles, REGISTER_PATH, TOKEN_PATH, type OAuthRoles } from "./authorization-server";
+import { tokenEndpoint } from "./token-endpoint";
 
 export const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server";
 export const RESOURCE_METADATA_PATHS = ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"];
@@ -66,10 +67,7 @@ for (const path of RESOURCE_METADATA_PATHS) {
   });
 }
 
-oauthEndpointRoutes.on(["POST", "OPTIONS"], TOKEN_PATH, limitBody(MiB), (c) => {
-  const roles = rolesOf(c);
-  return roles.server.fetch(atIssuer(roles, c.req.raw), c.env, workerContext(c));
-});
+oauthEndpointRoutes.on(["POST", "OPTIONS"], TOKEN_PATH, limitBody(MiB), (c) => tokenEndpoint(c, rolesOf(c), workerContext(c)));
 
 oauthEndpointRoutes.on(["POST", "OPTIONS"], REGISTER_PATH, limitBody(MiB), async (c) => {
   const roles = rolesOf(c);

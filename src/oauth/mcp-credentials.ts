@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { admitAt, admitPersonalToken, type ApiCaller, type GatedEnv, proceedAs } from "../auth/gate";
-import { API_TOKEN_PREFIX, bearerToken } from "../auth/secrets";
+import { API_TOKEN_PREFIX, bearerToken, hashSecret } from "../auth/secrets";
 import type { Env } from "../env";
 import { ApiError, unauthorized } from "../http/problem";
 import { oauthRoles, type OAuthRoles } from "./authorization-server";
@@ -17,7 +17,7 @@ async function admitAccessToken(env: Env, roles: OAuthRoles, token: string): Pro
   const validated = await roles.server.validateToken<GrantProps>(roles.mcpUrl, token, env);
   if (!validated) throw unauthorized("api", REVOKED);
   const name = grantGateName(validated.props.grant);
-  const { accountId, scopes, headers } = await admitAt(env, name, REVOKED);
+  const { accountId, scopes, headers } = await admitAt(env, name, REVOKED, await hashSecret(token));
   return { caller: { accountId, scopes: scopes.filter((s) => validated.scope.includes(s)), tokenHash: name }, headers };
 }
 

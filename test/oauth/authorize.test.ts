@@ -97,7 +97,8 @@ describe("GET /oauth/authorize", () => {
 
   it("shows the consent screen: the name marked unverified, where access goes, each scope and its sentence, the account, Approve and Deny", async () => {
     const account = await newAccount();
-    const { path } = await request({}, { client_name: `<script>alert(1)</script>${"n".repeat(200)}` });
+    // The longest name registration keeps (200 characters): the page shows its first 100.
+    const { path } = await request({}, { client_name: `<script>alert(1)</script>${"n".repeat(175)}` });
     const page = await signInThere(new Browser(), path, account);
     const text = textOf(page.text);
     expect(page.text).not.toContain("<script>alert");
@@ -158,7 +159,7 @@ describe("GET /oauth/authorize", () => {
 
   it("names a metadata-document client by its domain, fetching the document it points at", async () => {
     const account = await newAccount();
-    const clientId = "https://connector.example/oauth/client.json";
+    const clientId = "https://connector.example.com/oauth/client.json";
     const documents = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
       const url = input instanceof Request ? input.url : String(input);
       if (url !== clientId) return new Response("not here", { status: 404 });
@@ -167,8 +168,8 @@ describe("GET /oauth/authorize", () => {
     const path = authorizePath(clientId, (await pkce()).challenge);
     const page = await signInThere(new Browser(), path, account);
     expect(documents).toHaveBeenCalled();
-    expect(textOf(page.text)).toContain("Connect connector.example to your Project Chat account?");
-    expect(textOf(page.text)).toContain("published at connector.example");
+    expect(textOf(page.text)).toContain("Connect connector.example.com to your Project Chat account?");
+    expect(textOf(page.text)).toContain("published at connector.example.com");
     expect(textOf(page.text)).not.toContain("unverified");
   });
 });

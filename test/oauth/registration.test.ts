@@ -2,6 +2,9 @@ import { describe, expect, it } from "vitest";
 import { call, env } from "../helpers";
 import { register, REDIRECT_URI } from "./flow";
 
+// An address of its own per registration in the tests below, which register more than the per-address bound in all.
+const anyAddress = () => ({ "cf-connecting-ip": `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}::1` });
+
 describe("dynamic client registration (RFC 7591)", () => {
   it("registers a public client: an id, no secret, its redirect URIs and name as sent", async () => {
     const r = await register({ client_name: "Claude", redirect_uris: [REDIRECT_URI, "http://127.0.0.1:33418/callback", "com.example.app:/oauth"] });
@@ -48,5 +51,36 @@ describe("dynamic client registration (RFC 7591)", () => {
     expect(Number(limited[0]!.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(limited[0]!.json.error).toBe("temporarily_unavailable");
     expect((await register({}, { "cf-connecting-ip": "2001:db8:77::1" })).status).toBe(201);
+  });
+
+  it("refuses a client_name over 200 characters (each language variant too), and keeps one of 200 whole", async () => {
+    for (const field of ["client_name", "client_name#ja"]) {
+      const r = await register({ [field]: "n".repeat(201) }, anyAddress());
+      expect(r.status, r.text).toBe(400);
+      expect(r.json.error).toBe("invalid_client_metadata");
+      expect(r.json.error_description).toContain(field);
+    }
+    const longest = await register({ client_name: "n".repeat(200) }, anyAddress());
+    expect(longest.status, longest.text).toBe(201);
+    expect(longest.json.client_name).toBe("n".repeat(200));
+  });
+
+  it.each(["logo_uri", "client_uri", "policy_uri", "tos_uri", "jwks_uri"])("takes %s only as an https URL on a public name, naming the field otherwise", async (field) => {
+    for (const bad of [
+      "http://connector.example.com/x",
+      "https://127.0.0.1/x",
+      "https://169.254.169.254/x",
+      "https://localhost/x",
+      "https://intranet/x",
+      "https://[::1]/x",
+      "not a url",
+    ]) {
+      const r = await register({ [field]: bad }, anyAddress());
+      expect(r.status, `${bad}: ${r.text}`).toBe(400);
+      expect(r.json.error).toBe("invalid_client_metadata");
+      expect(r.json.error_description).toContain(field);
+    }
+    const good = await register({ [field]: "https://connector.example.com/x" }, anyAddress());
+    expect(good.status, good.text).toBe(201);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { admin, call, env, expectProblem, newAccount, signIn, world } from "../helpers";
 import { Browser } from "./browser";
-import { approve, authorizePath, connect, exchangeCode, MCP_RESOURCE, mcpCall, pkce, registeredClient, signInThere, tokenRequest } from "./flow";
+import { approve, authorizePath, connect, exchangeCode, MCP_RESOURCE, mcpCall, pkce, REDIRECT_URI, registeredClient, signInThere, tokenRequest } from "./flow";
 
 const toolText = (r: Awaited<ReturnType<typeof mcpCall>>) => JSON.parse(r.json.result.content[0].text);
 
@@ -38,7 +38,7 @@ describe("the token endpoint", () => {
     const wrong = await exchangeCode(clientId, code, `${verifier}x`);
     expect(wrong.status).toBe(400);
     expect(wrong.json.error).toBe("invalid_grant");
-    const missing = await tokenRequest({ grant_type: "authorization_code", client_id: clientId, code });
+    const missing = await tokenRequest({ grant_type: "authorization_code", client_id: clientId, code, redirect_uri: REDIRECT_URI });
     expect(missing.status).toBe(400);
     expect(missing.json.error).toBe("invalid_request");
     const first = await exchangeCode(clientId, code, verifier);
@@ -47,6 +47,61 @@ describe("the token endpoint", () => {
     expect(again.status).toBe(400);
     expect(again.json.error).toBe("invalid_grant");
     expectProblem(await mcpCall(first.json.access_token, "tools/list"), 401, "unauthorized");
+  });
+
+  it("refuses a code_verifier outside 43 to 128 unreserved characters with invalid_grant, before the code is spent", async () => {
+    const w = await world();
+    const { clientId, verifier, code } = await codeFor(w.account);
+    for (const bad of ["abc", "a".repeat(129), "!".repeat(50), `${verifier.slice(0, 42)} `]) {
+      const r = await exchangeCode(clientId, code, bad);
+      expect(r.status, bad).toBe(400);
+      expect(r.json.error).toBe("invalid_grant");
+    }
+    expect((await exchangeCode(clientId, code, verifier)).status).toBe(200);
+  });
+
+  it("requires the redirect_uri the authorization request named, identical, at the exchange", async () => {
+    const w = await world();
+    const { clientId, verifier, code } = await codeFor(w.account);
+    const form = { grant_type: "authorization_code", client_id: clientId, code, code_verifier: verifier, resource: MCP_RESOURCE };
+    for (const redirect of [undefined, `${REDIRECT_URI}/other`, `${REDIRECT_URI}?x=1`]) {
+      const r = await tokenRequest(redirect === undefined ? form : { ...form, redirect_uri: redirect });
+      expect(r.status, String(redirect)).toBe(400);
+      expect(r.json.error).toBe("invalid_grant");
+    }
+    expect((await tokenRequest({ ...form, redirect_uri: REDIRECT_URI })).status).toBe(200);
+  });
+
+  it("completes the flow of a client registered as the official Python SDK registers: Basic auth, and client_id in the body as well", async () => {
+    const w = await world();
+    // What mcp 2.3.0's OAuthClientProvider sends: no token_endpoint_auth_method, so the client is confidential (client_secret_basic).
+    const registered = await call("POST", "/oauth/register", {
+      body: {
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        application_type: "native",
+        client_name: "python-sdk",
+      },
+    });
+    expect(registered.status, registered.text).toBe(201);
+    expect(registered.json.token_endpoint_auth_method).toBe("client_secret_basic");
+    const { client_id: clientId, client_secret: secret } = registered.json;
+    const { verifier, challenge } = await pkce();
+    const path = authorizePath(clientId, challenge, { resource: MCP_RESOURCE });
+    const browser = new Browser();
+    const code = (await approve(browser, path, (await signInThere(browser, path, w.account)).text)).get("code")!;
+    // The SDK URL-encodes both parts before base64 (RFC 6749 §2.3.1).
+    const basic = { authorization: `Basic ${btoa(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`)}`, "content-type": "application/x-www-form-urlencoded" };
+    const post = (form: Record<string, string>, headers = basic) => call("POST", "/oauth/token", { raw: new URLSearchParams(form).toString(), headers });
+    const tokens = await post({ grant_type: "authorization_code", code, redirect_uri: REDIRECT_URI, code_verifier: verifier, client_id: clientId, resource: MCP_RESOURCE });
+    expect(tokens.status, tokens.text).toBe(200);
+    const refreshed = await post({ grant_type: "refresh_token", refresh_token: tokens.json.refresh_token, client_id: clientId });
+    expect(refreshed.status, refreshed.text).toBe(200);
+    // A body client_id that names another client is still two clients at once.
+    const other = await post({ grant_type: "refresh_token", refresh_token: refreshed.json.refresh_token, client_id: "someone-else" });
+    expect(other.status).toBe(400);
+    expect(other.json.error).toBe("invalid_request");
   });
 
   it("refuses another client's code, and a grant type it does not know, as RFC 6749 JSON", async () => {
