@@ -22,9 +22,12 @@ export default defineConfig(async () => {
   const project = (name: string, include: string[], vars: Record<string, string>, exclude: string[] = []) => ({
     plugins: [
       cloudflareTest({
+        // The service's entry plus test subclasses of its Durable Objects (test/worker.ts), bound beside its own classes.
+        main: "./test/worker.ts",
         wrangler: { configPath },
         miniflare: {
           bindings: { ...unsetLocalVars, TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", LOCAL_AGENT_DELAY_MS: "50", WEBHOOK_KEY: "test-webhook-key", ...vars },
+          durableObjects: { FAULTY_CHAT_ROOM: { className: "FaultyJobChatRoom", useSQLite: true } },
         },
       }),
     ],

@@ -10,7 +10,7 @@ import { iso } from "../../time";
 import { answerJson, fitAnswer, type Fit } from "./answers";
 import { nothing, type Listing } from "./change";
 import { decodeCursor, encodeCursor } from "../../http/cursor";
-import { ChatListSync, Refunds, type DeferredJob } from "./deferred-jobs";
+import { BackedOffJob, ChatListSync, Refunds, type DeferredJob } from "./deferred-jobs";
 import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
 import type { StreamGrant } from "./listeners";
 import { offerMaintenanceFlag } from "../maintenance";
@@ -20,7 +20,7 @@ import { QuestionStorage } from "./question-storage";
 import { RoomStorage, type ChatRow } from "./room-storage";
 import type { Chat, QueueEntry } from "../schemas";
 import { SubmissionStorage } from "./submission-storage";
-import { DISPATCH_RETRY_MS, TaskRunner, type EndedTask, type PartialOutcome, type SteeringAck, type SteeringOffer } from "./task-runner";
+import { TaskRunner, type EndedTask, type PartialOutcome, type SteeringAck, type SteeringOffer } from "./task-runner";
 import { WebhookHandOff } from "./webhook-handoff";
 import { UsageOutbox } from "./usage-outbox";
 import { WebhookOutbox } from "./webhook-outbox";
@@ -46,7 +46,7 @@ export class ChatRoom extends DurableObject<Env> {
   private readonly refunds: Refunds;
   private readonly listSync: ChatListSync;
   // In the order the alarm runs them: credits go back before the next task is charged, the chat list hears last.
-  private readonly work: DeferredJob[];
+  protected readonly work: BackedOffJob[];
   // The alarm as this object last set it (undefined: not known, read nothing into it).
   private alarmAt: number | null | undefined;
 
@@ -76,7 +76,8 @@ export class ChatRoom extends DurableObject<Env> {
       },
     };
     const tasks: DeferredJob = { dueAt: () => this.runner.dueAt(), run: () => this.runner.runDue() };
-    this.work = [this.refunds, tasks, handOff, failedExpiry, questionExpiry, this.listSync];
+    const jobs = { refunds: this.refunds, tasks, webhookHandOff: handOff, failedExpiry, questionExpiry, chatList: this.listSync };
+    this.work = Object.entries(jobs).map(([name, job]) => new BackedOffJob(job, name));
     if (this.store.isInitialised()) this.store.migrate();
     if (this.runner.recoverOrphan(Date.now())) this.reschedule(Date.now());
   }
@@ -322,13 +323,7 @@ export class ChatRoom extends DurableObject<Env> {
       const due = job.dueAt(now);
       const others = this.work.filter((other) => other !== job).map((other) => other.dueAt(now) ?? Number.POSITIVE_INFINITY);
       if (due === undefined || (due > now && !(job.early && Math.min(...others) > due))) continue;
-      try {
-        await job.run(now);
-      } catch (error) {
-        // The runtime drops an alarm that keeps throwing, which would stall the queue: log it and look again later.
-        log.error("chat_alarm_failed", { chatId: this.store.chat()!.id }, error);
-        this.runner.pauseUntil(Date.now() + DISPATCH_RETRY_MS);
-      }
+      await job.run(now, this.store.chat()!.id);
     }
     this.reschedule(Date.now());
   }

@@ -11,6 +11,49 @@ import type { UsageOutbox } from "./usage-outbox";
  */
 export type DeferredJob = { dueAt(now: number): number | undefined; run(now: number): Promise<void>; early?: true };
 
+// A job that threw waits this long before it runs again, twice as long after each failure in a row, at most JOB_BACKOFF_MAX_MS.
+export const JOB_BACKOFF_MS = 5_000;
+export const JOB_BACKOFF_MAX_MS = 5 * 60_000;
+
+/**
+ * A deferred job as the alarm runs it: what it throws is caught and logged, and the job is not due
+ * again until a backoff has passed (5 s, then 10 s, 20 s, … at most 5 minutes; reset by a run that
+ * succeeds), so one job that keeps failing neither holds up the others nor runs more than a dozen
+ * times a minute. The backoff is in memory: a restart tries at once, then backs off again.
+ */
+export class BackedOffJob implements DeferredJob {
+  private failures = 0;
+  private retryAt = 0;
+
+  constructor(
+    readonly job: DeferredJob,
+    private readonly name: string,
+  ) {}
+
+  get early(): true | undefined {
+    return this.job.early;
+  }
+
+  dueAt(now: number): number | undefined {
+    const due = this.job.dueAt(now);
+    return due === undefined ? undefined : Math.max(due, this.retryAt);
+  }
+
+  /** Runs the job; what it throws backs it off, and is logged with the chat's id. */
+  async run(now: number, chatId = ""): Promise<void> {
+    try {
+      await this.job.run(now);
+      this.failures = 0;
+      this.retryAt = 0;
+    } catch (error) {
+      this.failures++;
+      this.retryAt = Date.now() + Math.min(JOB_BACKOFF_MAX_MS, JOB_BACKOFF_MS * 2 ** (this.failures - 1));
+      // The runtime drops an alarm that keeps throwing, which would stall the chat: it is logged, and tried again later.
+      log.error("chat_job_failed", { chatId, job: this.name, failures: this.failures }, error);
+    }
+  }
+}
+
 // A refund or a chat-list update that failed is tried again this much later.
 const RETRY_MS = 5_000;
 // The chat list may lag a busy chat by this much: a burst of sends, or a task's parts, reach it as one update.

@@ -70,14 +70,8 @@ export class TaskRunner {
   /** When the runner has work: the running task's check, or the next dispatch; undefined when there is none. */
   dueAt(): number | undefined {
     const task = this.store.runningTask();
-    // A pause after a failed alarm holds the running task's check too.
     if (task) return Math.max(task.check_at, this.notBefore);
     return this.submissions.waitsForDispatch() ? this.notBefore : undefined;
-  }
-
-  /** Dispatches wait until `until` (the alarm failed): the alarm looks again then. */
-  pauseUntil(until: number): void {
-    this.notBefore = until;
   }
 
   /** Finishes what is due, then dispatches queued submissions in order, one task at a time, within ALARM_STEPS. */

@@ -1,0 +1,4 @@
+// The Worker the tests run: the service's own entry, plus the test subclasses its Durable Object bindings use in tests.
+export * from "../src/index";
+export { default } from "../src/index";
+export { FaultyJobChatRoom } from "./doubles/faulty-job-chat-room";
