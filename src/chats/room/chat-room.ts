@@ -4,7 +4,6 @@ import type { AgentResult } from "../../agent/port";
 import { config } from "../../config";
 import { sha256Hex } from "../../crypto";
 import type { Env } from "../../env";
-import { log } from "../../log";
 import { offerProjectState } from "../../projects/access";
 import { iso } from "../../time";
 import { answerJson, fitAnswer, type Fit } from "./answers";
