@@ -45,33 +45,41 @@ export function liveJsonAnswer(answer: Promise<Response>, hangUp: AbortControlle
       await live.close();
     })
     .catch((error: unknown) => live.fail(error));
-  return new Response(live.readable, { status: 200, headers: { "content-type": "application/json" } });
+  // Never compressed: the edge (and wrangler dev, which plays it) would gzip a JSON body and hold the beats in its
+  // encoder, so a hung-up client would never be written to, and never noticed, until the answer.
+  return new Response(live.readable, { status: 200, headers: { "content-type": "application/json", "content-encoding": "identity", "cache-control": "no-store, no-transform" } });
 }
 
-/** A body the answer writes into, with `beat` written whenever it has been quiet for ANSWER_KEEP_ALIVE_MS; a cancel or failed write is a hang-up. */
+/**
+ * A body the answer writes into, with `beat` written ANSWER_KEEP_ALIVE_MS after the last write whenever
+ * nothing else went out; a cancel or failed write is a hang-up. A client that went away is noticed by the
+ * second write after it left (the first is still taken by the connection), so within two beats.
+ */
 function keptAlive(beat: Uint8Array, hangUp: AbortController, onHangUp: () => void) {
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
-  // performance.now, not Date.now: the clock a test freezes must not silence the keep-alive.
-  let lastWrite = performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let ended = false;
   const gone = () => {
-    clearInterval(timer);
+    ended = true;
+    clearTimeout(timer);
     hangUp.abort();
     onHangUp();
   };
   const write = (chunk: Uint8Array) => {
-    lastWrite = performance.now();
+    clearTimeout(timer);
+    // setTimeout counts real time even under a test's frozen Date.now.
+    if (!ended) timer = setTimeout(() => void write(beat), ANSWER_KEEP_ALIVE_MS);
     return writer.write(chunk).catch(gone);
   };
-  const timer = setInterval(() => {
-    if (performance.now() - lastWrite >= ANSWER_KEEP_ALIVE_MS) void write(beat);
-  }, ANSWER_KEEP_ALIVE_MS);
+  timer = setTimeout(() => void write(beat), ANSWER_KEEP_ALIVE_MS);
   writer.closed.catch(gone);
   return {
     readable,
     write,
     close: async () => {
-      clearInterval(timer);
+      ended = true;
+      clearTimeout(timer);
       await writer.close().catch(gone);
     },
     /** The answer could not be made: the body breaks off, and the wait (if any) ends. */
