@@ -27,7 +27,10 @@ export default defineConfig(async () => {
         wrangler: { configPath },
         miniflare: {
           bindings: { ...unsetLocalVars, TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", LOCAL_AGENT_DELAY_MS: "50", WEBHOOK_KEY: "test-webhook-key", ...vars },
-          durableObjects: { FAULTY_CHAT_ROOM: { className: "FaultyJobChatRoom", useSQLite: true } },
+          durableObjects: {
+            CHAT_ROOM: { className: "TestChatRoom", useSQLite: true },
+            FAULTY_CHAT_ROOM: { className: "FaultyJobChatRoom", useSQLite: true },
+          },
         },
       }),
     ],

@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import type { TestChatRoom } from "./doubles/test-chat-room";
 import { expect } from "vitest";
 import { Chat, MessagePage, Queue } from "../src/chats/schemas";
 
@@ -87,13 +88,16 @@ export function send(w: World, chatId: string, content: string, key: string = cr
 
 /** A chat's messages, newest first, read from its object directly so reading spends no token budget. */
 export async function peek(w: { projectId: string }, chatId: string) {
-  const page = await env.CHAT_ROOM.getByName(chatId).messages(w.projectId, undefined, 100);
+  const page = await room(chatId).messages(w.projectId, undefined, 100);
   if (page.kind !== "page") throw new Error(page.kind);
   return page.items;
 }
 
+// The test Worker binds CHAT_ROOM to TestChatRoom, the service's class with what tests drive (vitest.config.ts, test/worker.ts).
+const chatRooms = env.CHAT_ROOM as unknown as DurableObjectNamespace<TestChatRoom>;
+
 /** The chat's object, by the chat's id. */
-export const room = (chatId: string) => env.CHAT_ROOM.getByName(chatId);
+export const room = (chatId: string) => chatRooms.getByName(chatId);
 
 /** A chat, its history and its queue as a client reads them. */
 export const chatOf = async (w: World, chatId: string) => Chat.parse((await call("GET", `${chatsPath(w)}/${chatId}`, { token: w.token })).json);

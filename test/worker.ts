@@ -2,3 +2,4 @@
 export * from "../src/index";
 export { default } from "../src/index";
 export { FaultyJobChatRoom } from "./doubles/faulty-job-chat-room";
+export { TestChatRoom } from "./doubles/test-chat-room";

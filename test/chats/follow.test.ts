@@ -1,6 +1,6 @@
 import { describe, expect } from "vitest";
 import { Chat, Message } from "../../src/chats/schemas";
-import { call, chatsPath, env, newToken, send, world } from "../helpers";
+import { call, chatsPath, newToken, room, send, world } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
 import { it } from "../fixtures/chat";
 
@@ -68,7 +68,7 @@ describe("refusals, answered as for the other chat reads", () => {
       expect(s.headers.get("content-type")).toContain("application/problem+json");
       expect(s.json.code).toBe(code);
     }
-    expect(await env.CHAT_ROOM.getByName(chat.id).listenerCount()).toBe(0);
+    expect(await room(chat.id).listenerCount()).toBe(0);
   });
 
   it("counts opening a stream as one request for the rate limit", async ({ w, chat }) => {

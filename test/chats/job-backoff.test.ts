@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import { JOB_BACKOFF_MAX_MS, JOB_BACKOFF_MS } from "../../src/chats/room/deferred-jobs";
+import { JOB_BACKOFF_MAX_MS, JOB_BACKOFF_MS } from "../../src/chats/room/schedule";
 import type { FaultyJobChatRoom } from "../doubles/faulty-job-chat-room";
 import { runNextAlarm } from "../clock";
 import { env } from "../helpers";

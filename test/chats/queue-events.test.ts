@@ -1,7 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, vi } from "vitest";
-import type { ChatRoom } from "../../src/chats/room/chat-room";
-import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES, type SubmissionStorage } from "../../src/chats/room/submission-storage";
+import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES, SubmissionStorage } from "../../src/chats/room/submission-storage";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, chatsPath, newChat, queueOf, room, send, world } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
@@ -21,7 +20,7 @@ function followerQueue(events: StreamEvent[]) {
 
 /** What the chat's log stores: the bytes of every kept event's data, parts included. */
 const storedBytes = (chatId: string) =>
-  runInDurableObject(room(chatId), (_: ChatRoom, state) => {
+  runInDurableObject(room(chatId), (_: unknown, state) => {
     const sum = (table: string) => state.storage.sql.exec<{ n: number | null }>(`SELECT SUM(length(CAST(data AS BLOB))) AS n FROM ${table}`).one().n ?? 0;
     return sum("events") + sum("event_parts");
   });
@@ -128,13 +127,14 @@ describe("failed entries in the queue", () => {
   });
 
   it("are read through their own index: the failures that left the queue long ago are not read again", async ({ chat }) => {
-    const read = await runInDurableObject(room(chat.id), (r: ChatRoom, state) => {
+    const read = await runInDurableObject(room(chat.id), (_: unknown, state) => {
       const sql = state.storage.sql;
       const past = Date.now() - 3 * 86_400_000;
       const left =
         "INSERT INTO submissions (id, idempotency_key, content, disposition, status, created_at, failed_at, left_queue_at) VALUES (?, ?, 'x', 'queued', 'failed', ?, ?, ?)";
       for (let i = 0; i < 2_000; i++) sql.exec(left, crypto.randomUUID(), crypto.randomUUID(), new Date(past).toISOString(), past, past + 86_400_000);
-      const submissions = (r as unknown as { submissions: SubmissionStorage }).submissions;
+      // The chat's submissions as its object reads them after a restart (nothing in memory yet).
+      const submissions = new SubmissionStorage(sql);
       const exec = sql.exec.bind(sql);
       const cursors: { rowsRead: number }[] = [];
       vi.spyOn(sql, "exec").mockImplementation((query: string, ...bindings: unknown[]) => {

@@ -1,7 +1,5 @@
-import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import type { ChatRoom } from "../../src/chats/room/chat-room";
-import type { SubmissionStorage } from "../../src/chats/room/submission-storage";
 import { localReply } from "../../src/agent/local";
 import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { chatsPath, creditsOf, expectProblem, historyOf, newChat, peek, queueOf, room, send, world, type World } from "../helpers";
@@ -180,12 +178,12 @@ describe("a steer against a stop and against the task's end", () => {
 describe("the chat object's memory under control of work", () => {
   /** What a client sees of the chat (read from its object, so comparing spends no token budget), and what it keeps for the queue bound. */
   const seen = (w: World, chatId: string) =>
-    runInDurableObject(room(chatId), async (r: ChatRoom) => ({
+    (async (r) => ({
       chat: await r.get(w.projectId),
       queue: await r.queueEntries(w.projectId),
       history: await r.messages(w.projectId, undefined, 100),
-      load: (r as unknown as { submissions: SubmissionStorage }).submissions.load(),
-    }));
+      load: await r.queueLoad(),
+    }))(room(chatId));
 
   it("matches its storage after an eviction at every step of sends, steers, a take, a cancel, a stop and the tasks after", async ({ clock, w, chat }) => {
     const ids: Record<string, string> = {};

@@ -2,7 +2,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
 import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { MIGRATIONS } from "../../src/chats/room/room-schema";
-import { FAILED_KEPT_ENTRIES, type SubmissionStorage } from "../../src/chats/room/submission-storage";
+import { FAILED_KEPT_ENTRIES } from "../../src/chats/room/submission-storage";
 import { migrateSchema } from "../../src/db/object-schema";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, historyOf, queueOf, room, send, world } from "../helpers";
@@ -57,7 +57,7 @@ describe("a chat object stored by the release before control of work", () => {
     ]);
     expect((await submissionOf(w, chatId, running)).state).toMatchObject({ status: "running", taskId: taskC, userMessageId: userC, replyMessageId: replyC });
     expect((await submissionOf(w, chatId, done)).state).toMatchObject({ status: "done", taskId: taskA, userMessageId: null, replyMessageId: null });
-    const load = await runInDurableObject(room(chatId), (r: ChatRoom) => (r as unknown as { submissions: SubmissionStorage }).submissions.load());
+    const load = await room(chatId).queueLoad();
     expect(load).toEqual({ entries: 1, bytes: 3000 });
 
     // It goes on: the running task can be stopped, the waiting entry runs, and a new message is linked from the start.
@@ -198,7 +198,8 @@ describe("a chat object stored before questions were typed", () => {
     for (const chatId of [awaiting, idle]) {
       await runInDurableObject(room(chatId), (_: ChatRoom, state) => {
         const sql = state.storage.sql;
-        migrateSchema(sql, MIGRATIONS.slice(0, MIGRATIONS.length - 1));
+        // The schema before questions (its tenth version).
+        migrateSchema(sql, MIGRATIONS.slice(0, 9));
         sql.exec(
           "INSERT INTO chat (id, project_id, title, created_at, updated_at, version, awaiting_user) VALUES (?, ?, 'old chat', ?, ?, 1, ?)",
           chatId,

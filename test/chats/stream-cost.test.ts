@@ -1,7 +1,6 @@
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import type { ChatRoom } from "../../src/chats/room/chat-room";
-import { REPLAY_MAX_BYTES, sseFrame, type EventLog } from "../../src/chats/room/event-log";
+import { EventLog, REPLAY_MAX_BYTES, sseFrame } from "../../src/chats/room/event-log";
 import { LISTENER_PULL_BYTES, Listeners, type StreamGrant } from "../../src/chats/room/listeners";
 import { chatsPath, room } from "../helpers";
 import { openEvents } from "../sse";
@@ -90,8 +89,8 @@ describe("an event stream's cost", () => {
   });
 
   it("caps a pull from the log at 64 KB, or one event if it is larger", async ({ chat }) => {
-    const pulls = await runInDurableObject(room(chat.id), (r: ChatRoom) => {
-      const log = (r as unknown as { publisher: { log: EventLog } }).publisher.log;
+    const pulls = await runInDurableObject(room(chat.id), (_: unknown, state) => {
+      const log = new EventLog(state.storage.sql);
       const from = log.newestId();
       for (let i = 0; i < 40; i++) log.append("message", JSON.stringify("y".repeat(4_000)), Date.now());
       log.append("message", JSON.stringify("z".repeat(200_000)), Date.now());
@@ -108,13 +107,15 @@ describe("an event stream's cost", () => {
 
   it("answers a resume point whose replay would pass 8 MB with a fresh snapshot, and replays one within it", async ({ w, chat }) => {
     const path = `${chatsPath(w)}/${chat.id}/events`;
-    const ids = await runInDurableObject(room(chat.id), (r: ChatRoom) => {
-      const log = (r as unknown as { publisher: { log: EventLog } }).publisher.log;
+    const ids = await runInDurableObject(room(chat.id), (_: unknown, state) => {
+      const log = new EventLog(state.storage.sql);
       const start = log.newestId();
       const big = JSON.stringify({ id: crypto.randomUUID(), text: "b".repeat(1_000_000) });
       for (let i = 0; i < 9; i++) log.append("message.delta", big, Date.now());
       return { start, seventh: start + 7 };
     });
+    // The object reads its log afresh, with the events appended behind its back.
+    await evictDurableObject(room(chat.id));
     expect(9_000_000).toBeGreaterThan(REPLAY_MAX_BYTES);
     const tooFar = await openEvents(`${path}?after=${ids.start}`, w.token);
     expect((await tooFar.next()).type).toBe("snapshot");
@@ -126,8 +127,8 @@ describe("an event stream's cost", () => {
   }, 30_000);
 
   it("keeps about 10 MB of events however much is appended: nothing beyond what a replay could reach", async ({ chat }) => {
-    const stored = await runInDurableObject(room(chat.id), (r: ChatRoom, state) => {
-      const log = (r as unknown as { publisher: { log: EventLog } }).publisher.log;
+    const stored = await runInDurableObject(room(chat.id), (_: unknown, state) => {
+      const log = new EventLog(state.storage.sql);
       const big = JSON.stringify("m".repeat(500_000));
       for (let i = 0; i < 60; i++) log.append("message.delta", big, Date.now());
       const sum = (table: string) => state.storage.sql.exec<{ n: number | null }>(`SELECT SUM(length(CAST(data AS BLOB))) AS n FROM ${table}`).one().n ?? 0;
@@ -142,13 +143,7 @@ describe("an event stream's cost", () => {
     const s = await openEvents(path, w.token);
     const snapshot = await s.next();
     // Appended faster than the reader takes them: the listener's cursor stays at the snapshot while the log drops what follows it.
-    await runInDurableObject(room(chat.id), (r: ChatRoom) => {
-      const { publisher, streams } = r as unknown as { publisher: { log: EventLog }; streams: { wake(): void } };
-      const { log } = publisher;
-      const big = JSON.stringify("n".repeat(500_000));
-      for (let i = 0; i < 40; i++) log.append("message.delta", big, Date.now());
-      streams.wake(); // as publish() does after each change
-    });
+    await room(chat.id).floodLog("n".repeat(500_000), 40);
     await s.closed(10_000);
     expect(s.events.filter((e) => e.id > snapshot.id)).toEqual([]);
     expect(s.comments.at(-1)).toMatch(/reconnect with Last-Event-ID/);

@@ -5,13 +5,12 @@ import { MAX_STREAMS_PER_TOKEN, STREAM_LEASE_MS } from "../../src/auth/token-gat
 import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { STREAM_MAX_AGE_MS } from "../../src/chats/room/streams";
 import { MAX_AGE_JITTER_MS } from "../../src/chats/room/listeners";
-import { admin, call, chatsPath, env, expectProblem, inDays, newChat, send, type World } from "../helpers";
+import { admin, call, chatsPath, env, expectProblem, inDays, newChat, room, send, type World } from "../helpers";
 import { openEvents, type StreamEvent } from "../sse";
 import { it } from "../fixtures/chat";
 
 const eventsPath = (w: { projectId: string }, chatId: string) => `${chatsPath(w)}/${chatId}/events`;
-const room = (chatId: string) => env.CHAT_ROOM.getByName(chatId);
-const pulse = (chatId: string, now = Date.now()) => runInDurableObject(room(chatId), (r: ChatRoom) => r.pulseListeners(now));
+const pulse = (chatId: string, now = Date.now()) => room(chatId).pulseListeners(now);
 const isFinalReply = (e: StreamEvent) => e.type === "message" && e.data.role === "owner" && e.data.status !== "working";
 const settledAfter = (reply: StreamEvent) => (e: StreamEvent) => e.type === "chat" && e.data.isWorking === false && e.id > reply.id;
 const comparable = (events: StreamEvent[]) => events.map((e) => [e.id, e.type, e.data]);

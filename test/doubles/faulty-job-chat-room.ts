@@ -1,5 +1,4 @@
 import { ChatRoom } from "../../src/chats/room/chat-room";
-import { BackedOffJob } from "../../src/chats/room/deferred-jobs";
 import type { Env } from "../../src/env";
 
 /**
@@ -12,13 +11,12 @@ export class FaultyJobChatRoom extends ChatRoom {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const faulty = {
+    this.schedule.add("faulty", {
       dueAt: () => 0,
       run: async (now: number) => {
         this.faultyRuns.push(now);
         throw new Error("this job always fails");
       },
-    };
-    this.work.unshift(new BackedOffJob(faulty, "faulty"));
+    });
   }
 }

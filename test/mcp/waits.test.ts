@@ -1,4 +1,3 @@
-import { runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, vi } from "vitest";
 import { MAX_STREAMS_PER_TOKEN } from "../../src/auth/token-gate";
@@ -8,7 +7,7 @@ import { admin, call, chatsPath, expectProblem, inDays, newChat, peek, room, typ
 import { it } from "../fixtures/chat";
 import { callTool, connect, MCP_URL, success, toolProblem } from "./mcp-helpers";
 
-const pulse = (chatId: string) => runInDurableObject(room(chatId), (r: ChatRoom) => r.pulseListeners(Date.now()));
+const pulse = (chatId: string) => room(chatId).pulseListeners(Date.now());
 const listeners = (chatId: string) => room(chatId).listenerCount();
 /** Waits (real time, briefly) until the chat object holds `count` listeners: a wait attaches once its call has reached the chat. */
 const untilListening = (chatId: string, count: number) => vi.waitFor(async () => expect(await listeners(chatId)).toBe(count), { timeout: 5_000, interval: 20 });

@@ -1,7 +1,5 @@
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, vi } from "vitest";
 import { MAX_STREAMS_PER_TOKEN } from "../../src/auth/token-gate";
-import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { runNextAlarm, settle } from "../clock";
 import { call, room } from "../helpers";
 import { it } from "../fixtures/chat";
@@ -10,7 +8,7 @@ import { connect } from "./flow";
 
 const listeners = (chatId: string) => room(chatId).listenerCount();
 const untilListening = (chatId: string, count: number) => vi.waitFor(async () => expect(await listeners(chatId)).toBe(count), { timeout: 5_000, interval: 20 });
-const pulse = (chatId: string) => runInDurableObject(room(chatId), (r: ChatRoom) => r.pulseListeners(Date.now()));
+const pulse = (chatId: string) => room(chatId).pulseListeners(Date.now());
 
 describe("an OAuth grant's MCP waits", () => {
   it(`hold the grant's own ${MAX_STREAMS_PER_TOKEN} stream places; the account's personal token keeps its own`, async ({ clock, w, chat }) => {

@@ -1,15 +1,16 @@
 import { DurableObject } from "cloudflare:workers";
 import { agentFor } from "../../agent/select";
-import type { AgentResult } from "../../agent/port";
+import type { AgentPort, AgentResult } from "../../agent/port";
 import { config } from "../../config";
 import { sha256Hex } from "../../crypto";
 import type { Env } from "../../env";
 import { offerProjectState } from "../../projects/access";
 import { iso } from "../../time";
 import { answerJson, fitAnswer, type Fit } from "./answers";
-import { nothing, type Listing } from "./change";
+import { type Change, nothing, RoomChanges } from "./change";
 import { decodeCursor, encodeCursor } from "../../http/cursor";
-import { BackedOffJob, ChatListSync, Refunds, type DeferredJob } from "./deferred-jobs";
+import { ChatListSync, failedEntryExpiry, questionExpiry, Refunds } from "./deferred-jobs";
+import { AlarmSchedule } from "./schedule";
 import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
 import type { StreamGrant } from "./listeners";
 import { offerMaintenanceFlag } from "../maintenance";
@@ -35,89 +36,89 @@ const utf8 = new TextEncoder();
  * tasks one at a time; the alarm is set for whatever is due first, the runner's work or a deferred job.
  */
 export class ChatRoom extends DurableObject<Env> {
-  private readonly store: RoomStorage;
-  private readonly submissions: SubmissionStorage;
-  private readonly questions: QuestionStorage;
-  private readonly outbox: WebhookOutbox;
-  private readonly publisher: RoomPublisher;
-  private readonly streams: ChatStreams;
-  private readonly runner: TaskRunner;
-  private readonly refunds: Refunds;
-  private readonly listSync: ChatListSync;
-  // In the order the alarm runs them: credits go back before the next task is charged, the chat list hears last.
-  protected readonly work: BackedOffJob[];
-  // The alarm as this object last set it (undefined: not known, read nothing into it).
-  private alarmAt: number | null | undefined;
+  readonly #store: RoomStorage;
+  readonly #questions: QuestionStorage;
+  readonly #outbox: WebhookOutbox;
+  readonly #runner: TaskRunner;
+  readonly #refunds: Refunds;
+  readonly #listSync: ChatListSync;
+  readonly #change: Change;
+  // What a subclass may use: the submissions and the queue they form, the log's publisher, the open streams,
+  // and the one alarm, derived from every deferred job (a subclass may owe more work).
+  protected readonly submissions: SubmissionStorage;
+  protected readonly publisher: RoomPublisher;
+  protected readonly streams: ChatStreams;
+  protected readonly schedule: AlarmSchedule;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const sql = ctx.storage.sql;
-    this.submissions = new SubmissionStorage(sql);
-    this.outbox = new WebhookOutbox(sql);
-    this.questions = new QuestionStorage(sql, this.outbox, config(env).questionTtlMs);
-    this.store = new RoomStorage(sql, this.submissions, this.questions);
-    const handOff = new WebhookHandOff(env, ctx, this.store, this.outbox, () => this.reschedule(Date.now()));
-    this.publisher = new RoomPublisher(sql, this.store, this.submissions, this.questions, handOff, () => this.streams.wake());
-    this.streams = new ChatStreams(ctx, env, this.publisher);
-    this.refunds = new Refunds(env, this.store);
+    const submissions = (this.submissions = new SubmissionStorage(sql));
+    const outbox = (this.#outbox = new WebhookOutbox(sql));
+    const questions = (this.#questions = new QuestionStorage(sql, outbox, config(env).questionTtlMs));
+    const store = (this.#store = new RoomStorage(sql, submissions, questions));
+    const schedule = (this.schedule = new AlarmSchedule(ctx, store));
+    const publisher = (this.publisher = new RoomPublisher(sql, store, submissions, questions));
+    const streams = (this.streams = new ChatStreams(ctx, env, publisher));
     const usage = new UsageOutbox(sql);
-    this.listSync = new ChatListSync(env, this.store, usage);
-    const agent = agentFor(config(env), { ai: env.AI, keepAlive: (work) => ctx.waitUntil(work) });
-    const change = this.change.bind(this);
-    this.runner = new TaskRunner(env, ctx, this.store, this.submissions, this.questions, this.outbox, usage, this.publisher, agent, change, () => this.runJob(this.refunds));
-    // A failed entry leaves the queue when its 24 hours end: followers hear it then, not at the next change.
-    const failedExpiry: DeferredJob = { dueAt: () => this.submissions.nextFailedExpiry(), run: async (now) => this.change(now, nothing, "unlisted") };
-    // A pending question expires QUESTION_TTL_HOURS after it was asked: a change of the chat (no longer awaiting), nothing for the agent.
-    const questionExpiry: DeferredJob = {
-      dueAt: () => this.questions.expiryDue(),
-      run: async (now) => {
-        if ((this.questions.expiryDue() ?? Number.POSITIVE_INFINITY) <= now) this.change(now, () => this.questions.expire(now));
-      },
-    };
-    const tasks: DeferredJob = { dueAt: () => this.runner.dueAt(), run: () => this.runner.runDue() };
-    const jobs = { refunds: this.refunds, tasks, webhookHandOff: handOff, failedExpiry, questionExpiry, chatList: this.listSync };
-    this.work = Object.entries(jobs).map(([name, job]) => new BackedOffJob(job, name));
-    if (this.store.isInitialised()) this.store.migrate();
-    if (this.runner.recoverOrphan(Date.now())) this.reschedule(Date.now());
+    const refunds = (this.#refunds = new Refunds(env, ctx, store, schedule));
+    const handOff = new WebhookHandOff(env, ctx, store, outbox, schedule);
+    this.#listSync = new ChatListSync(env, store, usage);
+    const change = (this.#change = new RoomChanges({ store, submissions, publisher, streams, handOff, refunds, schedule }).apply);
+    this.#runner = new TaskRunner({ env, ctx, store, submissions, questions, outbox, usage, publisher, change }, this.createAgent());
+    // In the order the alarm runs them: credits go back before the next task is charged, the chat list hears last.
+    schedule.add("refunds", refunds);
+    schedule.add("tasks", { dueAt: () => this.#runner.dueAt(), run: () => this.#runner.runDue() });
+    schedule.add("webhook hand-off", handOff);
+    schedule.add("failed entry expiry", failedEntryExpiry(submissions, change));
+    schedule.add("question expiry", questionExpiry(questions, change));
+    schedule.add("chat list", this.#listSync);
+    if (store.isInitialised()) store.migrate();
+    if (this.#runner.recoverOrphan(Date.now())) schedule.reschedule(Date.now());
+  }
+
+  /** The agent this chat's tasks run on, as the deployment's vars choose it. */
+  protected createAgent(): AgentPort {
+    return agentFor(config(this.env), { ai: this.env.AI, keepAlive: (work) => this.ctx.waitUntil(work) });
   }
 
   /** The chat's row when it exists and belongs to this project; otherwise the caller answers not found. */
   private chatIn(projectId: string): ChatRow | undefined {
-    const chat = this.store.isInitialised() ? this.store.chat() : undefined;
+    const chat = this.#store.isInitialised() ? this.#store.chat() : undefined;
     return chat?.project_id === projectId ? chat : undefined;
   }
 
   async create(chatId: string, projectId: string, title: string): Promise<Chat> {
-    this.store.migrate();
+    this.#store.migrate();
     const now = Date.now();
     // A new chat's first version is the one the list will hear of.
     const write = () => {
-      if (!this.store.chat()) this.store.insertChat({ id: chatId, project_id: projectId, title, created_at: iso(now) });
+      if (!this.#store.chat()) this.#store.insertChat({ id: chatId, project_id: projectId, title, created_at: iso(now) });
     };
-    this.change(now, write, "unlisted");
-    await this.runJob(this.listSync);
-    return this.store.view();
+    this.#change(now, write, "unlisted");
+    await this.syncList();
+    return this.#store.view();
   }
 
   async get(projectId: string): Promise<{ chat: Chat; eventId: number } | null> {
-    return this.chatIn(projectId) ? { chat: this.store.view(), eventId: this.publisher.newestId() } : null;
+    return this.chatIn(projectId) ? { chat: this.#store.view(), eventId: this.publisher.newestId() } : null;
   }
 
   async rename(projectId: string, title: string): Promise<Chat | null> {
     if (!this.chatIn(projectId)) return null;
-    this.change(Date.now(), () => this.store.rename(title));
-    await this.runJob(this.listSync);
-    return this.store.view();
+    this.#change(Date.now(), () => this.#store.rename(title));
+    await this.syncList();
+    return this.#store.view();
   }
 
   async setArchived(projectId: string, archived: boolean): Promise<Chat | null> {
     const chat = this.chatIn(projectId);
     if (!chat) return null;
     const now = Date.now();
-    if (archived !== (chat.archived_at !== null)) this.change(now, () => this.store.setArchivedAt(archived ? iso(now) : null));
-    else this.change(now, nothing, "unlisted");
-    await this.runJob(this.listSync);
-    return this.store.view();
+    if (archived !== (chat.archived_at !== null)) this.#change(now, () => this.#store.setArchivedAt(archived ? iso(now) : null));
+    else this.#change(now, nothing, "unlisted");
+    await this.syncList();
+    return this.#store.view();
   }
 
   /**
@@ -137,8 +138,8 @@ export class ChatRoom extends DurableObject<Env> {
     if (!chat) return { kind: "not_found" };
     const replyTo = request.kind === "answer" ? null : request.replyToMessageId;
     // Part of the input, so it is refused before the key is looked at (a replay's target was valid, and messages stay).
-    if (replyTo && !this.store.hasMessage(replyTo)) return { kind: "unknown_reply_target" };
-    const question = request.kind === "answer" ? this.questions.byId(request.questionId) : undefined;
+    if (replyTo && !this.#store.hasMessage(replyTo)) return { kind: "unknown_reply_target" };
+    const question = request.kind === "answer" ? this.#questions.byId(request.questionId) : undefined;
     if (request.kind === "answer" && !question) return { kind: "question_not_found" };
     const answer = request.kind === "answer" ? answerJson(request.answer) : null;
     const existing = this.submissions.byKey(request.idempotencyKey);
@@ -165,10 +166,10 @@ export class ChatRoom extends DurableObject<Env> {
     const steering = request.kind === "steer" && this.submissions.isWorking();
     const started = !steering && !request.seen.maintenance.value && !this.submissions.hasPendingWork();
     const submission = { submissionId: crypto.randomUUID(), chatId: chat.id, disposition: started ? ("started" as const) : ("queued" as const) };
-    this.change(now, () => {
+    this.#change(now, () => {
       const { submissionId } = submission;
       // The question it answered (an answer's, or a pending one that takes its text); any other pending question is superseded.
-      const answered = request.kind === "answer" ? this.questions.answer(question!, request.answer, submissionId, now) : this.questions.closeBySend(content, submissionId, now);
+      const answered = request.kind === "answer" ? this.#questions.answer(question!, request.answer, submissionId, now) : this.#questions.closeBySend(content, submissionId, now);
       this.submissions.insert({
         id: submission.submissionId,
         idempotency_key: request.idempotencyKey,
@@ -189,16 +190,16 @@ export class ChatRoom extends DurableObject<Env> {
   /** Whether an answer fits the question it names, and its words; undefined when the chat or the question is unknown (found again after the await). */
   private fitOf(projectId: string, questionId: string, answer: Answer): Fit | undefined {
     const chat = this.chatIn(projectId);
-    const question = chat ? this.questions.byId(questionId) : undefined;
-    return question && fitAnswer(this.questions.view(question, chat!.id), answer);
+    const question = chat ? this.#questions.byId(questionId) : undefined;
+    return question && fitAnswer(this.#questions.view(question, chat!.id), answer);
   }
 
   /** A question the chat's agent asked, as it stands. */
   async question(projectId: string, questionId: string): Promise<QuestionOutcome> {
     const chat = this.chatIn(projectId);
     if (!chat) return { kind: "not_found" };
-    const row = this.questions.byId(questionId);
-    return row ? { kind: "question", question: JSON.stringify(this.questions.view(row, chat.id)) } : { kind: "question_not_found" };
+    const row = this.#questions.byId(questionId);
+    return row ? { kind: "question", question: JSON.stringify(this.#questions.view(row, chat.id)) } : { kind: "question_not_found" };
   }
 
   async messages(projectId: string, cursor: string | undefined, limit: number): Promise<MessagesOutcome> {
@@ -206,7 +207,7 @@ export class ChatRoom extends DurableObject<Env> {
     if (!chat) return { kind: "not_found" };
     const before = cursor === undefined ? null : decodeCursor(chat.id, cursor);
     if (before === undefined) return { kind: "bad_cursor" };
-    const page = this.store.messagesBefore(before, limit);
+    const page = this.#store.messagesBefore(before, limit);
     return { kind: "page", items: page.items, nextCursor: page.more && page.lastSeq !== null ? encodeCursor(chat.id, page.lastSeq) : null, eventId: this.publisher.newestId() };
   }
 
@@ -224,14 +225,14 @@ export class ChatRoom extends DurableObject<Env> {
     const { id, status, task_id: taskId, user_message_id: userMessageId, reply_message_id: replyMessageId, created_at: createdAt } = row;
     // Submissions from before charges were kept here show 0.
     const credits = { charged: row.charged ?? 0, refunded: row.refunded };
-    const failure = status === "failed" && row.failure_code ? { code: row.failure_code, message: this.store.errorOf(row.id) ?? "" } : null;
+    const failure = status === "failed" && row.failure_code ? { code: row.failure_code, message: this.#store.errorOf(row.id) ?? "" } : null;
     return { kind: "submission", submission: { id, status, taskId, userMessageId, replyMessageId, createdAt, credits, failure } };
   }
 
   /** One message of the chat, whatever its role, and the event id it is current to (read in the same synchronous stretch). */
   async message(projectId: string, messageId: string): Promise<MessageRead> {
     if (!this.chatIn(projectId)) return { kind: "not_found" };
-    const message = this.store.message(messageId);
+    const message = this.#store.message(messageId);
     return message ? { kind: "message", message, eventId: this.publisher.newestId() } : { kind: "message_not_found" };
   }
 
@@ -241,12 +242,12 @@ export class ChatRoom extends DurableObject<Env> {
    */
   async stopReply(projectId: string, messageId: string): Promise<MessageOutcome> {
     if (!this.chatIn(projectId)) return { kind: "not_found" };
-    const message = this.store.message(messageId);
+    const message = this.#store.message(messageId);
     if (message?.role !== "owner") return { kind: "message_not_found" };
-    const task = this.store.runningTask();
-    if (message.status !== "working" || task?.owner_message_id !== messageId) return { kind: "message", message };
-    this.runner.stop(task, Date.now());
-    return { kind: "message", message: this.store.message(messageId)! };
+    const task = this.#store.runningTask();
+    if (message.status !== "working" || task?.reply_message_id !== messageId) return { kind: "message", message };
+    this.#runner.stop(task, Date.now());
+    return { kind: "message", message: this.#store.message(messageId)! };
   }
 
   /** Removes a submission that has not started (queued, steering or failed) for good; its key then answers submission_cancelled. */
@@ -257,7 +258,7 @@ export class ChatRoom extends DurableObject<Env> {
     if (row.status === "cancelled") return "cancelled";
     if (row.status !== "queued" && row.status !== "steering" && row.status !== "failed") return "started";
     // Only queuedCount is part of the summary: the chat list must hear that it went down.
-    this.change(Date.now(), () => this.submissions.move(row, "cancelled"), row.status === "queued" ? "listed" : "unlisted");
+    this.#change(Date.now(), () => this.submissions.move(row, "cancelled"), row.status === "queued" ? "listed" : "unlisted");
     return "cancelled";
   }
 
@@ -270,88 +271,49 @@ export class ChatRoom extends DurableObject<Env> {
     const now = Date.now();
     // Failed entries whose 24 hours ended leave the queue as events first, so the log and a snapshot agree;
     // followers hear of the next one when it comes, also for entries that failed before this object woke.
-    this.change(now, nothing, "unlisted");
+    this.#change(now, nothing, "unlisted");
     const { cursor, first } = this.publisher.streamStart(resumeFrom, now);
     return this.streams.open(cursor, first, grant, now);
   }
 
-  /** Keep-alives, age and slow-reader limits, leases and access: every STREAM_PULSE_MS while streams are open; tests call it with a chosen time. */
-  async pulseListeners(now = Date.now()): Promise<void> {
-    await this.streams.pulse(now);
-  }
-
-  /** The number of open streams (for tests and the bench). */
-  async listenerCount(): Promise<number> {
-    return this.streams.size;
-  }
-
   /** An agent's result for a task: the http adapter's callback, or the end of a model's run in this object. */
   async completeTask(taskId: string, result: AgentResult): Promise<"done" | EndedTask> {
-    return this.runner.complete(taskId, result);
+    const outcome = await this.#runner.complete(taskId, result);
+    // A failed task's credits are back when its end is answered.
+    await this.#refunds.settled();
+    return outcome;
   }
 
   /** An external agent's partial output: appended once per part number, in order, only while the task runs. */
   async appendPartial(taskId: string, seq: number, text: string): Promise<PartialOutcome> {
-    return this.runner.appendPartial(taskId, seq, text);
+    return this.#runner.appendPartial(taskId, seq, text);
   }
 
   /** The steering texts an external agent's running task may take next, oldest first. */
   async steeringFor(taskId: string): Promise<SteeringOffer> {
-    return this.runner.steeringFor(taskId);
+    return this.#runner.steeringFor(taskId);
   }
 
   /** An external agent took these steering texts; each becomes a user message of the task. */
   async acceptSteering(taskId: string, ids: string[]): Promise<SteeringAck> {
-    return this.runner.acceptSteering(taskId, ids);
+    return this.#runner.acceptSteering(taskId, ids);
   }
 
   /** A webhook event's body as receivers get it, `{ type, timestamp, data }`; null when the chat no longer keeps it. */
   async webhookPayload(eventId: string): Promise<string | null> {
-    const chat = this.store.isInitialised() ? this.store.chat() : undefined;
-    const event = chat ? this.outbox.event(eventId) : undefined;
-    return chat && event ? webhookPayload(event, chat, { store: this.store, submissions: this.submissions, questions: this.questions }) : null;
+    const chat = this.#store.isInitialised() ? this.#store.chat() : undefined;
+    const event = chat ? this.#outbox.event(eventId) : undefined;
+    return chat && event ? webhookPayload(event, chat, { store: this.#store, submissions: this.submissions, questions: this.#questions }) : null;
   }
 
-  /** Runs what is due, in order; a job that may go early does when the object would otherwise wake again only for it. */
+  /** Runs what is due (see AlarmSchedule). */
   override async alarm(): Promise<void> {
-    if (!this.store.isInitialised() || !this.store.chat()) return;
-    // The alarm that woke this has been used up.
-    this.alarmAt = undefined;
-    for (const job of this.work) {
-      const now = Date.now();
-      const due = job.dueAt(now);
-      const others = this.work.filter((other) => other !== job).map((other) => other.dueAt(now) ?? Number.POSITIVE_INFINITY);
-      if (due === undefined || (due > now && !(job.early && Math.min(...others) > due))) continue;
-      await job.run(now, this.store.chat()!.id);
-    }
-    this.reschedule(Date.now());
+    await this.schedule.runDue();
   }
 
-  /** One change (see Change): `write` records it; then the chat is touched (when listed), published and the alarm derived again. */
-  private change(now: number, write: () => void, listing: Listing = "listed"): void {
-    write();
-    if (listing === "listed") this.store.touch(now);
-    this.publisher.publish(now);
-    this.reschedule(now);
-  }
-
-  /** Runs a deferred job now (from a request), then derives the alarm again: the job may have failed and be due later. */
-  private async runJob(job: DeferredJob): Promise<void> {
-    await job.run(Date.now());
-    this.reschedule(Date.now());
-  }
-
-  /**
-   * The one place the alarm is set: for the earliest time anything is due, or none. Alarms keep whole
-   * milliseconds: one due at 12.5 is set for 13, since 12, the moment an alarm may just have run at,
-   * would count as already run. One that is due already stays as it is set.
-   */
-  private reschedule(now: number): void {
-    if (!this.store.isInitialised() || !this.store.chat()) return;
-    const due = Math.min(...this.work.map((job) => job.dueAt(now) ?? Number.POSITIVE_INFINITY));
-    const at = Number.isFinite(due) ? Math.ceil(Math.max(due, now)) : null;
-    if (at === this.alarmAt || (at !== null && at <= now && this.alarmAt != null && this.alarmAt <= now)) return;
-    this.alarmAt = at;
-    this.ctx.waitUntil(at === null ? this.ctx.storage.deleteAlarm() : this.ctx.storage.setAlarm(at));
+  /** Runs the chat list's sync now (from a request that changed what it lists), then derives the alarm again: it may have failed and be due later. */
+  private async syncList(): Promise<void> {
+    await this.#listSync.run();
+    this.schedule.reschedule(Date.now());
   }
 }

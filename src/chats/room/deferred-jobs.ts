@@ -1,78 +1,63 @@
 import type { Env } from "../../env";
 import { log } from "../../log";
 import { projectState } from "../../projects/access";
+import { type Change, nothing } from "./change";
+import type { QuestionStorage } from "./question-storage";
 import type { RoomStorage } from "./room-storage";
+import type { AlarmSchedule, DeferredJob } from "./schedule";
+import type { SubmissionStorage } from "./submission-storage";
 import type { UsageOutbox } from "./usage-outbox";
-
-/**
- * Work the chat owes outside the request that caused it. `dueAt` says when it is owed (undefined:
- * nothing is), read afresh after every change, so the alarm is derived from it; the alarm runs what is due.
- * `early`: the job may run before it is due when the alarm is here anyway and nothing else would wake the object sooner.
- */
-export type DeferredJob = { dueAt(now: number): number | undefined; run(now: number): Promise<void>; early?: true };
-
-// A job that threw waits this long before it runs again, twice as long after each failure in a row, at most JOB_BACKOFF_MAX_MS.
-export const JOB_BACKOFF_MS = 5_000;
-export const JOB_BACKOFF_MAX_MS = 5 * 60_000;
-
-/**
- * A deferred job as the alarm runs it: what it throws is caught and logged, and the job is not due
- * again until a backoff has passed (5 s, then 10 s, 20 s, … at most 5 minutes; reset by a run that
- * succeeds), so one job that keeps failing neither holds up the others nor runs more than a dozen
- * times a minute. The backoff is in memory: a restart tries at once, then backs off again.
- */
-export class BackedOffJob implements DeferredJob {
-  private failures = 0;
-  private retryAt = 0;
-
-  constructor(
-    readonly job: DeferredJob,
-    private readonly name: string,
-  ) {}
-
-  get early(): true | undefined {
-    return this.job.early;
-  }
-
-  dueAt(now: number): number | undefined {
-    const due = this.job.dueAt(now);
-    return due === undefined ? undefined : Math.max(due, this.retryAt);
-  }
-
-  /** Runs the job; what it throws backs it off, and is logged with the chat's id. */
-  async run(now: number, chatId = ""): Promise<void> {
-    try {
-      await this.job.run(now);
-      this.failures = 0;
-      this.retryAt = 0;
-    } catch (error) {
-      this.failures++;
-      this.retryAt = Date.now() + Math.min(JOB_BACKOFF_MAX_MS, JOB_BACKOFF_MS * 2 ** (this.failures - 1));
-      // The runtime drops an alarm that keeps throwing, which would stall the chat: it is logged, and tried again later.
-      log.error("chat_job_failed", { chatId, job: this.name, failures: this.failures }, error);
-    }
-  }
-}
 
 // A refund or a chat-list update that failed is tried again this much later.
 const RETRY_MS = 5_000;
 // The chat list may lag a busy chat by this much: a burst of sends, or a task's parts, reach it as one update.
 export const LIST_SYNC_DELAY_MS = 500;
 
-/** Gives failed tasks' credits back through the paying account's ledger (idempotent); on failure it is due again shortly. */
+/**
+ * Gives failed tasks' credits back through the paying account's ledger (idempotent), in the background
+ * after the change that owes them and from the alarm; on failure it is due again shortly.
+ */
 export class Refunds implements DeferredJob {
   private retryAt = 0;
+  // The refunds under way, so two never run at once.
+  private running: Promise<void> | undefined;
 
   constructor(
     private readonly env: Env,
+    private readonly ctx: DurableObjectState,
     private readonly store: RoomStorage,
+    private readonly schedule: AlarmSchedule,
   ) {}
 
   dueAt(): number | undefined {
     return this.store.pendingRefunds().length > 0 ? this.retryAt : undefined;
   }
 
-  async run(): Promise<void> {
+  /** After a change: refunds owed start in the background (not while a failed one waits for its retry); the alarm is derived again once they settle. */
+  kick(now: number): void {
+    if (this.running === undefined && now >= this.retryAt && this.store.pendingRefunds().length > 0) this.ctx.waitUntil(this.start());
+  }
+
+  /** From the alarm: the refunds owed, or the ones under way. */
+  run(): Promise<void> {
+    return this.running ?? this.start();
+  }
+
+  /** Resolves once no refund is under way. */
+  async settled(): Promise<void> {
+    await this.running;
+  }
+
+  private start(): Promise<void> {
+    const running = this.giveBack().finally(() => {
+      this.running = undefined;
+      this.schedule.reschedule(Date.now());
+    });
+    this.running = running;
+    return running;
+  }
+
+  private async giveBack(): Promise<void> {
     for (const refund of this.store.pendingRefunds()) {
       try {
         // Only a task charged before ledgers existed has no account recorded: its payer was the project's owner.
@@ -125,3 +110,17 @@ export class ChatListSync implements DeferredJob {
     }
   }
 }
+
+/** A failed entry leaves the queue when its 24 hours end: followers hear it then, not at the next change. */
+export const failedEntryExpiry = (submissions: SubmissionStorage, change: Change): DeferredJob => ({
+  dueAt: () => submissions.nextFailedExpiry(),
+  run: async (now) => change(now, nothing, "unlisted"),
+});
+
+/** A pending question expires QUESTION_TTL_HOURS after it was asked: a change of the chat (no longer awaiting), nothing for the agent. */
+export const questionExpiry = (questions: QuestionStorage, change: Change): DeferredJob => ({
+  dueAt: () => questions.expiryDue(),
+  run: async (now) => {
+    if ((questions.expiryDue() ?? Number.POSITIVE_INFINITY) <= now) change(now, () => questions.expire(now));
+  },
+});

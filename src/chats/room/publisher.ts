@@ -6,15 +6,13 @@ import type { Message, Usage } from "../schemas";
 import { RETRY_HINT } from "./streams";
 import type { QuestionStorage } from "./question-storage";
 import type { SubmissionStorage } from "./submission-storage";
-import type { WebhookHandOff } from "./webhook-handoff";
 
 /** What every message a task writes carries besides its role, content and status: its task, its submission, no usage yet, no question. */
 export const messageOfTask = (taskId: string, submissionId: string, now: number) => ({ createdAt: iso(now), taskId, submissionId, usage: null, questionId: null });
 
 /**
  * Where a change of the chat becomes events: the messages and reply text it writes are stored and
- * logged together, and publish() appends what else changed (the queue's entries, the chat) and wakes
- * every listener: the open streams, which pull from the log, and the webhook hand-off.
+ * logged together, and publish() appends what else changed (its questions, the chat, the queue's entries).
  */
 export class RoomPublisher {
   private eventLog: EventLog | undefined;
@@ -28,9 +26,6 @@ export class RoomPublisher {
     private readonly store: RoomStorage,
     private readonly submissions: SubmissionStorage,
     private readonly questions: QuestionStorage,
-    private readonly handOff: WebhookHandOff,
-    // The open streams pull from the log: told when it has grown.
-    private readonly wakeStreams: () => void,
   ) {}
 
   // Opened on first use: an object woken for a chat that does not exist has no tables to read.
@@ -74,13 +69,11 @@ export class RoomPublisher {
   }
 
   /**
-   * Appends the queue's changes (an entry that joined or changed, one that left) and the chat, if it
-   * changed, to the log, and wakes the listeners. Run at the end of every change, before the next await,
-   * so the log never lags storage; what it appends is the size of what changed, never the whole queue.
+   * Appends the questions' changes, the chat (if it changed) and the queue's changes (an entry that
+   * joined or changed, one that left) to the log. Run at the end of every change, before the next
+   * await, so the log never lags storage; what it appends is the size of what changed, never the whole queue.
    */
   publish(now: number): void {
-    this.handOff.kick(now);
-    this.submissions.expireFailed(now);
     // A question's change comes before the chat event of the same change, which shows it (pendingQuestionId).
     const chatId = this.store.chat()!.id;
     for (const question of this.questions.takeChanges()) this.event("question", this.questions.view(question, chatId), now);
@@ -93,7 +86,6 @@ export class RoomPublisher {
       if ("entry" in change) this.event("queue.entry", change.entry, now);
       else this.event("queue.removed", { id: change.removed }, now);
     }
-    this.wakeStreams();
   }
 
   /**

@@ -126,4 +126,8 @@ export const MIGRATIONS: string[][] = [
     // Whether the agent waits is now whether a question is pending.
     "ALTER TABLE chat DROP COLUMN awaiting_user",
   ],
+  [
+    // The running task's reply, named for what it is (the message's role is still "owner").
+    "ALTER TABLE tasks RENAME COLUMN owner_message_id TO reply_message_id",
+  ],
 ];

@@ -22,7 +22,7 @@ export type ChatRow = {
 export type TaskRow = {
   id: string;
   submission_id: string;
-  owner_message_id: string;
+  reply_message_id: string;
   started_at: number;
   check_at: number;
   partials: number;
@@ -254,10 +254,10 @@ export class RoomStorage {
 
   insertTask(task: Omit<TaskRow, "partials" | "input_tokens" | "output_tokens">): void {
     this.sql.exec(
-      "INSERT INTO tasks (id, submission_id, owner_message_id, started_at, check_at) VALUES (?, ?, ?, ?, ?)",
+      "INSERT INTO tasks (id, submission_id, reply_message_id, started_at, check_at) VALUES (?, ?, ?, ?, ?)",
       task.id,
       task.submission_id,
-      task.owner_message_id,
+      task.reply_message_id,
       task.started_at,
       task.check_at,
     );

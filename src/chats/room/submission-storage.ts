@@ -48,7 +48,7 @@ export const FAILED_KEPT_ENTRIES = 100;
 export const FAILED_KEPT_BYTES = 1_000_000;
 
 /** The running task as the submissions know it: its own submission and its reply. */
-type TaskLink = { id: string; submission_id: string; owner_message_id: string };
+type TaskLink = { id: string; submission_id: string; reply_message_id: string };
 
 type Counts = Record<"queued" | "steering" | "dispatching" | "running", number>;
 const isCounted = (status: SubmissionStatus): status is keyof Counts => status === "queued" || status === "steering" || status === "dispatching" || status === "running";
@@ -237,7 +237,7 @@ export class SubmissionStorage {
   takeSteering(row: SubmissionRow, task: TaskLink, userMessageId: string): void {
     // Read before the row joins the task, or a list read afresh (after an eviction) would hold it twice.
     const taken = this.steeringTaken(task);
-    this.move(row, "done", { task_id: task.id, user_message_id: userMessageId, reply_message_id: task.owner_message_id });
+    this.move(row, "done", { task_id: task.id, user_message_id: userMessageId, reply_message_id: task.reply_message_id });
     taken.push(row.content);
   }
 

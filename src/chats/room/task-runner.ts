@@ -3,19 +3,15 @@ import { askedBy } from "../../agent/asked-question";
 import type { AgentPort, AgentResult, AgentTask, TaskStep } from "../../agent/port";
 import { config } from "../../config";
 import type { ChargeOutcome } from "../../credits/account-ledger";
-import type { Env } from "../../env";
 import { log } from "../../log";
-import type { Change } from "./change";
+import type { RoomContext } from "./change";
 import { dispatchDecision } from "./dispatch-hold";
 import { ALARM_STEPS } from "../limits";
-import { liveTask } from "./live-task";
-import { messageOfTask, type RoomPublisher } from "./publisher";
-import type { QuestionStorage } from "./question-storage";
-import type { RoomStorage, TaskRow } from "./room-storage";
-import type { SubmissionRow, SubmissionStorage } from "./submission-storage";
+import { liveTask, type TaskControl } from "./live-task";
+import { messageOfTask } from "./publisher";
+import type { TaskRow } from "./room-storage";
+import type { SubmissionRow } from "./submission-storage";
 import type { Usage } from "../schemas";
-import type { UsageOutbox } from "./usage-outbox";
-import type { WebhookOutbox } from "./webhook-outbox";
 import { REPLY_MAX, STEERING_PER_TASK } from "../../agent/limits";
 
 /** A task that is not running, as an external agent's late call finds it. */
@@ -46,45 +42,35 @@ export class TaskRunner {
   private notBefore = 0;
 
   constructor(
-    private readonly env: Env,
-    private readonly ctx: DurableObjectState,
-    private readonly store: RoomStorage,
-    private readonly submissions: SubmissionStorage,
-    private readonly questions: QuestionStorage,
-    private readonly outbox: WebhookOutbox,
-    private readonly usage: UsageOutbox,
-    private readonly publisher: RoomPublisher,
+    private readonly room: RoomContext,
     private readonly agent: AgentPort,
-    private readonly change: Change,
-    // After a task's end: a failed task's credits go back (awaited, so the refund is done when the end is answered).
-    private readonly afterEnd: () => Promise<void>,
   ) {}
 
   /** A model task runs in the memory of the object that started it: one found running after a restart lost its call, and fails now. */
   recoverOrphan(now: number): boolean {
-    const orphan = this.agent.live && this.store.isInitialised() ? this.store.runningTask() : undefined;
-    if (orphan) this.store.setTaskCheckAt(orphan.id, now);
+    const orphan = this.agent.live && this.room.store.isInitialised() ? this.room.store.runningTask() : undefined;
+    if (orphan) this.room.store.setTaskCheckAt(orphan.id, now);
     return orphan !== undefined;
   }
 
   /** When the runner has work: the running task's check, or the next dispatch; undefined when there is none. */
   dueAt(): number | undefined {
-    const task = this.store.runningTask();
+    const task = this.room.store.runningTask();
     if (task) return Math.max(task.check_at, this.notBefore);
-    return this.submissions.waitsForDispatch() ? this.notBefore : undefined;
+    return this.room.submissions.waitsForDispatch() ? this.notBefore : undefined;
   }
 
   /** Finishes what is due, then dispatches queued submissions in order, one task at a time, within ALARM_STEPS. */
   async runDue(): Promise<void> {
     for (let step = 0; step < ALARM_STEPS; step++) {
       const now = Date.now();
-      const task = this.store.runningTask();
+      const task = this.room.store.runningTask();
       if (task) {
         if (task.check_at > now) return;
         await this.check(task, now);
         continue;
       }
-      const next = this.submissions.next();
+      const next = this.room.submissions.next();
       if (!next) return;
       if (!next.task_id || !next.account_id) {
         const assigned = await this.assign(next, now);
@@ -104,10 +90,10 @@ export class TaskRunner {
     const step: TaskStep = {
       startedAt: task.started_at,
       now,
-      written: this.store.replyLength(task.owner_message_id),
+      written: this.room.store.replyLength(task.reply_message_id),
       takeSteering: () => {
         this.takeOfferedSteering(task, now);
-        return this.submissions.steeringTaken(task);
+        return this.room.submissions.steeringTaken(task);
       },
     };
     const result = this.agent.check(this.inputOf(task), step);
@@ -115,11 +101,11 @@ export class TaskRunner {
     if (now >= this.deadlineOf(task)) {
       // AGENT_TIMEOUT_SECONDS, for every agent: whatever still works on the task is dropped.
       this.agent.abandon?.(this.inputOf(task));
-      const seconds = Math.round(config(this.env).agent.timeoutMs / 1000);
+      const seconds = Math.round(config(this.room.env).agent.timeoutMs / 1000);
       // What was written stays in the reply, as it does when the agent itself fails.
       return this.finish(task, { status: "failed", error: `The agent did not finish within ${seconds} s.` });
     }
-    this.store.setTaskCheckAt(task.id, Math.min(result.checkAt, this.deadlineOf(task)));
+    this.room.store.setTaskCheckAt(task.id, Math.min(result.checkAt, this.deadlineOf(task)));
     if (result.append) this.appendToReply(task, result.append, now);
   }
 
@@ -128,15 +114,15 @@ export class TaskRunner {
    * wait during maintenance, while its project is suspended, or when D1 cannot say.
    */
   private async assign(next: SubmissionRow, now: number): Promise<"assigned" | "wait" | "cancelled"> {
-    const decision = await dispatchDecision(this.env.DB, this.store.chat()!.project_id);
+    const decision = await dispatchDecision(this.room.env.DB, this.room.store.chat()!.project_id);
     // A queued entry may have been cancelled while D1 was asked (a started one cannot be).
-    if (next.status === "queued" && this.submissions.byId(next.id)?.status !== "queued") return "cancelled";
+    if (next.status === "queued" && this.room.submissions.byId(next.id)?.status !== "queued") return "cancelled";
     if (decision.kind !== "go") {
       if (next.status === "dispatching" && !next.task_id) {
         // Nothing is working now: the submission waits in the queue, and steering texts meant for it as messages of their own.
-        this.change(now, () => {
-          this.submissions.move(next, "queued");
-          this.submissions.requeueSteering();
+        this.room.change(now, () => {
+          this.room.submissions.move(next, "queued");
+          this.room.submissions.requeueSteering();
         });
       }
       this.notBefore = now + (decision.kind === "hold" ? HOLD_RECHECK_MS : DISPATCH_RETRY_MS);
@@ -144,7 +130,7 @@ export class TaskRunner {
     }
     // The task id and the paying account are stored before credits are taken, so a restart retries the same idempotent charge.
     const assigned = { task_id: next.task_id ?? crypto.randomUUID(), account_id: decision.ownerAccountId };
-    this.change(now, () => this.submissions.move(next, "dispatching", assigned));
+    this.room.change(now, () => this.room.submissions.move(next, "dispatching", assigned));
     Object.assign(next, { status: "dispatching", ...assigned });
     return "assigned";
   }
@@ -153,32 +139,32 @@ export class TaskRunner {
   private async dispatch(submission: SubmissionRow): Promise<boolean> {
     const taskId = submission.task_id!;
     const accountId = submission.account_id!;
-    const cost = config(this.env).taskCreditCost;
+    const cost = config(this.room.env).taskCreditCost;
     // The statement names the task by its project, chat and submission.
-    const ref = { projectId: this.store.chat()!.project_id, chatId: this.store.chat()!.id, submissionId: submission.id };
+    const ref = { projectId: this.room.store.chat()!.project_id, chatId: this.room.store.chat()!.id, submissionId: submission.id };
     let charged: ChargeOutcome;
     try {
-      charged = await this.env.ACCOUNT_LEDGER.getByName(accountId).charge(accountId, taskId, cost, ref);
+      charged = await this.room.env.ACCOUNT_LEDGER.getByName(accountId).charge(accountId, taskId, cost, ref);
     } catch (error) {
-      log.warn("charge_failed", { chatId: this.store.chat()!.id }, error);
+      log.warn("charge_failed", { chatId: this.room.store.chat()!.id }, error);
       return false;
     }
     this.notBefore = 0;
     const now = Date.now();
     const ofTask = messageOfTask(taskId, submission.id, now);
     if (charged === "insufficient") {
-      this.change(now, () => {
-        this.submissions.move(submission, "failed", { failed_at: now, failure_code: "insufficient_credits" });
-        this.outbox.record("submission.failed", submission.id, now);
-        this.submissions.requeueSteering();
-        this.publisher.addMessage({ id: crypto.randomUUID(), role: "error", content: NOT_ENOUGH_CREDITS, status: null, ...ofTask }, now);
+      this.room.change(now, () => {
+        this.room.submissions.move(submission, "failed", { failed_at: now, failure_code: "insufficient_credits" });
+        this.room.outbox.record("submission.failed", submission.id, now);
+        this.room.submissions.requeueSteering();
+        this.room.publisher.addMessage({ id: crypto.randomUUID(), role: "error", content: NOT_ENOUGH_CREDITS, status: null, ...ofTask }, now);
       });
       return true;
     }
     const task: TaskRow = {
       id: taskId,
       submission_id: submission.id,
-      owner_message_id: crypto.randomUUID(),
+      reply_message_id: crypto.randomUUID(),
       started_at: now,
       check_at: now,
       partials: 0,
@@ -187,18 +173,18 @@ export class TaskRunner {
     };
     const userMessageId = crypto.randomUUID();
     // The chat list hears of the start with the task's parts, from the alarm.
-    this.change(now, () => {
-      this.publisher.addMessage({ id: userMessageId, role: "user", content: submission.content, status: null, ...ofTask }, now);
-      this.publisher.addMessage({ id: task.owner_message_id, role: "owner", content: "", status: "working", ...ofTask }, now);
-      this.submissions.move(submission, "running", { user_message_id: userMessageId, reply_message_id: task.owner_message_id, charged: cost });
-      this.store.insertTask(task);
+    this.room.change(now, () => {
+      this.room.publisher.addMessage({ id: userMessageId, role: "user", content: submission.content, status: null, ...ofTask }, now);
+      this.room.publisher.addMessage({ id: task.reply_message_id, role: "owner", content: "", status: "working", ...ofTask }, now);
+      this.room.submissions.move(submission, "running", { user_message_id: userMessageId, reply_message_id: task.reply_message_id, charged: cost });
+      this.room.store.insertTask(task);
     });
     try {
-      const start = await this.agent.start(this.agentTask(submission, taskId), now, liveTask(task, this.store, this.submissions, this));
-      if (start.kind === "finished") await this.finish(task, start.result);
-      else if (this.store.runningTask()?.id === taskId) this.store.setTaskCheckAt(taskId, Math.min(start.checkAt, this.deadlineOf(task)));
+      const start = await this.agent.start(this.agentTask(submission, taskId), now, liveTask(task, this.room.store, this.room.submissions, this.controlOf(task)));
+      if (start.kind === "finished") this.finish(task, start.result);
+      else if (this.room.store.runningTask()?.id === taskId) this.room.store.setTaskCheckAt(taskId, Math.min(start.checkAt, this.deadlineOf(task)));
     } catch (error) {
-      await this.finish(task, { status: "failed", error: `The agent could not take the task: ${String((error as Error)?.message ?? error).slice(0, 300)}` });
+      this.finish(task, { status: "failed", error: `The agent could not take the task: ${String((error as Error)?.message ?? error).slice(0, 300)}` });
     }
     return true;
   }
@@ -207,8 +193,27 @@ export class TaskRunner {
   async complete(taskId: string, result: AgentResult): Promise<"done" | EndedTask> {
     const task = this.runningTaskNamed(taskId);
     if (!task) return this.endedTask(taskId);
-    await this.finish(task, result);
+    this.finish(task, result);
     return "done";
+  }
+
+  /** What a live task may do to its own task: each call acts only while that task is the running one. */
+  private controlOf(task: TaskRow): TaskControl {
+    const running = () => this.runningTaskNamed(task.id);
+    const whileRunning = <T>(act: (current: TaskRow) => T, otherwise: T) => {
+      const current = running();
+      return current ? act(current) : otherwise;
+    };
+    return {
+      append: (text) =>
+        whileRunning((current) => {
+          this.appendToReply(current, text, Date.now());
+          return true;
+        }, false),
+      takeSteering: () => whileRunning((current) => this.takeOfferedSteering(current, Date.now()), []),
+      addUsage: (usage) => whileRunning(() => this.room.store.addTaskUsage(task.id, usage), undefined),
+      finish: async (result) => void (await this.complete(task.id, result)),
+    };
   }
 
   /** The user stopped the task: it ends at once as interrupted_by_user with what it had written; telling the agent is best effort. */
@@ -216,14 +221,12 @@ export class TaskRunner {
     const input = this.inputOf(task);
     this.end(task, { status: "interrupted_by_user" }, now);
     // It must not hold up the answer; the agent's later output is refused.
-    this.ctx.waitUntil(this.agent.stop(input));
+    this.room.ctx.waitUntil(this.agent.stop(input));
   }
 
-  /** Records an agent's result for the running task, then pays back a failed task's credits. */
-  private async finish(task: TaskRow, result: AgentResult): Promise<void> {
-    if (this.store.runningTask()?.id !== task.id) return;
-    this.end(task, result, Date.now());
-    await this.afterEnd();
+  /** Records an agent's result for the running task (a failed task's credits go back after the change, in the background). */
+  private finish(task: TaskRow, result: AgentResult): void {
+    if (this.room.store.runningTask()?.id === task.id) this.end(task, result, Date.now());
   }
 
   /**
@@ -233,34 +236,34 @@ export class TaskRunner {
    */
   private end(task: TaskRow, end: TaskEnd, now: number): void {
     let becameAwaiting = false;
-    this.change(now, () => {
-      const reply = this.store.message(task.owner_message_id)!;
-      const submission = this.submissions.byId(task.submission_id);
+    this.room.change(now, () => {
+      const reply = this.room.store.message(task.reply_message_id)!;
+      const submission = this.room.submissions.byId(task.submission_id);
       const failed = end.status === "failed";
       // A task running when the release that keeps charges came paid what a task cost then.
-      const charged = submission?.charged ?? config(this.env).taskCreditCost;
+      const charged = submission?.charged ?? config(this.room.env).taskCreditCost;
       // The stored row has the token counts the task's model calls reported so far.
-      const usage = usageOf(this.store.runningTask() ?? task, end, failed ? 0 : charged);
+      const usage = usageOf(this.room.store.runningTask() ?? task, end, failed ? 0 : charged);
       // The result is authoritative over what was streamed.
       const content = end.content ?? reply.content;
       const asked = askedBy(end, content);
-      const wasAwaiting = this.questions.pending() !== undefined;
-      const questionId = asked ? this.questions.ask(asked, { taskId: task.id, messageId: reply.id }, now) : null;
-      this.publisher.finishReply(reply, end.status, content, usage, questionId, now);
-      this.usage.record({ taskId: task.id, endedAt: now, ...usage });
+      const wasAwaiting = this.room.questions.pending() !== undefined;
+      const questionId = asked ? this.room.questions.ask(asked, { taskId: task.id, messageId: reply.id }, now) : null;
+      this.room.publisher.finishReply(reply, end.status, content, usage, questionId, now);
+      this.room.usage.record({ taskId: task.id, endedAt: now, ...usage });
       if (failed) {
         const error = `${asSentence(end.error ?? "The agent could not complete this task.")} Its credits were returned.`;
-        this.publisher.addMessage({ id: crypto.randomUUID(), role: "error", content: error, status: null, ...messageOfTask(task.id, task.submission_id, now) }, now);
-        this.store.owesRefund(task.id, submission?.account_id ?? null);
+        this.room.publisher.addMessage({ id: crypto.randomUUID(), role: "error", content: error, status: null, ...messageOfTask(task.id, task.submission_id, now) }, now);
+        this.room.store.owesRefund(task.id, submission?.account_id ?? null);
       }
-      this.submissions.finishRunning(task.submission_id, failed ? charged : 0);
-      this.store.deleteTask(task.id);
-      this.submissions.requeueSteering();
-      this.outbox.record("message.completed", task.owner_message_id, now);
+      this.room.submissions.finishRunning(task.submission_id, failed ? charged : 0);
+      this.room.store.deleteTask(task.id);
+      this.room.submissions.requeueSteering();
+      this.room.outbox.record("message.completed", task.reply_message_id, now);
       becameAwaiting = !wasAwaiting && asked !== undefined;
     });
     // The chat as the change left it (touched, its version and updatedAt moved on), in the same synchronous stretch.
-    if (becameAwaiting) this.change(now, () => this.outbox.record("chat.awaiting_user", JSON.stringify(this.store.view()), now), "unlisted");
+    if (becameAwaiting) this.room.change(now, () => this.room.outbox.record("chat.awaiting_user", JSON.stringify(this.room.store.view()), now), "unlisted");
   }
 
   /** An external agent's partial output: appended once per part number, in order, only while the task runs. */
@@ -269,8 +272,8 @@ export class TaskRunner {
     if (!task) return this.endedTask(taskId);
     if (seq <= task.partials) return "duplicate";
     if (seq > task.partials + 1) return "out_of_order";
-    if (this.store.replyLength(task.owner_message_id) + text.length > REPLY_MAX) return "too_long";
-    this.store.setTaskPartials(task.id, seq);
+    if (this.room.store.replyLength(task.reply_message_id) + text.length > REPLY_MAX) return "too_long";
+    this.room.store.setTaskPartials(task.id, seq);
     this.appendToReply(task, text, Date.now());
     return "appended";
   }
@@ -288,12 +291,12 @@ export class TaskRunner {
    * Those not taken yet must be the first ones offered, in order; each becomes a user message of the task.
    */
   acceptSteering(taskId: string, ids: string[]): SteeringAck {
-    if (!this.store.isInitialised()) return { kind: "unknown" };
+    if (!this.room.store.isInitialised()) return { kind: "unknown" };
     const task = this.runningTaskNamed(taskId);
-    const own = task?.submission_id ?? this.submissions.ofTask(taskId)?.id;
+    const own = task?.submission_id ?? this.room.submissions.ofTask(taskId)?.id;
     if (!own) return { kind: "unknown" };
     const takenByTask = (id: string) => {
-      const row = this.submissions.byId(id);
+      const row = this.room.submissions.byId(id);
       return row?.task_id === taskId && row.id !== own && row.status === "done";
     };
     if (!task) return ids.every(takenByTask) ? { kind: "taken" } : { kind: this.endedTask(taskId) };
@@ -316,7 +319,7 @@ export class TaskRunner {
 
   /** The steering entries the running task may take now: the oldest waiting, within its cap. */
   private steeringOffer(task: TaskRow): SubmissionRow[] {
-    return this.submissions.steeringWaiting(STEERING_PER_TASK - this.submissions.steeringTaken(task).length);
+    return this.room.submissions.steeringWaiting(STEERING_PER_TASK - this.room.submissions.steeringTaken(task).length);
   }
 
   /** The running task takes the steering entries offered to it now; returns their texts. */
@@ -329,47 +332,47 @@ export class TaskRunner {
   /** The running task takes these steering entries: each leaves the queue and becomes a user message of the task, free of charge. */
   private takeSteering(task: TaskRow, rows: SubmissionRow[], now: number): void {
     if (rows.length === 0) return;
-    this.change(now, () => {
+    this.room.change(now, () => {
       for (const row of rows) {
         const messageId = crypto.randomUUID();
-        this.submissions.takeSteering(row, task, messageId);
-        this.publisher.addMessage({ id: messageId, role: "user", content: row.content, status: null, ...messageOfTask(task.id, row.id, now) }, now);
+        this.room.submissions.takeSteering(row, task, messageId);
+        this.room.publisher.addMessage({ id: messageId, role: "user", content: row.content, status: null, ...messageOfTask(task.id, row.id, now) }, now);
       }
     });
   }
 
   /** The reply's text as it is written; the chat list hears of it when the task ends. */
   appendToReply(task: TaskRow, text: string, now: number): void {
-    this.change(now, () => this.publisher.appendToReply(task.owner_message_id, text, now), "unlisted");
+    this.room.change(now, () => this.room.publisher.appendToReply(task.reply_message_id, text, now), "unlisted");
   }
 
   /** The running task, when it is the one named. */
   runningTaskNamed(taskId: string): TaskRow | undefined {
-    const task = this.store.isInitialised() ? this.store.runningTask() : undefined;
+    const task = this.room.store.isInitialised() ? this.room.store.runningTask() : undefined;
     return task?.id === taskId ? task : undefined;
   }
 
   /** Why a task is not running: the user stopped it, it ended otherwise, or this chat never had it. */
   endedTask(taskId: string): EndedTask {
-    const submission = this.store.isInitialised() ? this.submissions.ofTask(taskId) : undefined;
+    const submission = this.room.store.isInitialised() ? this.room.submissions.ofTask(taskId) : undefined;
     if (!submission) return "unknown";
-    const reply = submission.reply_message_id ? this.store.message(submission.reply_message_id) : undefined;
+    const reply = submission.reply_message_id ? this.room.store.message(submission.reply_message_id) : undefined;
     return reply?.status === "interrupted_by_user" ? "stopped" : "already_finished";
   }
 
   /** When a task still working fails (AGENT_TIMEOUT_SECONDS after it started). */
   private deadlineOf(task: TaskRow): number {
-    return task.started_at + config(this.env).agent.timeoutMs;
+    return task.started_at + config(this.room.env).agent.timeoutMs;
   }
 
   private inputOf(task: TaskRow): AgentTask {
-    if (this.runningInput?.taskId !== task.id) this.runningInput = this.agentTask(this.submissions.byId(task.submission_id)!, task.id);
+    if (this.runningInput?.taskId !== task.id) this.runningInput = this.agentTask(this.room.submissions.byId(task.submission_id)!, task.id);
     return this.runningInput;
   }
 
   private agentTask(submission: SubmissionRow, taskId: string): AgentTask {
-    const chat = this.store.chat()!;
-    const { publicOrigin } = config(this.env);
+    const chat = this.room.store.chat()!;
+    const { publicOrigin } = config(this.room.env);
     return {
       taskId,
       chatId: chat.id,
@@ -378,7 +381,7 @@ export class TaskRunner {
       replyToMessageId: submission.reply_to,
       callbackUrl: taskCallbackUrl(publicOrigin, chat.id, taskId, "result"),
       steeringUrl: taskCallbackUrl(publicOrigin, chat.id, taskId, "steering"),
-      answer: this.questions.answeredBy(submission),
+      answer: this.room.questions.answeredBy(submission),
     };
   }
 }

@@ -1,7 +1,7 @@
 import type { Env } from "../../env";
-import type { DeferredJob } from "./deferred-jobs";
 import { log } from "../../log";
 import type { RoomStorage } from "./room-storage";
+import type { AlarmSchedule, DeferredJob } from "./schedule";
 import type { WebhookOutbox } from "./webhook-outbox";
 import type { WebhookTask } from "../webhook-task";
 
@@ -31,8 +31,8 @@ export class WebhookHandOff implements DeferredJob {
     private readonly ctx: DurableObjectState,
     private readonly store: RoomStorage,
     private readonly outbox: WebhookOutbox,
-    // Called when a hand-off has settled: what is due next may have changed.
-    private readonly settled: () => void,
+    // Told when a hand-off has settled: what is due next may have changed.
+    private readonly schedule: AlarmSchedule,
   ) {}
 
   /** After a change: starts a hand-off in the background when events wait and no failure pauses it. */
@@ -62,7 +62,7 @@ export class WebhookHandOff implements DeferredJob {
     const running = this.handOffWaiting().finally(() => {
       // A lost one settling late must not clear the one that replaced it.
       if (this.running === running) this.running = undefined;
-      this.settled();
+      this.schedule.reschedule(Date.now());
     });
     this.running = running;
     this.ctx.waitUntil(running);

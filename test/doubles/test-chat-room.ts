@@ -1,0 +1,29 @@
+import { ChatRoom } from "../../src/chats/room/chat-room";
+
+/**
+ * The chat object as the tests run it (bound as CHAT_ROOM in the test Worker): the service's own
+ * class, plus what a test needs to drive or see of it, through the parts a subclass is given.
+ */
+export class TestChatRoom extends ChatRoom {
+  /** The streams' pulse (every 5 s while any is open), at a chosen time. */
+  async pulseListeners(now = Date.now()): Promise<void> {
+    await this.streams.pulse(now);
+  }
+
+  async listenerCount(): Promise<number> {
+    return this.streams.size;
+  }
+
+  /** What the queue bound counts, as this object keeps it in memory. */
+  async queueLoad(): Promise<{ entries: number; bytes: number }> {
+    return this.submissions.load();
+  }
+
+  /** Appends `count` reply deltas of `text` to the log faster than any reader takes them, and wakes the streams as a change does; answers the id before them. */
+  async floodLog(text: string, count: number): Promise<number> {
+    const before = this.publisher.newestId();
+    for (let i = 0; i < count; i++) this.publisher.appendToReply(crypto.randomUUID(), text, Date.now());
+    this.streams.wake();
+    return before;
+  }
+}
