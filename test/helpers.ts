@@ -99,6 +99,20 @@ const chatRooms = env.CHAT_ROOM as unknown as DurableObjectNamespace<TestChatRoo
 /** The chat's object, by the chat's id. */
 export const room = (chatId: string) => chatRooms.getByName(chatId);
 
+/** The queue as the chat's object answers it over RPC (also while its project is suspended, when the API answers 404). */
+export async function roomQueue(chatId: string, projectId: string) {
+  const queue = await room(chatId).queueEntries(projectId);
+  if (queue.kind !== "queue") throw new Error(queue.kind);
+  return queue.items;
+}
+
+/** The chat as its object answers it over RPC. */
+export async function roomChat(chatId: string, projectId: string) {
+  const read = await room(chatId).get(projectId);
+  if (read.kind !== "chat") throw new Error(read.kind);
+  return read.chat;
+}
+
 /** A chat, its history and its queue as a client reads them. */
 export const chatOf = async (w: World, chatId: string) => Chat.parse((await call("GET", `${chatsPath(w)}/${chatId}`, { token: w.token })).json);
 export const historyOf = async (w: World, chatId: string, query = "?limit=100") =>

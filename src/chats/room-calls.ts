@@ -3,9 +3,12 @@ import type { Seen } from "../db/read-mostly";
 import type { JsonText } from "../http/router";
 import type { ProjectState } from "../projects/access";
 import type { Question, QuestionStatus } from "./question-schemas";
-import type { Message, Submission, SubmissionState } from "./schemas";
+import type { Chat, Message, QueueEntry, Submission, SubmissionState } from "./schemas";
 
 /** What the Worker asks the chat object over RPC and what it answers: the routes read this, never the object's own files. */
+
+/** Every answer's way of saying the chat is not in the project asked about (or does not exist): the routes map it to 404 in one place. */
+export type NotHere = { kind: "not_found" };
 
 /** What the Worker knew when it took the request: the object keeps it, so a task can run even where D1 cannot be read. */
 export type SeenByWorker = { maintenance: Seen<boolean>; project: Seen<ProjectState> };
@@ -25,13 +28,18 @@ export type SubmitOutcome =
   | { kind: "archived" }
   | { kind: "unknown_reply_target" }
   | { kind: "queue_full" }
-  | { kind: "not_found" };
+  | NotHere;
 /** eventId: the newest event whose effects the answer shows (read in the same synchronous stretch), for Chat-Event-Id. */
-export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null; eventId: number } | { kind: "bad_cursor" } | { kind: "not_found" };
-export type MessageOutcome = { kind: "message"; message: Message } | { kind: "message_not_found" } | { kind: "not_found" };
+export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null; eventId: number } | { kind: "bad_cursor" } | NotHere;
+export type MessageOutcome = { kind: "message"; message: Message } | { kind: "message_not_found" } | NotHere;
 /** A message read with the newest event id whose effects it shows, for Chat-Event-Id. */
-export type MessageRead = { kind: "message"; message: Message; eventId: number } | { kind: "message_not_found" } | { kind: "not_found" };
-export type CancelOutcome = "cancelled" | "started" | "submission_not_found" | "not_found";
-export type SubmissionOutcome = { kind: "submission"; submission: SubmissionState } | { kind: "submission_not_found" } | { kind: "not_found" };
+export type MessageRead = { kind: "message"; message: Message; eventId: number } | { kind: "message_not_found" } | NotHere;
+export type CancelOutcome = { kind: "cancelled" } | { kind: "started" } | { kind: "submission_not_found" } | NotHere;
+export type SubmissionOutcome = { kind: "submission"; submission: SubmissionState } | { kind: "submission_not_found" } | NotHere;
 // The question as JSON text: an action's input is any JSON, which RPC's types cannot name.
-export type QuestionOutcome = { kind: "question"; question: JsonText<Question> } | { kind: "question_not_found" } | { kind: "not_found" };
+export type QuestionOutcome = { kind: "question"; question: JsonText<Question> } | { kind: "question_not_found" } | NotHere;
+/** The chat as it stands (after a rename or an archive), with the newest event id whose effects it shows. */
+export type ChatRead = { kind: "chat"; chat: Chat; eventId: number } | NotHere;
+export type QueueRead = { kind: "queue"; items: QueueEntry[]; eventId: number } | NotHere;
+/** A live event stream of the chat. */
+export type Followed = { kind: "stream"; stream: ReadableStream<Uint8Array> } | NotHere;

@@ -2,7 +2,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect } from "vitest";
 import { ACCESS_FRESH_MS } from "../../src/projects/access";
 import { alarmOf, runNextAlarm, settle } from "../clock";
-import { admin, creditsOf, peek, room } from "../helpers";
+import { admin, creditsOf, peek, room, roomQueue } from "../helpers";
 import { it } from "../fixtures/chat";
 import type { SubmitRequest } from "../../src/chats/room-calls";
 
@@ -27,7 +27,7 @@ describe("a suspended project", () => {
     for (const content of ["first", "second"]) expect((await stub.submit(w.projectId, request(content, w.account.id))).kind).toBe("accepted");
     expect(await runDurableObjectAlarm(stub)).toBe(true);
 
-    expect((await stub.queueEntries(w.projectId))!.items.map((e) => [e.content, e.status])).toEqual([
+    expect((await roomQueue(chat.id, w.projectId)).map((e) => [e.content, e.status])).toEqual([
       ["first", "queued"],
       ["second", "queued"],
     ]);

@@ -3,7 +3,7 @@ import { describe, expect, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { AccountLedger } from "../../src/credits/account-ledger";
 import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock";
-import { chatOf, creditsOf, historyOf, ledger, newChat, peek, queueOf, replies, room, send, world, type World } from "../helpers";
+import { chatOf, creditsOf, historyOf, ledger, newChat, peek, queueOf, replies, room, roomChat, send, world, type World } from "../helpers";
 import { it } from "../fixtures/chat";
 
 const charges = (accountId: string, taskId: string) =>
@@ -55,7 +55,7 @@ describe("a task interrupted at each step", () => {
       expect(await charges(w.account.id, taskId)).toBe(1);
     }
     expect(await creditsOf(w.account.id)).toBe(999);
-    expect((await room(chatId).get(w.projectId))!.chat.isWorking).toBe(false);
+    expect((await roomChat(chatId, w.projectId)).isWorking).toBe(false);
   });
 
   it("finishes a running task after a restart", async ({ clock, w, chat }) => {

@@ -4,7 +4,7 @@ import type { AccountLedger } from "../../src/credits/account-ledger";
 import { ACCESS_STALE_MS } from "../../src/projects/access";
 import { alarmOf, frozenClock, runNextAlarm, settle, type Clock } from "../clock";
 import { watchD1 } from "../d1-calls";
-import { call, chatsPath, creditsOf, expectProblem, ledger, newChat, peek, room, send, world, type World } from "../helpers";
+import { call, chatsPath, creditsOf, expectProblem, ledger, newChat, peek, room, roomQueue, send, world, type World } from "../helpers";
 
 const chargesOf = (accountId: string) =>
   runInDurableObject(ledger(accountId), (_: AccountLedger, state) =>
@@ -79,7 +79,7 @@ describe("a D1 outage", () => {
       expect(await runNextAlarm(room(chatId), clock), "the alarm ran and did not throw").toBe(true);
       expect(await alarmOf(room(chatId)), "and looks again later").toBeGreaterThan(clock.now());
     }
-    expect((await room(chatId).queueEntries(w.projectId))!.items.map((e) => [e.content, e.status])).toEqual([["queued before the outage", "queued"]]);
+    expect((await roomQueue(chatId, w.projectId)).map((e) => [e.content, e.status])).toEqual([["queued before the outage", "queued"]]);
     expect(await creditsOf(w.account.id)).toBe(999);
     expect(d1.calls.filter((c) => c.failed).length).toBeGreaterThan(0);
 

@@ -3,7 +3,7 @@ import { describe, expect, vi } from "vitest";
 import { MAX_STREAMS_PER_TOKEN } from "../../src/auth/token-gate";
 import { ChatRoom } from "../../src/chats/room/chat-room";
 import { alarmOf, runNextAlarm, settle } from "../clock";
-import { admin, call, chatsPath, expectProblem, inDays, newChat, peek, room, type World } from "../helpers";
+import { admin, call, chatsPath, expectProblem, inDays, newChat, peek, room, roomQueue, type World } from "../helpers";
 import { it } from "../fixtures/chat";
 import { callTool, connect, MCP_URL, success, toolProblem } from "./mcp-helpers";
 
@@ -41,8 +41,7 @@ describe("an MCP wait holds a stream place", () => {
     const refused = toolProblem(await callTool(client, "send_message", args("one too many")), "too_many_streams");
     expect(refused.status).toBe(429);
     expect((await peek(w, chat.id)).some((m) => m.content.includes("one too many"))).toBe(false);
-    const queue = await room(chat.id).queueEntries(w.projectId);
-    expect(queue!.items.map((e) => e.content)).not.toContain("one too many");
+    expect((await roomQueue(chat.id, w.projectId)).map((e) => e.content)).not.toContain("one too many");
     expectProblem(await call("GET", `${chatsPath(w)}/${chat.id}/events`, { token: w.token }), 429, "too_many_streams");
     // Without a wait nothing is held: the send goes through.
     expect(success(await callTool(client, "send_message", args("no wait", 0))).submission.disposition).toBe("queued");

@@ -4,7 +4,7 @@ import { emptyBodyIsNone } from "../../http/json-body";
 import { ApiError } from "../../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../../http/router";
 import { SUBMIT_DESCRIPTION, submitTo } from "./message-routes";
-import { chatInProject, chatNotFound, messageNotFound, submissionNotFound } from "./route-access";
+import { chatInProject, found, messageNotFound, submissionNotFound } from "./route-access";
 import { ChatParams, Message, MessageParams, SendMessageBody, SendMessageHeaders, StopBody, Submission, SubmissionParams } from "../schemas";
 import { security, write } from "../../projects/guards";
 import { STEERING_PER_TASK } from "../../agent/limits";
@@ -33,8 +33,7 @@ controlRoutes.openapi(
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
-    const outcome = await chat.stopReply(access.projectId, c.req.valid("param").messageId.toLowerCase());
-    if (outcome.kind === "not_found") throw chatNotFound();
+    const outcome = found(await chat.stopReply(access.projectId, c.req.valid("param").messageId.toLowerCase()));
     if (outcome.kind === "message_not_found") throw messageNotFound("This chat has no agent reply with that id.");
     return c.json(outcome.message, 200);
   },
@@ -58,10 +57,8 @@ controlRoutes.openapi(
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
-    const outcome = await chat.cancelSubmission(access.projectId, c.req.valid("param").submissionId.toLowerCase());
-    switch (outcome) {
-      case "not_found":
-        throw chatNotFound();
+    const outcome = found(await chat.cancelSubmission(access.projectId, c.req.valid("param").submissionId.toLowerCase()));
+    switch (outcome.kind) {
       case "submission_not_found":
         throw submissionNotFound();
       case "started":

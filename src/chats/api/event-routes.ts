@@ -3,7 +3,7 @@ import type { GatedEnv } from "../../auth/gate";
 import { MAX_STREAMS_PER_TOKEN } from "../../auth/token-gate";
 import { ApiError } from "../../http/problem";
 import { createRouter } from "../../http/router";
-import { chatInProject, chatNotFound } from "./route-access";
+import { chatInProject, found } from "./route-access";
 import { ChatParams, EventsHeaders, EventsQuery } from "../schemas";
 import { ChatEvent, EVENT_DATA_COMPONENTS, LOGGED_EVENT_TYPES, spokenList } from "../event-registry";
 import { projectProblems, read, security } from "../../projects/guards";
@@ -52,11 +52,9 @@ eventRoutes.openapi(
         headers: { "retry-after": String(lease.retryAfterSeconds) },
       });
     }
-    const stream = await chat.follow(access.projectId, resume === undefined ? null : Number(resume), { tokenHash, leaseId, accountId, projectId: access.projectId });
-    if (!stream) {
-      c.executionCtx.waitUntil(gate.closeStream(leaseId));
-      throw chatNotFound();
-    }
-    return c.body(stream, 200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
+    const followed = await chat.follow(access.projectId, resume === undefined ? null : Number(resume), { tokenHash, leaseId, accountId, projectId: access.projectId });
+    // The place was taken for a stream that did not open.
+    if (followed.kind === "not_found") c.executionCtx.waitUntil(gate.closeStream(leaseId));
+    return c.body(found(followed).stream, 200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
   },
 );

@@ -103,7 +103,7 @@ chatLifecycleRoutes.openapi(
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
-    return c.json(found(await chat.rename(access.projectId, c.req.valid("json").title)), 200);
+    return c.json(found(await chat.rename(access.projectId, c.req.valid("json").title)).chat, 200);
   },
 );
 
@@ -125,7 +125,7 @@ for (const [action, archived] of [
     }),
     async (c) => {
       const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
-      return c.json(found(await chat.setArchived(access.projectId, archived)), 200);
+      return c.json(found(await chat.setArchived(access.projectId, archived)).chat, 200);
     },
   );
 }

@@ -5,7 +5,7 @@ import { ApiError, invalidRequest } from "../../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../../http/router";
 import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
 import { maintenanceFlag } from "../maintenance";
-import { chatInProject, chatNotFound, found, messageNotFound, questionNotFound, submissionNotFound } from "./route-access";
+import { chatInProject, found, messageNotFound, questionNotFound, submissionNotFound } from "./route-access";
 import {
   ChatParams,
   MESSAGE_BODY_LIMIT_BYTES,
@@ -51,10 +51,8 @@ export async function submitTo<P extends string>(c: Context<GatedEnv, P, SubmitI
  */
 export async function submitToChat(c: Context<GatedEnv>, params: { projectId: string; chatId: string }, submitted: Submitted) {
   const [{ access, chat }, maintenance] = await Promise.all([chatInProject(c, "write", params), maintenanceFlag(c.env.DB)]);
-  const outcome = await chat.submit(access.projectId, { ...submitted, seen: { maintenance, project: access.project } });
+  const outcome = found(await chat.submit(access.projectId, { ...submitted, seen: { maintenance, project: access.project } }));
   switch (outcome.kind) {
-    case "not_found":
-      throw chatNotFound();
     case "question_not_found":
       throw questionNotFound();
     case "archived":
@@ -99,8 +97,7 @@ messageRoutes.openapi(
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
     const { cursor, limit } = c.req.valid("query");
-    const page = await chat.messages(access.projectId, cursor, limit);
-    if (page.kind === "not_found") throw chatNotFound();
+    const page = found(await chat.messages(access.projectId, cursor, limit));
     if (page.kind === "bad_cursor") throw invalidRequest("The cursor is not one this chat gave out.", [{ path: "cursor", message: "unknown or malformed cursor" }]);
     return c.json({ items: page.items, nextCursor: page.nextCursor }, 200, { "chat-event-id": String(page.eventId) });
   },
@@ -124,8 +121,7 @@ messageRoutes.openapi(
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    const outcome = await chat.message(access.projectId, c.req.valid("param").messageId.toLowerCase());
-    if (outcome.kind === "not_found") throw chatNotFound();
+    const outcome = found(await chat.message(access.projectId, c.req.valid("param").messageId.toLowerCase()));
     if (outcome.kind === "message_not_found") throw messageNotFound();
     return c.json(outcome.message, 200, { "chat-event-id": String(outcome.eventId) });
   },
@@ -183,8 +179,7 @@ messageRoutes.openapi(
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    const outcome = await chat.submissionState(access.projectId, c.req.valid("param").submissionId.toLowerCase());
-    if (outcome.kind === "not_found") throw chatNotFound();
+    const outcome = found(await chat.submissionState(access.projectId, c.req.valid("param").submissionId.toLowerCase()));
     if (outcome.kind === "submission_not_found") throw submissionNotFound();
     return c.json(outcome.submission, 200);
   },

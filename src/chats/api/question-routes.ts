@@ -3,7 +3,7 @@ import type { GatedEnv } from "../../auth/gate";
 import { createRouter, jsonResponse, jsonText, problems } from "../../http/router";
 import { submitToChat } from "./message-routes";
 import { AnswerSubmission, Question, QuestionParams } from "../question-schemas";
-import { chatInProject, chatNotFound, questionNotFound } from "./route-access";
+import { chatInProject, found, questionNotFound } from "./route-access";
 import { SendMessageHeaders } from "../schemas";
 import { read, security, write } from "../../projects/guards";
 import { CONTENT_MAX, REASON_MAX } from "../../agent/limits";
@@ -27,8 +27,7 @@ questionRoutes.openapi(
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    const outcome = await chat.question(access.projectId, c.req.valid("param").questionId.toLowerCase());
-    if (outcome.kind === "not_found") throw chatNotFound();
+    const outcome = found(await chat.question(access.projectId, c.req.valid("param").questionId.toLowerCase()));
     if (outcome.kind === "question_not_found") throw questionNotFound();
     return jsonText<Question, 200>(c, outcome.question, 200);
   },

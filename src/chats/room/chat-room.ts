@@ -18,7 +18,7 @@ import { RoomPublisher } from "./publisher";
 import { ChatStreams } from "./streams";
 import { QuestionStorage } from "./question-storage";
 import { RoomStorage, type ChatRow } from "./room-storage";
-import type { Chat, QueueEntry } from "../schemas";
+import type { Chat } from "../schemas";
 import { SubmissionStorage } from "./submission-storage";
 import { TaskRunner, type EndedTask, type PartialOutcome, type SteeringAck, type SteeringOffer } from "./task-runner";
 import { WebhookHandOff } from "./webhook-handoff";
@@ -26,9 +26,23 @@ import { UsageOutbox } from "./usage-outbox";
 import { WebhookOutbox } from "./webhook-outbox";
 import { webhookPayload } from "./webhook-payload";
 import type { Answer } from "../../agent/question-shapes";
-import type { CancelOutcome, MessageOutcome, MessageRead, MessagesOutcome, QuestionOutcome, SubmissionOutcome, SubmitOutcome, SubmitRequest } from "../room-calls";
+import type {
+  CancelOutcome,
+  ChatRead,
+  Followed,
+  MessageOutcome,
+  MessageRead,
+  MessagesOutcome,
+  NotHere,
+  QuestionOutcome,
+  QueueRead,
+  SubmissionOutcome,
+  SubmitOutcome,
+  SubmitRequest,
+} from "../room-calls";
 
 const utf8 = new TextEncoder();
+const NOT_HERE: NotHere = { kind: "not_found" };
 
 /**
  * One object per chat, the single source of truth for its title, archive state, messages, queue,
@@ -100,25 +114,30 @@ export class ChatRoom extends DurableObject<Env> {
     return this.#store.view();
   }
 
-  async get(projectId: string): Promise<{ chat: Chat; eventId: number } | null> {
-    return this.chatIn(projectId) ? { chat: this.#store.view(), eventId: this.publisher.newestId() } : null;
+  async get(projectId: string): Promise<ChatRead> {
+    return this.chatIn(projectId) ? this.read() : NOT_HERE;
   }
 
-  async rename(projectId: string, title: string): Promise<Chat | null> {
-    if (!this.chatIn(projectId)) return null;
+  /** The chat as it stands, with the event id it is current to (read in the same synchronous stretch). */
+  private read(): ChatRead {
+    return { kind: "chat", chat: this.#store.view(), eventId: this.publisher.newestId() };
+  }
+
+  async rename(projectId: string, title: string): Promise<ChatRead> {
+    if (!this.chatIn(projectId)) return NOT_HERE;
     this.#change(Date.now(), () => this.#store.rename(title));
     await this.syncList();
-    return this.#store.view();
+    return this.read();
   }
 
-  async setArchived(projectId: string, archived: boolean): Promise<Chat | null> {
+  async setArchived(projectId: string, archived: boolean): Promise<ChatRead> {
     const chat = this.chatIn(projectId);
-    if (!chat) return null;
+    if (!chat) return NOT_HERE;
     const now = Date.now();
     if (archived !== (chat.archived_at !== null)) this.#change(now, () => this.#store.setArchivedAt(archived ? iso(now) : null));
     else this.#change(now, nothing, "unlisted");
     await this.syncList();
-    return this.#store.view();
+    return this.read();
   }
 
   /**
@@ -135,7 +154,7 @@ export class ChatRoom extends DurableObject<Env> {
     // Before anything is decided: from here to the insert nothing awaits.
     const contentHash = await sha256Hex(content);
     const chat = this.chatIn(projectId);
-    if (!chat) return { kind: "not_found" };
+    if (!chat) return NOT_HERE;
     const replyTo = request.kind === "answer" ? null : request.replyToMessageId;
     // Part of the input, so it is refused before the key is looked at (a replay's target was valid, and messages stay).
     if (replyTo && !this.#store.hasMessage(replyTo)) return { kind: "unknown_reply_target" };
@@ -197,14 +216,14 @@ export class ChatRoom extends DurableObject<Env> {
   /** A question the chat's agent asked, as it stands. */
   async question(projectId: string, questionId: string): Promise<QuestionOutcome> {
     const chat = this.chatIn(projectId);
-    if (!chat) return { kind: "not_found" };
+    if (!chat) return NOT_HERE;
     const row = this.#questions.byId(questionId);
     return row ? { kind: "question", question: JSON.stringify(this.#questions.view(row, chat.id)) } : { kind: "question_not_found" };
   }
 
   async messages(projectId: string, cursor: string | undefined, limit: number): Promise<MessagesOutcome> {
     const chat = this.chatIn(projectId);
-    if (!chat) return { kind: "not_found" };
+    if (!chat) return NOT_HERE;
     const before = cursor === undefined ? null : decodeCursor(chat.id, cursor);
     if (before === undefined) return { kind: "bad_cursor" };
     const page = this.#store.messagesBefore(before, limit);
@@ -212,14 +231,14 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   // Not named "queue": that name is reserved for the Queues handler and is not callable over RPC.
-  async queueEntries(projectId: string): Promise<{ items: QueueEntry[]; eventId: number } | null> {
-    if (!this.chatIn(projectId)) return null;
-    return { items: this.submissions.queue(Date.now()), eventId: this.publisher.newestId() };
+  async queueEntries(projectId: string): Promise<QueueRead> {
+    if (!this.chatIn(projectId)) return NOT_HERE;
+    return { kind: "queue", items: this.submissions.queue(Date.now()), eventId: this.publisher.newestId() };
   }
 
   /** What a submission became: its status and the ids of its task and messages. */
   async submissionState(projectId: string, submissionId: string): Promise<SubmissionOutcome> {
-    if (!this.chatIn(projectId)) return { kind: "not_found" };
+    if (!this.chatIn(projectId)) return NOT_HERE;
     const row = this.submissions.byId(submissionId);
     if (!row) return { kind: "submission_not_found" };
     const { id, status, task_id: taskId, user_message_id: userMessageId, reply_message_id: replyMessageId, created_at: createdAt } = row;
@@ -231,7 +250,7 @@ export class ChatRoom extends DurableObject<Env> {
 
   /** One message of the chat, whatever its role, and the event id it is current to (read in the same synchronous stretch). */
   async message(projectId: string, messageId: string): Promise<MessageRead> {
-    if (!this.chatIn(projectId)) return { kind: "not_found" };
+    if (!this.chatIn(projectId)) return NOT_HERE;
     const message = this.#store.message(messageId);
     return message ? { kind: "message", message, eventId: this.publisher.newestId() } : { kind: "message_not_found" };
   }
@@ -241,7 +260,7 @@ export class ChatRoom extends DurableObject<Env> {
    * and the queue moves on; one that has ended is answered as it is, so a retried or late stop is safe.
    */
   async stopReply(projectId: string, messageId: string): Promise<MessageOutcome> {
-    if (!this.chatIn(projectId)) return { kind: "not_found" };
+    if (!this.chatIn(projectId)) return NOT_HERE;
     const message = this.#store.message(messageId);
     if (message?.role !== "owner") return { kind: "message_not_found" };
     const task = this.#store.runningTask();
@@ -252,28 +271,28 @@ export class ChatRoom extends DurableObject<Env> {
 
   /** Removes a submission that has not started (queued, steering or failed) for good; its key then answers submission_cancelled. */
   async cancelSubmission(projectId: string, submissionId: string): Promise<CancelOutcome> {
-    if (!this.chatIn(projectId)) return "not_found";
+    if (!this.chatIn(projectId)) return NOT_HERE;
     const row = this.submissions.byId(submissionId);
-    if (!row) return "submission_not_found";
-    if (row.status === "cancelled") return "cancelled";
-    if (row.status !== "queued" && row.status !== "steering" && row.status !== "failed") return "started";
+    if (!row) return { kind: "submission_not_found" };
+    if (row.status === "cancelled") return { kind: "cancelled" };
+    if (row.status !== "queued" && row.status !== "steering" && row.status !== "failed") return { kind: "started" };
     // Only queuedCount is part of the summary: the chat list must hear that it went down.
     this.#change(Date.now(), () => this.submissions.move(row, "cancelled"), row.status === "queued" ? "listed" : "unlisted");
-    return "cancelled";
+    return { kind: "cancelled" };
   }
 
   /**
    * A live event stream: a snapshot (or, resuming, every kept event after `resumeFrom`), then each
    * event as it is appended. Null when the chat is not in this project.
    */
-  async follow(projectId: string, resumeFrom: number | null, grant: StreamGrant): Promise<ReadableStream<Uint8Array> | null> {
-    if (!this.chatIn(projectId)) return null;
+  async follow(projectId: string, resumeFrom: number | null, grant: StreamGrant): Promise<Followed> {
+    if (!this.chatIn(projectId)) return NOT_HERE;
     const now = Date.now();
     // Failed entries whose 24 hours ended leave the queue as events first, so the log and a snapshot agree;
     // followers hear of the next one when it comes, also for entries that failed before this object woke.
     this.#change(now, nothing, "unlisted");
     const { cursor, first } = this.publisher.streamStart(resumeFrom, now);
-    return this.streams.open(cursor, first, grant, now);
+    return { kind: "stream", stream: this.streams.open(cursor, first, grant, now) };
   }
 
   /** An agent's result for a task: the http adapter's callback, or the end of a model's run in this object. */
