@@ -30,6 +30,7 @@ export default defineConfig(async () => {
           durableObjects: {
             CHAT_ROOM: { className: "TestChatRoom", useSQLite: true },
             FAULTY_CHAT_ROOM: { className: "FaultyJobChatRoom", useSQLite: true },
+            HELD_MODEL_CHAT_ROOM: { className: "HeldModelChatRoom", useSQLite: true },
           },
         },
       }),

@@ -2,4 +2,5 @@
 export * from "../src/index";
 export { default } from "../src/index";
 export { FaultyJobChatRoom } from "./doubles/faulty-job-chat-room";
+export { HeldModelChatRoom } from "./doubles/held-model-chat-room";
 export { TestChatRoom } from "./doubles/test-chat-room";

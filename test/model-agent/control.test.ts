@@ -1,9 +1,8 @@
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import type { AgentPort } from "../../src/agent/port";
 import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { chatOf, chatsPath, creditsOf, historyOf, newChat, peek, room, send, world } from "../helpers";
+import { chatsPath, creditsOf, env, historyOf, newChat, peek, room, send, world, type World } from "../helpers";
 import { openEvents } from "../sse";
 import { steer, stop, stopped } from "../chats/control-helpers";
 import { fakeModel, replying } from "./fake-model";
@@ -21,6 +20,33 @@ async function writing(w: Awaited<ReturnType<typeof world>>, chatId: string) {
   });
 }
 
+/** A chat of w's project on the held model (test/doubles/held-model-chat-room.ts), driven over RPC as the routes drive theirs. */
+async function heldChat(w: World) {
+  const chatId = crypto.randomUUID();
+  const stub = env.HELD_MODEL_CHAT_ROOM.getByName(chatId);
+  await stub.create(chatId, w.projectId, "held");
+  const seen = () => ({ maintenance: { value: false, at: Date.now() }, project: { value: { status: "active" as const, ownerAccountId: w.account.id }, at: Date.now() } });
+  return {
+    stub,
+    send: async (content: string) =>
+      expect(await stub.submit(w.projectId, { kind: "send", idempotencyKey: crypto.randomUUID(), content, replyToMessageId: null, seen: seen() })).toMatchObject({
+        kind: "accepted",
+      }),
+    history: async () => {
+      const page = await stub.messages(w.projectId, undefined, 100);
+      if (page.kind !== "page") throw new Error(page.kind);
+      return page.items;
+    },
+  };
+}
+
+/** The chat as an object answers it over RPC. */
+async function roomChatIn(stub: DurableObjectStub<ChatRoom>, projectId: string) {
+  const read = await stub.get(projectId);
+  if (read.kind !== "chat") throw new Error(read.kind);
+  return read.chat;
+}
+
 describe("controlling a model's task", () => {
   it("a stop aborts the model's request, and nothing is appended after it", async () => {
     const clock = frozenClock();
@@ -36,10 +62,24 @@ describe("controlling a model's task", () => {
     expect(ended.status).toBe("interrupted_by_user");
     const call = await model.made(1);
     await vi.waitFor(() => expect(call.aborted).toBe(true));
-    // Another pull's worth of time: the stream no longer feeds the reply.
-    await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await peek(w, c.id)).find((m) => m.id === reply.id)!.content).toBe(ended.content);
     expect(call.finished).toBe(false);
+  });
+
+  it("refuses whatever a model's task writes after its stop, and changes nothing", async () => {
+    const clock = frozenClock();
+    const w = await world();
+    const held = await heldChat(w);
+    await held.send("tell me a long story");
+    await runNextAlarm(held.stub, clock);
+    expect(await held.stub.write("Once upon")).toBe(true);
+    const reply = (await held.history())[0]!;
+    const stopped = await held.stub.stopReply(w.projectId, reply.id);
+    expect(stopped).toMatchObject({ kind: "message", message: { status: "interrupted_by_user", content: "Once upon" } });
+    // A batch the model had gathered before the stop, written after it: refused, and nothing of it lands.
+    expect(await held.stub.write(" a time")).toBe(false);
+    await held.stub.finishWith({ status: "success", content: "Once upon a time, the end." });
+    expect((await held.history())[0]).toMatchObject({ id: reply.id, status: "interrupted_by_user", content: "Once upon" });
   });
 
   it("gives steering texts to the model as user messages after what it wrote, and the reply goes on with its answer", async () => {
@@ -165,40 +205,24 @@ describe("a model task that fails", () => {
 
   it("fails at once a task whose object restarted while the model wrote (its call was lost with the object's memory)", async () => {
     const clock = frozenClock();
-    fakeModel(replying({ parts: ["never asked"] }));
     const w = await world({ credits: 3 });
-    const c = await newChat(w);
-    await send(w, c.id, "long one");
-    // The task starts as a model's does, but its call is one this object never made: what a restart leaves behind
-    // (the test cannot evict an object while a call of its own is in flight; in production a deploy does).
-    await runInDurableObject(room(c.id), (r: ChatRoom) => {
-      const lost: AgentPort = {
-        live: true,
-        start: async () => ({ kind: "pending", checkAt: Number.POSITIVE_INFINITY }),
-        check: () => ({ checkAt: Number.POSITIVE_INFINITY }),
-        stop: async () => {},
-      };
-      (r as unknown as { runner: { agent: AgentPort } }).runner.agent = lost;
-    });
-    await runNextAlarm(room(c.id), clock);
-    expect((await peek(w, c.id))[0]).toMatchObject({ role: "owner", status: "working" });
+    const held = await heldChat(w);
+    await held.send("long one");
+    await runNextAlarm(held.stub, clock);
+    expect((await held.history())[0]).toMatchObject({ role: "owner", status: "working" });
     expect(await creditsOf(w.account.id)).toBe(2);
     // What the model wrote before the restart.
-    await runInDurableObject(room(c.id), (r: ChatRoom) => {
-      const runner = (r as unknown as { runner: { appendToReply(task: unknown, text: string, now: number): void } }).runner;
-      const task = (r as unknown as { store: { runningTask(): unknown } }).store.runningTask();
-      runner.appendToReply(task, "Half a reply", Date.now());
-    });
-    await evictDurableObject(room(c.id));
+    expect(await held.stub.write("Half a reply")).toBe(true);
+    await evictDurableObject(held.stub);
     // The object's next start finds the task and sets its alarm for now.
-    expect((await chatOf(w, c.id)).isWorking).toBe(true);
-    expect(await alarmOf(room(c.id))).toBe(clock.now());
-    expect(await runNextAlarm(room(c.id), clock)).toBe(true);
-    const [error, reply] = await peek(w, c.id);
+    expect(await roomChatIn(held.stub, w.projectId)).toMatchObject({ isWorking: true });
+    expect(await alarmOf(held.stub)).toBe(clock.now());
+    expect(await runNextAlarm(held.stub, clock)).toBe(true);
+    const [error, reply] = await held.history();
     expect(reply).toMatchObject({ role: "owner", status: "failed" });
     expect(error!.content).toBe("The model's reply was cut off when the service restarted. Its credits were returned.");
     expect(reply!.content).toBe("Half a reply");
-    await settle(room(c.id), clock);
+    await settle(held.stub, clock);
     expect(await creditsOf(w.account.id)).toBe(3);
   });
 });
