@@ -29,6 +29,7 @@ export default defineConfig(async () => {
           bindings: { ...unsetLocalVars, TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", LOCAL_AGENT_DELAY_MS: "50", WEBHOOK_KEY: "test-webhook-key", ...vars },
           durableObjects: {
             CHAT_ROOM: { className: "TestChatRoom", useSQLite: true },
+            PROJECT_WEBHOOKS: { className: "TestProjectWebhooks", useSQLite: true },
             FAULTY_CHAT_ROOM: { className: "FaultyJobChatRoom", useSQLite: true },
             HELD_MODEL_CHAT_ROOM: { className: "HeldModelChatRoom", useSQLite: true },
           },

@@ -4,3 +4,4 @@ export { default } from "../src/index";
 export { FaultyJobChatRoom } from "./doubles/faulty-job-chat-room";
 export { HeldModelChatRoom } from "./doubles/held-model-chat-room";
 export { TestChatRoom } from "./doubles/test-chat-room";
+export { TestProjectWebhooks } from "./doubles/test-project-webhooks";

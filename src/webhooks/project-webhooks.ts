@@ -105,12 +105,6 @@ export class ProjectWebhooks extends DurableObject<Env> {
       .map((r) => ({ id: r.id, events: JSON.parse(r.events) }));
   }
 
-  /** Where an endpoint's deliveries go and the secret to sign them, while it exists and is enabled. */
-  async target(endpointId: string): Promise<{ url: string; sealedSecret: string } | null> {
-    const endpoint = this.endpoint(endpointId);
-    return endpoint && !endpoint.disabled_at ? { url: endpoint.url, sealedSecret: endpoint.sealed_secret } : null;
-  }
-
   /**
    * The consumer's call for each queue message: the delivery joins its endpoint's line and the
    * attempts whose turn has come are made here, not in the consumer, so the queue's batch never
@@ -121,17 +115,11 @@ export class ProjectWebhooks extends DurableObject<Env> {
     await this.line(task, await webhookIdOf(task.eventId, task.endpointId), Date.now());
   }
 
-  /** One delivery's attempt, awaited when its turn comes at once: the delay before the next one, or undefined (ended, nothing to do, or waiting its turn). */
-  async attempt(task: WebhookTask, now = Date.now()): Promise<number | undefined> {
-    const webhookId = await webhookIdOf(task.eventId, task.endpointId);
-    return (await this.line(task, webhookId, now)).get(webhookId);
-  }
-
   /**
    * Puts the delivery in its endpoint's line when it may be attempted now, and starts the attempts
    * whose turn has come; the alarm is set before this returns, so a restart loses no delivery in line.
    */
-  private async line(task: WebhookTask, webhookId: string, now: number): Promise<Map<string, Promise<number | undefined>>> {
+  protected async line(task: WebhookTask, webhookId: string, now: number): Promise<Map<string, Promise<number | undefined>>> {
     if (this.mayJoin(task, webhookId, now)) this.turns.join(task.endpointId, webhookId);
     const started = this.startTurns(task.endpointId, now);
     if (this.turns.hasWaiting(task.endpointId)) await this.sweepAt(now + TURN_CHECK_MS);
@@ -243,7 +231,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
    * delivery has not ended, no other copy of its message is attempting it or ahead of its schedule);
    * counts it and claims it until the outcome is recorded.
    */
-  async beginAttempt(endpointId: string, webhookId: string, eventType: WebhookEventType, now = Date.now(), task?: WebhookTask): Promise<AttemptPlan> {
+  protected async beginAttempt(endpointId: string, webhookId: string, eventType: WebhookEventType, now = Date.now(), task?: WebhookTask): Promise<AttemptPlan> {
     const endpoint = this.endpoint(endpointId);
     if (!endpoint || endpoint.disabled_at) return { kind: "skip" };
     const delivery = this.delivery(endpointId, webhookId, eventType, task);
@@ -255,7 +243,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
   }
 
   /** A delivery that cannot be made at all (its event is no longer kept, its secret cannot be read): failed now. */
-  async giveUp(endpointId: string, webhookId: string, eventType: WebhookEventType, error: string, task?: WebhookTask): Promise<void> {
+  private async giveUp(endpointId: string, webhookId: string, eventType: WebhookEventType, error: string, task?: WebhookTask): Promise<void> {
     if (!this.endpoint(endpointId)) return;
     this.delivery(endpointId, webhookId, eventType, task);
     await this.recordAttempt(endpointId, webhookId, { ok: false, statusCode: null, error, nextAttemptAt: null });
@@ -333,7 +321,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
   }
 
   /** After an attempt: the delivery's state, and the endpoint's failures in a row (disabled at FAILURES_TO_DISABLE). */
-  async recordAttempt(endpointId: string, webhookId: string, outcome: AttemptOutcome): Promise<void> {
+  protected async recordAttempt(endpointId: string, webhookId: string, outcome: AttemptOutcome): Promise<void> {
     const now = Date.now();
     const status = outcome.ok ? "delivered" : outcome.nextAttemptAt === null ? "failed" : "pending";
     this.sql.exec(

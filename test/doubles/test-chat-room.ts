@@ -1,10 +1,17 @@
 import { ChatRoom } from "../../src/chats/room/chat-room";
+import type { Env } from "../../src/env";
+import { bindingsWithStandIns } from "./stand-ins";
 
 /**
  * The chat object as the tests run it (bound as CHAT_ROOM in the test Worker): the service's own
- * class, plus what a test needs to drive or see of it, through the parts a subclass is given.
+ * class on bindings a test may stand in for (stand-ins.ts), plus what a test needs to drive or see of
+ * it, through the parts a subclass is given.
  */
 export class TestChatRoom extends ChatRoom {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, bindingsWithStandIns(ctx, env));
+  }
+
   /** The streams' pulse (every 5 s while any is open), at a chosen time. */
   async pulseListeners(now = Date.now()): Promise<void> {
     await this.streams.pulse(now);

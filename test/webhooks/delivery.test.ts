@@ -1,20 +1,17 @@
-import { createExecutionContext, createMessageBatch, evictDurableObject, getQueueResult, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, vi } from "vitest";
-import type { ChatRoom } from "../../src/chats/room/chat-room";
-import type { Env as AppBindings } from "../../src/env";
-import worker from "../../src/index";
 import { RETRY_DELAYS_S } from "../../src/webhooks/delivery";
 import { FAILURES_TO_DISABLE, ProjectWebhooks } from "../../src/webhooks/project-webhooks";
 import { signWebhook } from "../../src/webhooks/signature";
 import { frozenClock, runNextAlarm, settle } from "../clock";
-import { call, env, historyOf, newChat, peek, room, send, world, type World } from "../helpers";
-import { eventFor, fakeReceiver, hooksPath, outboxOf, patchHooksEnv, register } from "./webhook-helpers";
+import { call, env, historyOf, newChat, peek, room, send, world } from "../helpers";
+import { endQueueStandIn, standInQueue, standInWebhookKey } from "../doubles/stand-ins";
+import { consumeBatch, deliveriesOf, eventFor, fakeReceiver, hooks, hooksPath, outboxOf, register } from "./webhook-helpers";
 import { it } from "../fixtures/chat";
 import type { WebhookTask } from "../../src/chats/webhook-task";
 
 /** One attempt by the task's project object, awaited: the delay before the next one, or undefined. */
-const deliver = (task: WebhookTask, now: number) => env.PROJECT_WEBHOOKS.getByName(task.projectId).attempt(task, now);
-const deliveriesOf = async (w: World, endpointId: string) => (await call("GET", `${hooksPath(w)}/${endpointId}/deliveries`, { token: w.token })).json.items;
+const deliver = (task: WebhookTask, now: number) => hooks(task.projectId).attempt(task, now);
 describe("webhook delivery", () => {
   it("delivers a finished reply as message.completed through the queue, signed with the endpoint's secret", async () => {
     const received = fakeReceiver();
@@ -112,7 +109,7 @@ describe("webhook delivery", () => {
   it(`disables an endpoint after ${FAILURES_TO_DISABLE} failed deliveries in a row; a delivered one resets the count`, async ({ w }) => {
     const hook = await register(w, "https://receiver.example.com/down");
     const endpointId = hook.json.endpoint.id;
-    const project = env.PROJECT_WEBHOOKS.getByName(w.projectId);
+    const project = hooks(w.projectId);
     const failDelivery = async (i: number) => {
       await project.beginAttempt(endpointId, `msg_${i}`, "message.completed");
       await project.recordAttempt(endpointId, `msg_${i}`, { ok: false, statusCode: 500, error: "HTTP 500", nextAttemptAt: null });
@@ -135,17 +132,16 @@ describe("webhook delivery", () => {
     const w = await world();
     await register(w, "https://receiver.example.com/later");
     const c = await newChat(w);
-    // The queue refuses the hand-off.
-    await runInDurableObject(room(c.id), (r: ChatRoom) => {
-      const handOff = (r as unknown as { publisher: { handOff: { env: Env } } }).publisher.handOff;
-      handOff.env = { ...handOff.env, WEBHOOK_DELIVERIES: { sendBatch: async () => Promise.reject(new Error("queue unavailable")) } as unknown as Queue };
-    });
+    // The queue refuses the chat's hand-off.
+    standInQueue(env.CHAT_ROOM.idFromName(c.id), { sendBatch: () => Promise.reject(new Error("queue unavailable")) });
     await send(w, c.id, "hello");
     // The task runs; the hand-off after it keeps failing and is tried again every 5 s.
     for (let i = 0; i < 10 && (await peek(w, c.id))[0]?.status !== "success"; i++) await runNextAlarm(room(c.id), clock);
     expect((await peek(w, c.id))[0]).toMatchObject({ role: "owner", status: "success" });
     await vi.waitFor(async () => expect(await outboxOf(c.id)).toMatchObject([{ type: "message.completed", handed_off: 0 }]));
     expect(received).toHaveLength(0);
+    // The queue takes messages again; the object restarts.
+    endQueueStandIn(env.CHAT_ROOM.idFromName(c.id));
     await evictDurableObject(room(c.id));
     // The restarted object's alarm hands it off.
     await settle(room(c.id), clock);
@@ -201,7 +197,7 @@ describe("webhook delivery", () => {
     const received = fakeReceiver();
     const clock = frozenClock();
     const { w, task } = await eventFor("https://receiver.example.com/rekeyed", clock);
-    await patchHooksEnv(w.projectId, { WEBHOOK_KEY: "another key" });
+    standInWebhookKey(env.PROJECT_WEBHOOKS.idFromName(w.projectId), "another key");
     expect(await deliver(task, clock.now())).toBeUndefined();
     expect(received).toHaveLength(0);
     expect((await deliveriesOf(w, task.endpointId))[0]).toMatchObject({ status: "failed", attempts: 0, lastError: expect.stringContaining("WEBHOOK_KEY changed") });
@@ -211,22 +207,13 @@ describe("webhook delivery", () => {
     fakeReceiver();
     const clock = frozenClock();
     const { task } = await eventFor("https://receiver.example.com/consumer", clock);
-    // The Worker's own queue handler, given a batch as the runtime builds it.
-    const consume = async (id: string) => {
-      const batch = createMessageBatch<WebhookTask>("webhook-deliveries", [{ id, timestamp: clock.now(), attempts: 1, body: task }]);
-      // The local queue result does not keep a retry's delay: the message's own call says it.
-      const retry = vi.spyOn(batch.messages[0]!, "retry");
-      const ctx = createExecutionContext();
-      await (worker as ExportedHandler<AppBindings>).queue!(batch, env, ctx);
-      return { ...(await getQueueResult(batch, ctx)), retry };
-    };
-    const handed = await consume("handed");
-    expect(handed.explicitAcks).toEqual(["handed"]);
+    const handed = await consumeBatch([task]);
+    expect(handed.explicitAcks).toEqual(["m0"]);
     expect(handed.retryMessages).toEqual([]);
     vi.spyOn(ProjectWebhooks.prototype, "start").mockRejectedValueOnce(new Error("Network connection lost."));
-    const lost = await consume("lost");
-    expect(lost.retryMessages).toEqual([{ msgId: "lost" }]);
-    expect(lost.retry).toHaveBeenCalledWith({ delaySeconds: RETRY_DELAYS_S[0] });
+    const lost = await consumeBatch([task]);
+    expect(lost.retryMessages).toEqual([{ msgId: "m0" }]);
+    expect(lost.retries[0]).toHaveBeenCalledWith({ delaySeconds: RETRY_DELAYS_S[0] });
     expect(lost.explicitAcks).toEqual([]);
   });
 

@@ -5,13 +5,11 @@ import { ATTEMPTS_IN_FLIGHT_PER_ENDPOINT } from "../../src/webhooks/endpoint-tur
 import { CHAT_RETRY_MS, IN_FLIGHT_MS, OVERDUE_MS, TURN_CHECK_MS } from "../../src/webhooks/project-webhooks";
 import { webhookIdOf } from "../../src/webhooks/signature";
 import { alarmOf, type Clock, frozenClock, runNextAlarm, settle } from "../clock";
-import { call, env, newChat, room, send, world, type World } from "../helpers";
-import { fakeReceiver, hooksPath, outboxOf, recordQueued, register } from "./webhook-helpers";
+import { newChat, room, send, world, type World } from "../helpers";
+import { deliveriesOf, fakeReceiver, hooks, outboxOf, recordQueued, register } from "./webhook-helpers";
 import type { WebhookTask } from "../../src/chats/webhook-task";
 
 const HANGING = "https://receiver.example.com/hanging";
-const hooksOf = (projectId: string) => env.PROJECT_WEBHOOKS.getByName(projectId);
-const deliveriesOf = async (w: World, endpointId: string) => (await call("GET", `${hooksPath(w)}/${endpointId}/deliveries`, { token: w.token })).json.items;
 
 /**
  * Receivers that hold every attempt to HANGING until the test releases it by hand; others answer 200 at once.
@@ -23,7 +21,7 @@ function holdingReceiver(projectId: () => string) {
     got.url === HANGING
       ? new Promise<Response>((resolve) => {
           const answer = () => resolve(new Response("late"));
-          held.push({ webhookId: got.headers["webhook-id"]!, release: () => runInDurableObject(hooksOf(projectId()), answer) });
+          held.push({ webhookId: got.headers["webhook-id"]!, release: () => runInDurableObject(hooks(projectId()), answer) });
         })
       : new Response("ok"),
   );
@@ -43,7 +41,7 @@ async function eventsFor(w: World, url: string, count: number, clock: Clock): Pr
 
 /** The deliveries waiting their turn in the object's storage, in line order. */
 const waiting = (projectId: string) =>
-  runInDurableObject(hooksOf(projectId), (_: unknown, state) =>
+  runInDurableObject(hooks(projectId), (_: unknown, state) =>
     state.storage.sql
       .exec<{ webhook_id: string; attempts: number }>("SELECT webhook_id, attempts FROM deliveries WHERE turn IS NOT NULL ORDER BY turn")
       .toArray()
@@ -59,7 +57,7 @@ async function fullEndpoint(count: number) {
   const receiver = holdingReceiver(() => w.projectId);
   const tasks = await eventsFor(w, HANGING, count, clock);
   const ids = await idsOf(tasks);
-  for (const task of tasks) await hooksOf(w.projectId).start(task);
+  for (const task of tasks) await hooks(w.projectId).start(task);
   await vi.waitFor(() => expect(receiver.held).toHaveLength(ATTEMPTS_IN_FLIGHT_PER_ENDPOINT));
   return { clock, w, receiver, tasks, ids };
 }
@@ -67,7 +65,7 @@ async function fullEndpoint(count: number) {
 describe(`webhook attempts in flight, at most ${ATTEMPTS_IN_FLIGHT_PER_ENDPOINT} per endpoint`, () => {
   it("the eleventh attempt to a hanging endpoint waits its turn, uncounted, and goes once one finishes, in order", async () => {
     const { clock, w, receiver, tasks, ids } = await fullEndpoint(ATTEMPTS_IN_FLIGHT_PER_ENDPOINT + 2);
-    const stub = hooksOf(w.projectId);
+    const stub = hooks(w.projectId);
     expect(receiver.at(HANGING)).toEqual(ids.slice(0, 10));
     // The two past the bound wait in line, in the order they came, no attempt counted; the alarm looks at the line meanwhile.
     expect(await waiting(w.projectId)).toEqual([
@@ -99,7 +97,7 @@ describe(`webhook attempts in flight, at most ${ATTEMPTS_IN_FLIGHT_PER_ENDPOINT}
   it("another endpoint of the same project is not held up by a full one", async () => {
     const { clock, w, receiver } = await fullEndpoint(ATTEMPTS_IN_FLIGHT_PER_ENDPOINT + 1);
     const [other] = await eventsFor(w, "https://receiver.example.com/beside", 1, clock);
-    const stub = hooksOf(w.projectId);
+    const stub = hooks(w.projectId);
     expect(await waiting(w.projectId)).toHaveLength(1);
     // Its attempt starts at once and is awaited here to its end, while the hanging endpoint's ten hold and its eleventh waits.
     expect(await stub.attempt(other!, clock.now())).toBeUndefined();
@@ -112,9 +110,9 @@ describe(`webhook attempts in flight, at most ${ATTEMPTS_IN_FLIGHT_PER_ENDPOINT}
     const { clock, w, receiver, tasks, ids } = await fullEndpoint(ATTEMPTS_IN_FLIGHT_PER_ENDPOINT + 2);
     const startedAt = clock.now();
     // The object restarts (a crash, a deploy): its ten requests end with it (workerd logs each as an uncaught exception), and nothing else calls it.
-    await expect(runInDurableObject(hooksOf(w.projectId), (_: unknown, state) => state.abort("restart"))).rejects.toThrow("restart");
-    const stub = hooksOf(w.projectId);
-    const queued = await recordQueued(w.projectId);
+    await expect(runInDurableObject(hooks(w.projectId), (_: unknown, state) => state.abort("restart"))).rejects.toThrow("restart");
+    const stub = hooks(w.projectId);
+    const queued = recordQueued(w.projectId);
     expect(await runNextAlarm(stub, clock)).toBe(true);
     expect(clock.now()).toBe(startedAt + TURN_CHECK_MS + 1);
     await vi.waitFor(() => expect(receiver.held).toHaveLength(12));
@@ -133,7 +131,7 @@ describe(`webhook attempts in flight, at most ${ATTEMPTS_IN_FLIGHT_PER_ENDPOINT}
     const [task] = await eventsFor(w, "https://receiver.example.com/chat-down", 1, clock);
     const [id] = await idsOf([task!]);
     vi.spyOn(ChatRoom.prototype, "webhookPayload").mockRejectedValueOnce(new Error("Network connection lost."));
-    const stub = hooksOf(w.projectId);
+    const stub = hooks(w.projectId);
     const startedAt = clock.now();
     expect(await stub.attempt(task!, startedAt)).toBeUndefined();
     expect(received).toEqual([]);
@@ -151,7 +149,7 @@ describe(`webhook attempts in flight, at most ${ATTEMPTS_IN_FLIGHT_PER_ENDPOINT}
     const received = fakeReceiver();
     const [task] = await eventsFor(w, "https://receiver.example.com/chat-gone", 1, clock);
     vi.spyOn(ChatRoom.prototype, "webhookPayload").mockRejectedValue(new Error("Network connection lost."));
-    const stub = hooksOf(w.projectId);
+    const stub = hooks(w.projectId);
     expect(await stub.attempt(task!, clock.now())).toBeUndefined();
     clock.advance(86_400_000);
     expect(await runNextAlarm(stub, clock)).toBe(true);

@@ -1,20 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
-import { consumeWebhookBatch } from "../../src/webhooks/delivery";
 import { OVERDUE_MS, ProjectWebhooks, SUBMISSION_FAILED_PER_MINUTE } from "../../src/webhooks/project-webhooks";
 import { webhookIdOf } from "../../src/webhooks/signature";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { call, env, newChat, room, send, world, type World } from "../helpers";
-import { eventFor, fakeReceiver, hooksPath, outboxOf, patchHooksEnv, recordQueued, register } from "./webhook-helpers";
+import { env, newChat, room, send, world } from "../helpers";
+import { standInQueue } from "../doubles/stand-ins";
+import { consumeBatch, deliveriesOf, eventFor, fakeReceiver, hooks, outboxOf, recordQueued, register } from "./webhook-helpers";
 import type { WebhookTask } from "../../src/chats/webhook-task";
-
-const deliveriesOf = async (w: World, endpointId: string) => (await call("GET", `${hooksPath(w)}/${endpointId}/deliveries`, { token: w.token })).json.items;
-const hooks = (projectId: string) => env.PROJECT_WEBHOOKS.getByName(projectId);
-
-/** A queue batch as the consumer gets it, each message's ack and retry recorded. */
-function batchOf(tasks: WebhookTask[]) {
-  const messages = tasks.map((body) => ({ body, ack: vi.fn(), retry: vi.fn() }));
-  return { messages, batch: { messages } as unknown as MessageBatch<WebhookTask> };
-}
 
 describe("webhook tenants", () => {
   it("a batch is done while ten receivers of one project hang, and another project's first attempt goes out meanwhile", async () => {
@@ -37,10 +28,9 @@ describe("webhook tenants", () => {
       slowTasks.push({ ...task, endpointId: hook.json.endpoint.id });
     }
     const { w: fast, task: fastTask } = await eventFor("https://receiver.example.com/fast", clock);
-    const { messages, batch } = batchOf([...slowTasks, fastTask]);
     // Resolves although no hanging receiver has answered: the attempts run in the project's object, not in the batch.
-    await consumeWebhookBatch(batch, env);
-    for (const m of messages) expect(m.ack).toHaveBeenCalled();
+    const result = await consumeBatch([...slowTasks, fastTask]);
+    expect(result.explicitAcks).toHaveLength(11);
     await vi.waitFor(() => expect(received.filter((r) => r.url === "https://receiver.example.com/fast")).toHaveLength(1));
     await vi.waitFor(async () => expect((await deliveriesOf(fast, fastTask.endpointId))[0]).toMatchObject({ status: "delivered", attempts: 1 }));
     await vi.waitFor(() => expect(hanging).toBe(10));
@@ -53,11 +43,9 @@ describe("webhook tenants", () => {
     const received = fakeReceiver(() => new Response("no", { status: 500 }));
     const clock = frozenClock();
     const { w, task } = await eventFor("https://receiver.example.com/failing", clock);
-    const queued = await recordQueued(w.projectId);
+    const queued = recordQueued(w.projectId);
     const stub = hooks(w.projectId);
-    const first = batchOf([task]);
-    await consumeWebhookBatch(first.batch, env);
-    expect(first.messages[0]!.ack).toHaveBeenCalled();
+    expect((await consumeBatch([task])).explicitAcks).toEqual(["m0"]);
     await vi.waitFor(async () => expect((await deliveriesOf(w, task.endpointId))[0]).toMatchObject({ status: "pending", attempts: 1 }));
     const firstAt = clock.now();
     expect((await deliveriesOf(w, task.endpointId))[0].nextAttemptAt).toBe(new Date(firstAt + 5_000).toISOString());
@@ -66,7 +54,7 @@ describe("webhook tenants", () => {
     expect(await alarmOf(stub)).toBe(firstAt + 5_000);
     expect(await runNextAlarm(stub, clock)).toBe(true);
     expect(queued).toEqual([{ body: task, delaySeconds: undefined }]);
-    await consumeWebhookBatch(batchOf([queued[0]!.body]).batch, env);
+    await consumeBatch([queued[0]!.body]);
     await vi.waitFor(async () => expect((await deliveriesOf(w, task.endpointId))[0]).toMatchObject({ attempts: 2 }));
     const secondAt = clock.now();
     while (queued.length < 2 && (await runNextAlarm(stub, clock))) {}
@@ -80,7 +68,7 @@ describe("webhook tenants", () => {
     const clock = frozenClock();
     const { w, task } = await eventFor("https://receiver.example.com/lost", clock);
     // Every message the object sends is lost: recorded, never delivered.
-    const queued = await recordQueued(w.projectId);
+    const queued = recordQueued(w.projectId);
     const stub = hooks(w.projectId);
     expect(await stub.attempt(task, clock.now())).toBe(5);
     const firstAt = clock.now();
@@ -107,7 +95,7 @@ describe("webhook tenants", () => {
   it("an attempt that never reports (its object restarted under it) is handed over again after its claim ends", async () => {
     const clock = frozenClock();
     const { w, task } = await eventFor("https://receiver.example.com/cut-off", clock);
-    const queued = await recordQueued(w.projectId);
+    const queued = recordQueued(w.projectId);
     const stub = hooks(w.projectId);
     const plan = await stub.beginAttempt(task.endpointId, await webhookIdOf(task.eventId, task.endpointId), task.type, clock.now(), task);
     expect(plan.kind).toBe("attempt");
@@ -123,13 +111,12 @@ describe("webhook tenants", () => {
     expect(await stub.attempt(task, clock.now())).toBe(5);
     let down = true;
     const queued: WebhookTask[] = [];
-    const queue = {
-      sendBatch: async (messages: MessageSendRequest<WebhookTask>[]) => {
+    standInQueue(env.PROJECT_WEBHOOKS.idFromName(w.projectId), {
+      sendBatch: async (messages) => {
         if (down) throw new Error("Queue send failed: unavailable");
-        queued.push(...messages.map((m) => m.body));
+        queued.push(...[...messages].map((m) => m.body));
       },
-    };
-    await patchHooksEnv(w.projectId, { WEBHOOK_DELIVERIES: queue as unknown as Queue });
+    });
     expect(await runNextAlarm(stub, clock)).toBe(true);
     const failedAt = clock.now();
     expect(queued).toEqual([]);
@@ -156,11 +143,7 @@ describe("webhook tenants", () => {
     const { task } = await eventFor("https://receiver.example.com/object-down", clock);
     vi.spyOn(ProjectWebhooks.prototype, "start").mockRejectedValue(new Error("Network connection lost."));
     const delays: unknown[] = [];
-    for (const attempts of [1, 2, 3, 10, 20]) {
-      const message = { body: task, attempts, ack: vi.fn(), retry: vi.fn() };
-      await consumeWebhookBatch({ messages: [message] } as unknown as MessageBatch<WebhookTask>, env);
-      delays.push(message.retry.mock.calls[0]?.[0]);
-    }
+    for (const attempts of [1, 2, 3, 10, 20]) delays.push((await consumeBatch([task], attempts)).retries[0]!.mock.calls[0]?.[0]);
     expect(delays).toEqual([{ delaySeconds: 5 }, { delaySeconds: 10 }, { delaySeconds: 20 }, { delaySeconds: 2560 }, { delaySeconds: 3600 }]);
   });
 
@@ -180,14 +163,12 @@ describe("webhook tenants", () => {
     const tasks = events.map((e): WebhookTask => ({ projectId: w.projectId, chatId: c.id, eventId: e.id, endpointId: hook.json.endpoint.id, type: "submission.failed" }));
     // Only this endpoint's: the local queue may still carry an earlier test's delivery to its receiver.
     const mine = () => received.filter((r) => r.url === "https://receiver.example.com/free-events");
-    const { messages, batch } = batchOf(tasks.slice(0, -1));
-    await consumeWebhookBatch(batch, env);
-    for (const m of messages) expect(m.ack).toHaveBeenCalled();
+    expect((await consumeBatch(tasks.slice(0, -1))).explicitAcks).toHaveLength(tasks.length - 1);
     await vi.waitFor(() => expect(mine()).toHaveLength(SUBMISSION_FAILED_PER_MINUTE));
     expect(await deliveriesOf(w, hook.json.endpoint.id)).toHaveLength(SUBMISSION_FAILED_PER_MINUTE);
     // A minute later the endpoint gets them again; other event types were never limited.
     clock.advance(60_001);
-    await consumeWebhookBatch(batchOf(tasks.slice(-1)).batch, env);
+    await consumeBatch(tasks.slice(-1));
     await vi.waitFor(() => expect(mine()).toHaveLength(SUBMISSION_FAILED_PER_MINUTE + 1));
   });
 });

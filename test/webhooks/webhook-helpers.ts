@@ -1,8 +1,10 @@
-import { runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/room/chat-room";
 import type { Env } from "../../src/env";
-import type { ProjectWebhooks } from "../../src/webhooks/project-webhooks";
+import worker from "../../src/index";
+import type { TestProjectWebhooks } from "../doubles/test-project-webhooks";
+import { standInQueue } from "../doubles/stand-ins";
 import { type Clock, settle } from "../clock";
 import { call, env, newChat, room, send, world, type World } from "../helpers";
 import type { WebhookTask } from "../../src/chats/webhook-task";
@@ -50,22 +52,37 @@ export async function eventFor(url: string, clock: Clock, w?: World) {
   return { w, task };
 }
 
-/** Changes the project's webhooks object's bindings (a queue that records, another WEBHOOK_KEY) while it lives. */
-export const patchHooksEnv = (projectId: string, patch: Partial<Env>) =>
-  runInDurableObject(env.PROJECT_WEBHOOKS.getByName(projectId), (hooks: ProjectWebhooks) => {
-    const self = hooks as unknown as { env: Env };
-    self.env = { ...self.env, ...patch };
-  });
+// The test Worker binds PROJECT_WEBHOOKS to TestProjectWebhooks (vitest.config.ts, test/worker.ts).
+const projectHooks = env.PROJECT_WEBHOOKS as unknown as DurableObjectNamespace<TestProjectWebhooks>;
+
+/** The project's webhooks object. */
+export const hooks = (projectId: string) => projectHooks.getByName(projectId);
+
+/** An endpoint's deliveries as its owner lists them (GET …/webhooks/{id}/deliveries), newest first. */
+export const deliveriesOf = async (w: World, endpointId: string) => (await call("GET", `${hooksPath(w)}/${endpointId}/deliveries`, { token: w.token })).json.items;
 
 export type Queued = { body: WebhookTask; delaySeconds: number | undefined };
 
 /** Makes the project's object send to a list instead of the queue: what it queues is recorded and never delivered. */
-export async function recordQueued(projectId: string): Promise<Queued[]> {
+export function recordQueued(projectId: string): Queued[] {
   const queued: Queued[] = [];
-  const queue = {
-    send: async (body: WebhookTask, options?: QueueSendOptions) => void queued.push({ body, delaySeconds: options?.delaySeconds }),
-    sendBatch: async (messages: MessageSendRequest<WebhookTask>[]) => void queued.push(...messages.map((m) => ({ body: m.body, delaySeconds: m.delaySeconds }))),
-  };
-  await patchHooksEnv(projectId, { WEBHOOK_DELIVERIES: queue as unknown as Queue });
+  standInQueue(env.PROJECT_WEBHOOKS.idFromName(projectId), {
+    sendBatch: async (messages) => void queued.push(...[...messages].map((m) => ({ body: m.body, delaySeconds: m.delaySeconds }))),
+  });
   return queued;
+}
+
+/**
+ * The Worker's own queue handler given a batch of these tasks, as the runtime builds one: the acks and
+ * retries the runtime records, and each message's retry call (the local queue result does not keep a retry's delay).
+ */
+export async function consumeBatch(tasks: WebhookTask[], attempts = 1) {
+  const batch = createMessageBatch<WebhookTask>(
+    "project-chat-webhooks",
+    tasks.map((body, i) => ({ id: `m${i}`, timestamp: Date.now(), attempts, body })),
+  );
+  const retries = batch.messages.map((message) => vi.spyOn(message, "retry"));
+  const ctx = createExecutionContext();
+  await (worker as ExportedHandler<Env>).queue!(batch, env, ctx);
+  return { ...(await getQueueResult(batch, ctx)), retries };
 }
