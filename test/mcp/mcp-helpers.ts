@@ -4,8 +4,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import { expect } from "vitest";
-import { call } from "../helpers";
+import { expect, vi } from "vitest";
+import { call, room } from "../helpers";
 
 export const MCP_URL = "https://service.test/mcp";
 
@@ -55,3 +55,9 @@ export const initialize = (protocolVersion = "2025-06-18") => ({
   method: "initialize",
   params: { protocolVersion, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
 });
+
+/** The chat object's stream pulse, now: keep-alives, and leases renewed. */
+export const pulse = (chatId: string) => room(chatId).pulseListeners(Date.now());
+
+/** Waits (real time, briefly) until the chat object holds `count` listeners: a wait attaches once its call has reached the chat. */
+export const untilListening = (chatId: string, count: number) => vi.waitFor(async () => expect(await room(chatId).listenerCount()).toBe(count), { timeout: 5_000, interval: 20 });

@@ -5,12 +5,7 @@ import { ChatRoom } from "../../src/chats/room/chat-room";
 import { alarmOf, runNextAlarm, settle } from "../clock";
 import { admin, call, chatsPath, expectProblem, inDays, newChat, peek, room, roomQueue, type World } from "../helpers";
 import { it } from "../fixtures/chat";
-import { callTool, connect, MCP_URL, success, toolProblem } from "./mcp-helpers";
-
-const pulse = (chatId: string) => room(chatId).pulseListeners(Date.now());
-const listeners = (chatId: string) => room(chatId).listenerCount();
-/** Waits (real time, briefly) until the chat object holds `count` listeners: a wait attaches once its call has reached the chat. */
-const untilListening = (chatId: string, count: number) => vi.waitFor(async () => expect(await listeners(chatId)).toBe(count), { timeout: 5_000, interval: 20 });
+import { callTool, connect, MCP_URL, pulse, success, toolProblem, untilListening } from "./mcp-helpers";
 
 async function tokenWithId(w: World) {
   const r = await call("POST", "/auth/api-tokens", { token: w.session, body: { name: "waits", scopes: ["chat:read", "chat:write"], expiresAt: inDays(1) } });
@@ -59,12 +54,12 @@ describe("an MCP wait holds a stream place", () => {
     const waiting = callTool(client, "send_message", { projectId: w.projectId, chatId: chat.id, content: "patience", waitSeconds: 60 });
     await untilListening(chat.id, 1);
     const afterSend = calls();
-    // Time passes with nothing changing: keep-alives reach the wait, and it reads nothing.
+    // Time passes with nothing changing: keep-alives reach the wait, on the stream, ahead of everything below.
     for (let i = 0; i < 5; i++) await pulse(chat.id);
-    await new Promise((resolve) => setTimeout(resolve, 600));
     expect(calls()).toBe(afterSend);
 
     // The task's start, its four parts and its end: each change that names the submission costs one state read and one reply read.
+    // The wait has taken every keep-alive before the end (one stream, in order): a read per keep-alive would pass this bound.
     expect(await settle(room(chat.id), clock)).toBe(5);
     const answer = success(await waiting);
     expect(answer.reply.status).toBe("success");
@@ -82,7 +77,7 @@ describe("an MCP wait ends with its caller", () => {
     await vi.waitFor(
       async () => {
         await pulse(chat.id);
-        expect(await listeners(chat.id)).toBe(0);
+        expect(await room(chat.id).listenerCount()).toBe(0);
       },
       { timeout: 15_000, interval: 50 },
     );
@@ -96,7 +91,7 @@ describe("an MCP wait ends with its caller", () => {
     await vi.waitFor(
       async () => {
         await pulse(chat.id);
-        expect(await listeners(chat.id)).toBe(0);
+        expect(await room(chat.id).listenerCount()).toBe(0);
       },
       { timeout: 15_000, interval: 50 },
     );
@@ -116,7 +111,7 @@ describe("an MCP wait ends with its caller", () => {
     const result = await waiting;
     expect(toolProblem(result, "unauthorized").status).toBe(401);
     expect(JSON.stringify(result)).not.toContain("revoke me");
-    expect(await listeners(chat.id)).toBe(0);
+    expect(await room(chat.id).listenerCount()).toBe(0);
     await settle(room(chat.id), clock);
   });
 
@@ -136,6 +131,6 @@ describe("an MCP wait on a chat that does not exist", () => {
     const client = await connect(w.token);
     const other = await newChat(w, "elsewhere");
     toolProblem(await callTool(client, "send_message", { projectId: w.projectId, chatId: crypto.randomUUID(), content: "x", waitSeconds: 5 }), "not_found");
-    expect(await listeners(other.id)).toBe(0);
+    expect(await room(other.id).listenerCount()).toBe(0);
   });
 });

@@ -1,14 +1,10 @@
-import { describe, expect, vi } from "vitest";
+import { describe, expect } from "vitest";
 import { MAX_STREAMS_PER_TOKEN } from "../../src/auth/token-gate";
 import { runNextAlarm, settle } from "../clock";
 import { call, room } from "../helpers";
 import { it } from "../fixtures/chat";
-import { callTool, connect as mcpClient, success, toolProblem } from "../mcp/mcp-helpers";
+import { callTool, connect as mcpClient, pulse, success, toolProblem, untilListening } from "../mcp/mcp-helpers";
 import { connect } from "./flow";
-
-const listeners = (chatId: string) => room(chatId).listenerCount();
-const untilListening = (chatId: string, count: number) => vi.waitFor(async () => expect(await listeners(chatId)).toBe(count), { timeout: 5_000, interval: 20 });
-const pulse = (chatId: string) => room(chatId).pulseListeners(Date.now());
 
 describe("an OAuth grant's MCP waits", () => {
   it(`hold the grant's own ${MAX_STREAMS_PER_TOKEN} stream places; the account's personal token keeps its own`, async ({ clock, w, chat }) => {
@@ -37,6 +33,6 @@ describe("an OAuth grant's MCP waits", () => {
     const result = await waiting;
     expect(toolProblem(result, "unauthorized").status).toBe(401);
     expect(JSON.stringify(result)).not.toContain("disconnect me");
-    expect(await listeners(chat.id)).toBe(0);
+    expect(await room(chat.id).listenerCount()).toBe(0);
   });
 });
