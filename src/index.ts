@@ -8,6 +8,7 @@ const app = createApp();
 export { SignInThrottle } from "./auth/sign-in-throttle";
 export { TokenGate } from "./auth/token-gate";
 export { ChatRoom } from "./chats/room/chat-room";
+export { MaintenanceSwitch } from "./chats/maintenance";
 export { ProjectChats } from "./chats/list/project-chats";
 export { AccountLedger } from "./credits/account-ledger";
 export { ProjectWebhooks } from "./webhooks/project-webhooks";

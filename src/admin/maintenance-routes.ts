@@ -14,15 +14,15 @@ adminMaintenanceRoutes.openapi(
     tags: ["Admin"],
     security: adminSecurity,
     summary: "Start or end maintenance: submissions are still accepted but wait as queued until it ends",
-    description: `Starting it answers after ${MAINTENANCE_FRESH_MS / 1000} s, once every cached copy of the flag has expired: from then on no task starts.`,
+    description:
+      `Once it answers, no task starts until maintenance ends (every dispatch reads the switch). A send answered by another ` +
+      `instance within ${MAINTENANCE_FRESH_MS / 1000} s may still be told \`started\`; it waits as queued all the same.`,
     request: { body: jsonBody(Maintenance) },
     responses: { 200: jsonResponse(Maintenance, "The maintenance state"), ...problems(400, 401, 404) },
   }),
   async (c) => {
     const { enabled } = c.req.valid("json");
-    await setMaintenance(c.env.DB, enabled);
-    // Other isolates and chat objects reuse the flag for up to MAINTENANCE_FRESH_MS; ending maintenance may be seen late, starting it may not.
-    if (enabled) await scheduler.wait(MAINTENANCE_FRESH_MS);
+    await setMaintenance(c.env, enabled);
     return c.json({ enabled }, 200);
   },
 );

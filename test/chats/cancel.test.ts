@@ -94,9 +94,9 @@ describe("cancelling a submission", () => {
     const sent = await send(w, chat.id, "held, then cancelled while the alarm asks D1");
     expect(sent.json.disposition).toBe("queued");
     expect((await admin("PUT", "/admin/maintenance", { enabled: false })).status).toBe(200);
-    // The chat's copy of the flag is stale after a minute: the alarm asks D1, and waits there.
+    // The chat's copy of its project's state is stale after a minute: the alarm asks D1, and waits there.
     clock.advance(60_000);
-    const held = holdD1(/settings/);
+    const held = holdD1(/"projects"/);
     const alarm = runDurableObjectAlarm(room(chat.id));
     await held.reached;
     expect((await cancel(w, chat.id, sent.json.submissionId)).status).toBe(204);

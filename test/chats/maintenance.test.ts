@@ -1,6 +1,7 @@
 import { describe, expect } from "vitest";
 import { alarmOf, runNextAlarm, settle } from "../clock";
-import { admin, historyOf, queueOf, replies, room, send } from "../helpers";
+import { maintenanceSwitch } from "../../src/chats/maintenance";
+import { admin, creditsOf, env, historyOf, queueOf, replies, room, send } from "../helpers";
 import { it } from "../fixtures/chat";
 
 describe("maintenance", () => {
@@ -25,5 +26,21 @@ describe("maintenance", () => {
     const page = await historyOf(w, chat.id);
     expect(replies(page)).toHaveLength(2);
     expect(page.items.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["during two", "during one"]);
+  });
+  it("holds every dispatch from the moment it is on, whatever a send's copy of the flag still says", async ({ clock, w, chat }) => {
+    // A send whose Worker still held "off" (another instance, within its 2 s): told started, it is being dispatched.
+    expect((await send(w, chat.id, "told started")).json.disposition).toBe("started");
+    // Maintenance starts (the switch: a send's copy of the flag is not asked again here).
+    await maintenanceSwitch(env).set(true);
+    try {
+      expect(await runNextAlarm(room(chat.id), clock)).toBe(true);
+      expect((await queueOf(w, chat.id)).items.map((e) => [e.content, e.status])).toEqual([["told started", "queued"]]);
+      expect((await historyOf(w, chat.id)).items).toEqual([]);
+      expect(await creditsOf(w.account.id)).toBe(1000);
+    } finally {
+      await maintenanceSwitch(env).set(false);
+    }
+    await settle(room(chat.id), clock);
+    expect(replies(await historyOf(w, chat.id))).toHaveLength(1);
   });
 });

@@ -1,22 +1,26 @@
 import { DatabaseUnavailable } from "../../db/errors";
+import type { Env } from "../../env";
+import { log } from "../../log";
 import { projectState } from "../../projects/access";
-import { maintenanceFlag } from "../maintenance";
+import { maintenanceSwitch } from "../maintenance";
 
 /** Whether a chat may dispatch its next submission now, and whose credits pay for it. */
 export type DispatchDecision = { kind: "go"; ownerAccountId: string } | { kind: "hold" } | { kind: "unknown" };
 
 /**
  * Queued submissions wait during maintenance and while their project is suspended (nothing runs or
- * is charged then). Both are read-mostly copies; when D1 cannot say and no recent copy is held, the
- * answer is "unknown" and the chat looks again later rather than fail.
+ * is charged then). Maintenance is the switch itself, read at each dispatch; the project's state a
+ * read-mostly copy. When either cannot be read (D1 down with no recent copy, the switch unreachable)
+ * the answer is "unknown" and the chat looks again later rather than fail.
  */
-export async function dispatchDecision(d1: D1Database, projectId: string): Promise<DispatchDecision> {
+export async function dispatchDecision(env: Env, projectId: string): Promise<DispatchDecision> {
   try {
-    const [maintenance, project] = await Promise.all([maintenanceFlag(d1), projectState(d1, projectId)]);
-    if (maintenance.value || project.value?.status !== "active") return { kind: "hold" };
+    const [maintenance, project] = await Promise.all([maintenanceSwitch(env).holds(), projectState(env.DB, projectId)]);
+    if (maintenance || project.value?.status !== "active") return { kind: "hold" };
     return { kind: "go", ownerAccountId: project.value.ownerAccountId };
   } catch (error) {
     if (error instanceof DatabaseUnavailable) return { kind: "unknown" };
-    throw error;
+    log.warn("dispatch_decision_unknown", { projectId }, error);
+    return { kind: "unknown" };
   }
 }

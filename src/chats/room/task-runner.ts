@@ -114,7 +114,7 @@ export class TaskRunner {
    * wait during maintenance, while its project is suspended, or when D1 cannot say.
    */
   private async assign(next: SubmissionRow, now: number): Promise<"assigned" | "wait" | "cancelled"> {
-    const decision = await dispatchDecision(this.room.env.DB, this.room.store.chat()!.project_id);
+    const decision = await dispatchDecision(this.room.env, this.room.store.chat()!.project_id);
     // A queued entry may have been cancelled while D1 was asked (a started one cannot be).
     if (next.status === "queued" && this.room.submissions.byId(next.id)?.status !== "queued") return "cancelled";
     if (decision.kind !== "go") {
