@@ -1,8 +1,8 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { splitText } from "../../src/chats/room/event-log";
-import { chatsPath, env, send } from "../helpers";
+import { runNextAlarm } from "../clock";
+import { chatsPath, room, send } from "../helpers";
 import { openEvents } from "../sse";
 import { it } from "../fixtures/chat";
 
@@ -18,17 +18,18 @@ describe("the event log", () => {
     expect(splitText("", 10)).toEqual([""]);
   });
 
-  it("keeps an event stored in parts whole, live and on a resume read from storage after a restart", async ({ w, chat }) => {
+  it("keeps an event stored in parts whole, live and on a resume read from storage after a restart", async ({ clock, w, chat }) => {
     const path = `${chatsPath(w)}/${chat.id}/events`;
     const live = await openEvents(path, w.token);
     const snapshot = await live.next();
     const content = "\u0001".repeat(100_000); // six characters each in JSON: 600,000, so the event is stored in three parts
     expect((await send(w, chat.id, content)).status).toBe(202);
+    await runNextAlarm(room(chat.id), clock);
     const message = await live.until((e) => e.type === "message" && e.data.role === "user", 10_000);
     expect(message.data.content).toBe(content);
     const parts = await runInDurableObject(
-      env.CHAT_ROOM.getByName(chat.id),
-      (_: ChatRoom, state) => state.storage.sql.exec<{ parts: number }>("SELECT parts FROM events WHERE id = ?", message.id).one().parts,
+      room(chat.id),
+      (_: unknown, state) => state.storage.sql.exec<{ parts: number }>("SELECT parts FROM events WHERE id = ?", message.id).one().parts,
     );
     expect(parts).toBeGreaterThan(1);
     await live.close();

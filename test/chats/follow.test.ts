@@ -1,6 +1,7 @@
 import { describe, expect } from "vitest";
 import { Chat, Message } from "../../src/chats/schemas";
 import { call, chatsPath, newToken, room, send, world } from "../helpers";
+import { settle } from "../clock";
 import { openEvents, type StreamEvent } from "../sse";
 import { it } from "../fixtures/chat";
 
@@ -8,7 +9,7 @@ const eventsPath = (w: { projectId: string }, chatId: string) => `${chatsPath(w)
 const isFinalReply = (e: StreamEvent) => e.type === "message" && e.data.role === "owner" && e.data.status !== "working";
 
 describe("following a chat", () => {
-  it("starts with a snapshot and follows a message to the reply's final message", async ({ w, chat }) => {
+  it("starts with a snapshot and follows a message to the reply's final message", async ({ clock, w, chat }) => {
     const s = await openEvents(eventsPath(w, chat.id), w.token);
     expect(s.status).toBe(200);
     expect(s.headers.get("content-type")).toMatch(/^text\/event-stream/);
@@ -19,6 +20,7 @@ describe("following a chat", () => {
     expect(snapshot.data.queue).toEqual({ items: [] });
 
     expect((await send(w, chat.id, "follow me")).status).toBe(202);
+    await settle(room(chat.id), clock);
     const final = await s.until(isFinalReply);
     expect(Message.parse(final.data)).toMatchObject({ status: "success" });
     await s.until((e) => e.type === "chat" && e.data.isWorking === false && e.id > final.id);
@@ -34,10 +36,11 @@ describe("following a chat", () => {
 });
 
 describe("replies that grow", () => {
-  it("streams deltas that add up to the reply's final content, and the final message has it all", async ({ w, chat }) => {
+  it("streams deltas that add up to the reply's final content, and the final message has it all", async ({ clock, w, chat }) => {
     const s = await openEvents(eventsPath(w, chat.id), w.token);
     await s.next();
     await send(w, chat.id, "grow a reply for me, part by part");
+    await settle(room(chat.id), clock);
     const final = await s.until(isFinalReply);
     const deltas = s.events.filter((e) => e.type === "message.delta" && e.data.id === final.data.id);
     expect(deltas.length).toBeGreaterThan(0);

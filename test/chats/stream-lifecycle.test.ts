@@ -6,6 +6,7 @@ import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { STREAM_MAX_AGE_MS } from "../../src/chats/room/streams";
 import { MAX_AGE_JITTER_MS } from "../../src/chats/room/listeners";
 import { admin, call, chatsPath, env, expectProblem, inDays, newChat, room, send, type World } from "../helpers";
+import { runNextAlarm, settle } from "../clock";
 import { openEvents, type StreamEvent } from "../sse";
 import { it } from "../fixtures/chat";
 
@@ -140,14 +141,16 @@ describe("the stream limit per token", () => {
 });
 
 describe("resuming", () => {
-  it("replays exactly what a dropped listener missed: no duplicate, no gap", async ({ w, chat }) => {
+  it("replays exactly what a dropped listener missed: no duplicate, no gap", async ({ clock, w, chat }) => {
     const steady = await openEvents(eventsPath(w, chat.id), w.token);
     const dropped = await openEvents(eventsPath(w, chat.id), w.token);
     const [snapshot] = [await steady.next(), await dropped.next()];
     expect((await send(w, chat.id, "first")).status).toBe(202);
+    await settle(room(chat.id), clock);
     await dropped.until((e) => e.type === "message" && e.data.role === "user");
     await dropped.close();
     expect((await send(w, chat.id, "second")).status).toBe(202);
+    await settle(room(chat.id), clock);
     const last = await steady.until((e) => isFinalReply(e) && e.data.content.includes("second"), 10_000);
     await steady.until(settledAfter(last));
 
@@ -161,11 +164,12 @@ describe("resuming", () => {
     await Promise.all([steady.close(), resumed.close()]);
   });
 
-  it("gives two listeners identical sequences", async ({ w, chat }) => {
+  it("gives two listeners identical sequences", async ({ clock, w, chat }) => {
     const [a, b] = await Promise.all([openEvents(eventsPath(w, chat.id), w.token), openEvents(eventsPath(w, chat.id), w.token)]);
     await Promise.all([a.next(), b.next()]);
     await send(w, chat.id, "one");
     await send(w, chat.id, "two");
+    await settle(room(chat.id), clock);
     const done = await a.until((e) => isFinalReply(e) && e.data.content.includes("two"), 10_000);
     await a.until(settledAfter(done));
     await b.until(settledAfter(done));
@@ -173,15 +177,17 @@ describe("resuming", () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it("resumes after the chat object restarts mid-task with a listener open, and the history matches", async ({ w, chat }) => {
+  it("resumes after the chat object restarts mid-task with a listener open, and the history matches", async ({ clock, w, chat }) => {
     const s = await openEvents(eventsPath(w, chat.id), w.token);
     const snapshot = await s.next();
     await send(w, chat.id, "survive an eviction");
+    await runNextAlarm(room(chat.id), clock);
     await s.until((e) => e.type === "message" && e.data.role === "owner");
     // A restart drops every connection to the object (eviction proper waits for open streams to end).
     await abortAllDurableObjects();
     await s.closed();
     const resumed = await openEvents(eventsPath(w, chat.id), w.token, { "last-event-id": String(s.events.at(-1)!.id) });
+    await settle(room(chat.id), clock);
     const final = await resumed.until(isFinalReply, 10_000);
     await resumed.until(settledAfter(final));
     const replay = await openEvents(`${eventsPath(w, chat.id)}?after=${snapshot.id}`, w.token);
@@ -230,13 +236,14 @@ describe("resuming", () => {
 });
 
 describe("slow listeners", () => {
-  it("drops a listener that stops reading, without harm to the chat or the others", async ({ w, chat }) => {
+  it("drops a listener that stops reading, without harm to the chat or the others", async ({ clock, w, chat }) => {
     const healthy = await openEvents(eventsPath(w, chat.id), w.token);
     await healthy.next();
     const stuck = await exports.default.fetch(new Request(`https://service.test${eventsPath(w, chat.id)}`, { headers: { authorization: `Bearer ${w.token}` } }));
     expect(stuck.status).toBe(200);
     const big = "x".repeat(60_000);
     for (let i = 0; i < 4; i++) expect((await send(w, chat.id, `${i} ${big}`)).status).toBe(202);
+    await settle(room(chat.id), clock);
     const last = await healthy.until((e) => isFinalReply(e) && e.data.content.startsWith("Done") && e.data.content.includes("“3 "), 15_000);
     await healthy.until(settledAfter(last));
     expect(await room(chat.id).listenerCount()).toBe(2);
@@ -248,6 +255,7 @@ describe("slow listeners", () => {
     await pulse(chat.id);
     expect(healthy.ended()).toBe(false);
     expect((await send(w, chat.id, "still fine")).status).toBe(202);
+    await settle(room(chat.id), clock);
     await healthy.until((e) => isFinalReply(e) && e.data.content.includes("still fine"), 10_000);
     await healthy.close();
   });
