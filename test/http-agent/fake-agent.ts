@@ -1,16 +1,15 @@
 import { expect, vi } from "vitest";
 import { runNextAlarm, type Clock } from "../clock";
 import { call, peek, room, send, type World } from "../helpers";
+import { unplannedHost } from "../network";
 
 export type AgentCall = { url: string; authorization: string | null; body: any };
-const realFetch = globalThis.fetch;
-
-/** Replaces the outbound agent (https://agent.test/) with a fake that answers with respond(); other fetches pass through. */
+/** Replaces the outbound agent (https://agent.test/) with a fake that answers with respond(); any other host fails the test. */
 export function fakeAgent(respond: (call: AgentCall) => Response | Promise<Response>) {
   const calls: AgentCall[] = [];
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const request = new Request(input as RequestInfo, init);
-    if (!request.url.startsWith("https://agent.test/")) return realFetch(input as RequestInfo, init);
+    if (!request.url.startsWith("https://agent.test/")) return unplannedHost(request);
     const agentCall = { url: request.url, authorization: request.headers.get("authorization"), body: await request.json() };
     calls.push(agentCall);
     return respond(agentCall);

@@ -1,4 +1,5 @@
 import { vi } from "vitest";
+import { unplannedHost } from "../network";
 
 /** One request the chat made to the model: what it sent, and what became of the answer's stream. */
 export type ModelCall = { authorization: string | null; body: any; aborted: boolean; finished: boolean };
@@ -18,7 +19,6 @@ type Usage = { prompt_tokens: number; completion_tokens: number };
 /** What the stand-in reports, as OpenAI's server does, when a request asks with stream_options.include_usage (a script's `usage: null` reports none). */
 export const DEFAULT_USAGE: Usage = { prompt_tokens: 321, completion_tokens: 54 };
 
-const realFetch = globalThis.fetch;
 const encoder = new TextEncoder();
 const sse = (data: unknown) => encoder.encode(`data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
 const chunk = (delta: unknown, finish: string | null = null) =>
@@ -49,7 +49,7 @@ export function fakeModel(answer: (call: ModelCall, index: number) => Script | R
   const calls: ModelCall[] = [];
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const request = new Request(input as RequestInfo, init);
-    if (!request.url.startsWith("https://model.test/")) return realFetch(input as RequestInfo, init);
+    if (!request.url.startsWith("https://model.test/")) return unplannedHost(request);
     const call: ModelCall = { authorization: request.headers.get("authorization"), body: await request.json(), aborted: false, finished: false };
     const index = calls.push(call) - 1;
     const script = answer(call, index);

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { newAccount } from "../helpers";
 import { expectPageSecurity } from "../http/page-security";
 import { Browser, field, textOf } from "./browser";
+import { fakeDocuments } from "./client-documents";
 import { authorizePath, consentForm, MCP_RESOURCE, pkce, REDIRECT_URI, register, registeredClient, signInThere } from "./flow";
 
 /** A fresh client, PKCE and the path of its authorization request. */
@@ -160,14 +161,14 @@ describe("GET /oauth/authorize", () => {
   it("names a metadata-document client by its domain, fetching the document it points at", async () => {
     const account = await newAccount();
     const clientId = "https://connector.example.com/oauth/client.json";
-    const documents = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
-      const url = input instanceof Request ? input.url : String(input);
-      if (url !== clientId) return new Response("not here", { status: 404 });
-      return Response.json({ client_id: clientId, client_name: "Connector", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none" });
-    });
+    const documents = await fakeDocuments((url) =>
+      url === clientId
+        ? Response.json({ client_id: clientId, client_name: "Connector", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none" })
+        : new Response("not here", { status: 404 }),
+    );
     const path = authorizePath(clientId, (await pkce()).challenge);
     const page = await signInThere(new Browser(), path, account);
-    expect(documents).toHaveBeenCalled();
+    expect(documents).toEqual([clientId]);
     expect(textOf(page.text)).toContain("Connect connector.example.com to your Project Chat account?");
     expect(textOf(page.text)).toContain("published at connector.example.com");
     expect(textOf(page.text)).not.toContain("unverified");

@@ -7,20 +7,19 @@ import type { TestProjectWebhooks } from "../doubles/test-project-webhooks";
 import { standInQueue } from "../doubles/stand-ins";
 import { type Clock, settle } from "../clock";
 import { call, env, newChat, room, send, world, type World } from "../helpers";
+import { unplannedHost } from "../network";
 import type { WebhookTask } from "../../src/chats/webhook-task";
 
 export const hooksPath = (w: { projectId: string }) => `/v1/projects/${w.projectId}/webhooks`;
 export const register = (w: World, url: string, extra: Record<string, unknown> = {}, token = w.token) => call("POST", hooksPath(w), { token, body: { url, ...extra } });
 
 export type Received = { url: string; headers: Record<string, string>; body: string; redirect: string; timed: boolean };
-const realFetch = globalThis.fetch;
-
-/** Receivers at https://receiver.example.com/: answer() decides each attempt's response (200 by default); other fetches pass through. */
+/** Receivers at https://receiver.example.com/: answer() decides each attempt's response (200 by default); any other host fails the test. */
 export function fakeReceiver(answer: (got: Received, index: number) => Response | Promise<Response> = () => new Response("ok")) {
   const received: Received[] = [];
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const request = new Request(input as RequestInfo, init);
-    if (!request.url.startsWith("https://receiver.example.com/")) return realFetch(input as RequestInfo, init);
+    if (!request.url.startsWith("https://receiver.example.com/")) return unplannedHost(request);
     const got = {
       url: request.url,
       headers: Object.fromEntries(request.headers),
