@@ -51,10 +51,14 @@ describe("secrets", () => {
     }
   });
 
-  it("are compared in constant time whatever their lengths", async () => {
+  it("are compared by the platform's constant-time comparison, over digests of one length whatever the secrets' lengths", async () => {
+    const compared = vi.spyOn(crypto.subtle, "timingSafeEqual");
     expect(await secretsEqual("abc", "abc")).toBe(true);
     expect(await secretsEqual("abc", "abd")).toBe(false);
     expect(await secretsEqual("", "abc")).toBe(false);
     expect(await secretsEqual("a".repeat(10_000), "a")).toBe(false);
+    // Each comparison went through timingSafeEqual, with two SHA-256 digests: no length reaches it, no early exit is ours.
+    expect(compared).toHaveBeenCalledTimes(4);
+    for (const [a, b] of compared.mock.calls) expect([(a as Uint8Array).byteLength, (b as Uint8Array).byteLength]).toEqual([32, 32]);
   });
 });

@@ -1,3 +1,4 @@
+import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
 import { ADMIN, call, env } from "../helpers";
@@ -55,7 +56,7 @@ describe("the OpenAPI documents' caching", () => {
 
   it("gives each document its own ETag, made once per isolate", async () => {
     const app = createApp();
-    const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
+    const ctx = createExecutionContext();
     const get = (path: string) => app.fetch(new Request(`https://service.test${path}`, { headers: { authorization: `Bearer ${ADMIN}` } }), env, ctx);
     const digest = vi.spyOn(crypto.subtle, "digest");
     const publicTag = (await get("/v1/openapi.json")).headers.get("etag");

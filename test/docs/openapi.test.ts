@@ -1,3 +1,4 @@
+import { createExecutionContext } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
@@ -128,11 +129,11 @@ describe("the public OpenAPI document", () => {
       texts.add(text);
     }
     expect(texts.size).toBe(1);
-    const withPublicUrl = await createApp().fetch(new Request("https://evil.example/v1/openapi.json"), { ...env, PUBLIC_URL: "https://api.example.com/" }, {
-      waitUntil() {},
-      passThroughOnException() {},
-      props: {},
-    } as unknown as ExecutionContext);
+    const withPublicUrl = await createApp().fetch(
+      new Request("https://evil.example/v1/openapi.json"),
+      { ...env, PUBLIC_URL: "https://api.example.com/" },
+      createExecutionContext(),
+    );
     const doc = (await withPublicUrl.json()) as Doc & { info: { license: { url: string } } };
     expect(doc.servers).toEqual([expect.objectContaining({ url: "https://api.example.com" })]);
     expect(doc.info.license.url).toBe("https://api.example.com/v1/terms-of-use");
@@ -195,11 +196,7 @@ describe("the operator OpenAPI document", () => {
     const missing = await call("GET", "/admin/openapi.json");
     expect(missing.status).toBe(401);
     expect(missing.json.code).toBe("unauthorized");
-    const unset = await createApp().fetch(new Request("https://s.test/admin/openapi.json"), { ...env, ADMIN_TOKEN: undefined }, {
-      waitUntil() {},
-      passThroughOnException() {},
-      props: {},
-    } as unknown as ExecutionContext);
+    const unset = await createApp().fetch(new Request("https://s.test/admin/openapi.json"), { ...env, ADMIN_TOKEN: undefined }, createExecutionContext());
     expect(unset.status).toBe(404);
     expect(((await unset.json()) as { code: string }).code).toBe("not_found");
   });
