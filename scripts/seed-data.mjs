@@ -1,4 +1,4 @@
-// Loads the demo data of CONTRACT.md through the admin API: the catalog, the demo account and its project.
+// Loads the demo data (README, "Start") through the admin API: the catalog, the demo account and its project.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, projectDir } from "./lib.mjs";

@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { accountRoutes } from "./account/routes";
 import { adminRoutes } from "./admin/routes";
 import { agentCallbackRoutes } from "./agent/callback-routes";
-import { tokenGate } from "./auth/gate";
+import { requirePersonalToken } from "./auth/gate";
 import { authRoutes } from "./auth/routes";
 import { accountCors } from "./auth/session";
 import { catalogRoutes } from "./catalog/routes";
@@ -53,7 +53,7 @@ export function createApp() {
 
   app.route("/v1", catalogRoutes);
   // The project API: personal API tokens only, counted per token.
-  app.use("/v1/projects/*", bodyLimitPerRouter, tokenGate, jsonBodyGuard);
+  app.use("/v1/projects/*", bodyLimitPerRouter, requirePersonalToken, jsonBodyGuard);
   for (const router of [projectRoutes, chatRoutes, webhookRoutes, projectCreditRoutes]) app.route("/v1/projects", router);
   // The account's own calls: an account session, credentialed CORS for APP_ORIGINS only.
   app.use("/auth/*", accountCors, limitBody(MiB), jsonBodyGuard);

@@ -15,7 +15,7 @@ type EventData = {
   "message.delta": Schemas["MessageDelta"];
   question: Schemas["Question"];
 };
-/** One event of a chat's stream, typed by its name (CONTRACT "Following a chat live"): the document's ChatEvent frames (generated), parsed, its id a number. */
+/** One event of a chat's stream, typed by its name: the document's ChatEvent frames (generated), parsed, its id a number. */
 export type ChatEvent = { [T in WireEvent["event"]]: Data<T, EventData[T]> }[WireEvent["event"]];
 
 type Frame = { id?: string; event?: string; data: string[]; comment?: string };

@@ -6,7 +6,7 @@ export const STEERING_PER_TASK = 5;
 export const REPLY_MAX = 100_000;
 export const CONTENT_MAX = 100_000;
 
-// A question the agent asks (CONTRACT "Questions the agent asks"): its prompt and options, in characters (code points).
+// A question the agent asks: its prompt and options, in characters (code points).
 export const PROMPT_MAX = 4_000;
 export const OPTIONS_MAX = 20;
 export const OPTION_ID_MAX = 64;

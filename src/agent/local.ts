@@ -46,7 +46,7 @@ export function localReply(task: Pick<AgentTask, "content">): string {
 const COMMAND = /^\/(ask|choose\+?|approve|connect)\s+([\s\S]*)$/;
 
 /**
- * The question a message asks the built-in agent to ask, for demos and tests (CONTRACT "Who asks"):
+ * The question a message asks the built-in agent to ask, for demos and tests:
  * `/ask <prompt>`, `/choose <prompt> | <label> | …` (`/choose+`: several picks), `/approve <summary>`,
  * `/connect <name>`. Undefined for any other message, or a command with nothing after it.
  */

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { characters } from "../text";
 import { ACTION_INPUT_MAX_BYTES, ACTION_NAME_MAX, ACTION_SUMMARY_MAX, CONTENT_MAX, DESCRIPTION_MAX, LABEL_MAX, OPTION_ID_MAX, OPTIONS_MAX, REASON_MAX } from "./limits";
 
-/** What an agent can ask and the answers it takes (CONTRACT "Questions the agent asks"): the API's question and answer bodies are built from these. */
+/** What an agent can ask and the answers it takes: the API's question and answer bodies are built from these. */
 
 export const QUESTION_KINDS = ["text", "choice", "approval", "connection"] as const;
 export type QuestionKind = (typeof QUESTION_KINDS)[number];

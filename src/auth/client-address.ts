@@ -1,5 +1,5 @@
 /**
- * The client address a sign-in throttle counts (CONTRACT "Bounded cost of one caller"): an IPv6
+ * The client address a sign-in throttle counts: an IPv6
  * address by its /64, whatever its notation, since one client holds a whole /64; an IPv4-mapped
  * address as its IPv4 address; an IPv4 address as it is. Anything else counts as itself, and a
  * missing address as "unknown" (local dev sends none).

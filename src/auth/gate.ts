@@ -5,8 +5,8 @@ import { ApiError, unauthorized } from "../http/problem";
 import type { Scope } from "./scopes";
 import { API_TOKEN_PREFIX, SESSION_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
-/** Who a request acts for; tokenHash names the TokenGate that admitted it (for OAuth, the grant's `grant:<id>`), where its streams are counted. */
-export type ApiCaller = { accountId: string; scopes: Scope[]; tokenHash: string };
+/** Who a request acts for; gateName names the TokenGate that admitted it (a personal token's hash, or an OAuth grant's `grant:<id>`), where its streams are counted. */
+export type ApiCaller = { accountId: string; scopes: Scope[]; gateName: string };
 export type GatedEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: ApiCaller } };
 
 // Bindings of requests the Worker sends to its own app for a caller the gate already admitted (an MCP tool calling its /v1 route).
@@ -72,11 +72,11 @@ export async function admitPersonalToken(env: Env, token: string | undefined): P
   }
   const tokenHash = await hashSecret(token);
   const { accountId, scopes, headers } = await admitAt(env, tokenHash, "The API token is invalid, expired or revoked.");
-  return { caller: { accountId, scopes, tokenHash }, headers };
+  return { caller: { accountId, scopes, gateName: tokenHash }, headers };
 }
 
-/** The gate in front of /v1/projects/*: personal API tokens only. */
-export const tokenGate = createMiddleware<GatedEnv>(async (c, next) => {
+/** In front of /v1/projects/*: a personal API token, admitted by its TokenGate (OAuth access tokens are not accepted here). */
+export const requirePersonalToken = createMiddleware<GatedEnv>(async (c, next) => {
   if (c.req.method === "OPTIONS") return next();
   const admitted = admittedWith.get(c.env);
   if (admitted) {

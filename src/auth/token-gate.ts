@@ -37,9 +37,11 @@ const MIGRATIONS = [
 const REFRESH_WAIT_MS = 10_000;
 
 /**
- * One object per API token (named by the token's hash): it knows the token's account, scopes,
- * expiry and revocation, and counts its requests over a rolling minute. The count and the
- * admission happen in one synchronous stretch, so parallel requests are counted exactly.
+ * One object per credential: a personal API token (named by its hash, its record read from D1 the first
+ * time) or an OAuth grant (named `grant:<id>`, enrolled at approval, with its refresh tokens' lineage).
+ * It knows the credential's account, scopes, expiry and revocation, counts its requests over a rolling
+ * minute and leases its stream places. The count and the admission happen in one synchronous stretch,
+ * so parallel requests are counted exactly.
  */
 export class TokenGate extends DurableObject<Env> {
   private record: TokenRecord | undefined;
@@ -74,8 +76,8 @@ export class TokenGate extends DurableObject<Env> {
    * Decides one request: invalid token, over the limit, or allowed (and counted). For an OAuth grant,
    * `accessHash` is the access token's: one issued with a refresh token a retry replaced is invalid.
    */
-  async admit(tokenHash: string, accessHash?: string): Promise<GateVerdict> {
-    const record = this.record ?? (await this.load(tokenHash));
+  async admit(name: string, accessHash?: string): Promise<GateVerdict> {
+    const record = this.record ?? (await this.load(name));
     const now = Date.now();
     if (!record || record.revoked || record.expiresAt <= now) return { kind: "invalid" };
     if (accessHash && this.hasStorage() && new RefreshLineage(this.ctx.storage.sql).accessRevoked(accessHash)) return { kind: "invalid" };
@@ -114,11 +116,11 @@ export class TokenGate extends DurableObject<Env> {
   }
 
   /** When the token last passed this gate (epoch ms), or null; reads only, so asking about an unused token stores nothing. */
-  async lastUsed(tokenHash: string): Promise<number | null> {
+  async lastUsed(name: string): Promise<number | null> {
     if (!this.hasStorage()) return null;
     // The newest hit; last_used_at is the last use as the previous version wrote it (it deleted hits as they expired).
     const row = this.ctx.storage.sql
-      .exec<{ at: number | null }>("SELECT MAX(COALESCE((SELECT last_used_at FROM token WHERE hash = ?), 0), COALESCE((SELECT MAX(at) FROM hits), 0)) AS at", tokenHash)
+      .exec<{ at: number | null }>("SELECT MAX(COALESCE((SELECT last_used_at FROM token WHERE hash = ?), 0), COALESCE((SELECT MAX(at) FROM hits), 0)) AS at", name)
       .one();
     return row.at ? row.at : null;
   }
@@ -136,8 +138,8 @@ export class TokenGate extends DurableObject<Env> {
   }
 
   /** Keeps a chat object's streams open; false once the token is revoked or expired (the streams then end). */
-  async renewStreams(tokenHash: string, leaseIds: string[]): Promise<boolean> {
-    const valid = await this.isValid(tokenHash);
+  async renewStreams(name: string, leaseIds: string[]): Promise<boolean> {
+    const valid = await this.isValid(name);
     const now = Date.now();
     for (const id of leaseIds) {
       if (valid) this.streams.set(id, now + STREAM_LEASE_MS);
@@ -147,8 +149,8 @@ export class TokenGate extends DurableObject<Env> {
   }
 
   /** Whether the token may still be used (known, unrevoked, unexpired); counts nothing. */
-  async isValid(tokenHash: string): Promise<boolean> {
-    const record = this.record ?? (await this.load(tokenHash));
+  async isValid(name: string): Promise<boolean> {
+    const record = this.record ?? (await this.load(name));
     return record !== undefined && !record.revoked && record.expiresAt > Date.now();
   }
 
@@ -213,32 +215,32 @@ export class TokenGate extends DurableObject<Env> {
   }
 
   /** Blocks every later request with this token. Durable before it returns. */
-  async revoke(tokenHash: string): Promise<void> {
+  async revoke(name: string): Promise<void> {
     this.ensureSchema();
-    this.ctx.storage.sql.exec("INSERT INTO token (hash, revoked) VALUES (?, 1) ON CONFLICT(hash) DO UPDATE SET revoked = 1", tokenHash);
+    this.ctx.storage.sql.exec("INSERT INTO token (hash, revoked) VALUES (?, 1) ON CONFLICT(hash) DO UPDATE SET revoked = 1", name);
     if (this.record) this.record.revoked = true;
     else this.record = { accountId: "", scopes: [], expiresAt: 0, revoked: true };
   }
 
-  private load(tokenHash: string): Promise<TokenRecord | undefined> {
-    this.loading ??= this.loadOnce(tokenHash).finally(() => (this.loading = undefined));
+  private load(name: string): Promise<TokenRecord | undefined> {
+    this.loading ??= this.loadOnce(name).finally(() => (this.loading = undefined));
     return this.loading;
   }
 
-  private async loadOnce(tokenHash: string): Promise<TokenRecord | undefined> {
+  private async loadOnce(name: string): Promise<TokenRecord | undefined> {
     const sql = this.ctx.storage.sql;
     const stored = () =>
-      sql.exec<{ account_id: string | null; scopes: string | null; expires_at: number | null; revoked: number }>("SELECT * FROM token WHERE hash = ?", tokenHash).toArray()[0];
+      sql.exec<{ account_id: string | null; scopes: string | null; expires_at: number | null; revoked: number }>("SELECT * FROM token WHERE hash = ?", name).toArray()[0];
     let row = this.hasStorage() ? stored() : undefined;
     if (!row || row.account_id === null) {
-      const fromD1 = await findTokenByHash(this.env.DB, tokenHash);
+      const fromD1 = await findTokenByHash(this.env.DB, name);
       if (!fromD1) return undefined; // unknown tokens are not remembered, so they cannot fill storage
       this.ensureSchema();
       // A revoke that landed while D1 was read wins: the upsert keeps revoked = 1.
       sql.exec(
         `INSERT INTO token (hash, account_id, scopes, expires_at, revoked) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT(hash) DO UPDATE SET account_id = excluded.account_id, scopes = excluded.scopes, expires_at = excluded.expires_at, revoked = MAX(revoked, excluded.revoked)`,
-        tokenHash,
+        name,
         fromD1.accountId,
         JSON.stringify(fromD1.scopes),
         Date.parse(fromD1.expiresAt),

@@ -154,7 +154,7 @@ const PollDocument = z.strictObject({
   definition: PollDefinitionDocument.nullable(),
 });
 
-/** What PUT /admin/catalog takes and GET /admin/catalog returns (CONTRACT.md, "Catalog document"). */
+/** What PUT /admin/catalog takes and GET /admin/catalog returns. */
 export const CatalogDocument = z
   .strictObject({
     freePlan: z.strictObject({ ...planTexts, ...planFields, ...freePlanCredits }),

@@ -3,7 +3,7 @@ import { OPTIONS_MAX, PROMPT_MAX, URL_MAX } from "../agent/limits";
 import { ANSWERS, QUESTION_KINDS, QuestionAction, QuestionOption } from "../agent/question-shapes";
 import { ChatParams, Submission } from "./schemas";
 
-/** A question as the API shows it (CONTRACT "Questions the agent asks"): its lifecycle around the shapes an agent asks in. */
+/** A question as the API shows it: its lifecycle around the shapes an agent asks in. */
 
 export const QUESTION_STATUSES = ["pending", "answered", "declined", "superseded", "expired"] as const;
 export type QuestionStatus = (typeof QUESTION_STATUSES)[number];

@@ -114,7 +114,7 @@ export const SubmissionState = z
   .openapi("SubmissionState", { description: "What a submission became" });
 export type SubmissionState = z.infer<typeof SubmissionState>;
 
-/** The demo project that local development seeds (npm run dev, CONTRACT.md): the reference's try-it works against it as it stands. */
+/** The demo project that local development seeds (npm run dev): the reference's try-it works against it as it stands. */
 export const ChatParams = ProjectParams.extend({ chatId: z.string().openapi({ format: "uuid" }) });
 export const MessageParams = ChatParams.extend({ messageId: z.string().openapi({ format: "uuid" }) });
 export const SubmissionParams = ChatParams.extend({ submissionId: z.string().openapi({ format: "uuid" }) });

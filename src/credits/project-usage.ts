@@ -7,7 +7,7 @@ export type UsageDay = { date: string; tasks: number; credits: number; inputToke
 /** The UTC day of a time, as usage and its queries name days: YYYY-MM-DD. */
 export const dayOf = (ms: number) => iso(ms).slice(0, 10);
 
-// Days are kept 400 days (CONTRACT "Credits and usage"); a task id long enough to outlast any retried hand-off.
+// Days are kept 400 days; a task id long enough to outlast any retried hand-off.
 const DAYS_KEPT = 400;
 const COUNTED_KEPT_MS = 30 * DAY_MS;
 const PRUNE_EVERY_MS = DAY_MS;

@@ -17,7 +17,7 @@ export type StatementItem = {
 /** One page, newest first; `before` is where the next page starts (the seq of its last item). */
 export type StatementPage = { balance: number; items: StatementItem[]; before: number | null };
 
-// Kept at least this long (CONTRACT "Credits and usage"); the newest entry is kept whatever its age.
+// Kept at least this long; the newest entry is kept whatever its age.
 export const STATEMENT_KEPT_MS = 90 * DAY_MS;
 
 type Row = {

@@ -22,7 +22,7 @@ export const plainPagePolicy =
 const nonceOf = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
 
 /**
- * Every HTML page goes through this (CONTRACT "Public catalog"): its own policy with `frame-ancestors
+ * Every HTML page goes through this: its own policy with `frame-ancestors
  * 'none'` (a page where a token is pasted or a grant approved must not be framed by another site),
  * `nosniff`, and no Referer, since page URLs can carry an authorization request. The policy's nonce
  * is fresh per response and in `c.get("cspNonce")` for the page's inline style or script.

@@ -98,7 +98,7 @@ export function problemResponse(error: ApiError, requestId: string): Response {
 type Target = "json" | "query" | "header" | "param" | string;
 const ROOTS: Record<string, string> = { json: "(body)", query: "(query)", header: "(headers)", param: "(path)", arguments: "(arguments)" };
 
-// A problem answer stays small whatever the body: the first errors found, each cut short (CONTRACT: "Bounded cost of one caller").
+// A problem answer stays small whatever the body: the first errors found, each cut short.
 export const FIELD_PROBLEMS_MAX = 20;
 // Counted as sent, escapes included: a key of control characters takes six bytes per character in JSON.
 export const FIELD_TEXT_MAX_BYTES = 300;

@@ -64,7 +64,7 @@ export function v1Access(c: Context<GatedEnv>, appFetch: AppFetch): V1Access {
   };
   // The gate admitted the token once, for the whole request; a wait that outlives a revocation asks again before it answers.
   const stillAdmitted = async (): Promise<V1Answer<null>> => {
-    if (await c.env.TOKEN_GATE.getByName(caller.tokenHash).isValid(caller.tokenHash)) return { ok: true, body: null, replayed: false };
+    if (await c.env.TOKEN_GATE.getByName(caller.gateName).isValid(caller.gateName)) return { ok: true, body: null, replayed: false };
     const revoked = unauthorized("api", "The API token was revoked or has expired.");
     return { ok: false, problem: await problemResponse(revoked, c.get("requestId")).text() };
   };

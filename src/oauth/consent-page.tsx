@@ -7,7 +7,7 @@ export type ClientShown = { name: string; verifiedDomain: string | undefined; re
 export type ConsentForm = { action: string; nonce: string; issued: string; csrf: string };
 
 /**
- * The consent screen (CONTRACT "Connecting hosted AI clients"): the client's name as registered and
+ * The consent screen: the client's name as registered and
  * marked unverified (a metadata-document client: its domain), where its redirect goes, each scope
  * by name with its sentence, the signed-in account, and Approve or Deny. Everything the client
  * chose is text escaped by hono/jsx.

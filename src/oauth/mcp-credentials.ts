@@ -18,7 +18,7 @@ async function admitAccessToken(env: Env, roles: OAuthRoles, token: string): Pro
   if (!validated) throw unauthorized("api", REVOKED);
   const name = grantGateName(validated.props.grant);
   const { accountId, scopes, headers } = await admitAt(env, name, REVOKED, await hashSecret(token));
-  return { caller: { accountId, scopes: scopes.filter((s) => validated.scope.includes(s)), tokenHash: name }, headers };
+  return { caller: { accountId, scopes: scopes.filter((s) => validated.scope.includes(s)), gateName: name }, headers };
 }
 
 /** A 401 that also says where this resource's OAuth metadata is (RFC 9728), so an MCP client can find where to sign in. */

@@ -1,6 +1,6 @@
 import { isIpLiteral, isReservedAddress, publicNameProblem } from "../http/public-hosts";
 
-// Where a webhook may point (CONTRACT "Webhooks"): https anywhere public; http only to a development host while allowed.
+// Where a webhook may point: https anywhere public; http only to a development host while allowed.
 const DEVELOPMENT_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 export const WEBHOOK_URL_MAX = 2_000;
 

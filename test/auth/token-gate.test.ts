@@ -1,7 +1,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { Hono } from "hono";
 import { describe, expect, vi } from "vitest";
-import { tokenGate } from "../../src/auth/gate";
+import { requirePersonalToken } from "../../src/auth/gate";
 import { API_TOKEN_PREFIX, generateSecret, hashSecret } from "../../src/auth/secrets";
 import type { TokenGate } from "../../src/auth/token-gate";
 import { toApiError, problemResponse } from "../../src/http/problem";
@@ -143,7 +143,7 @@ describe("TokenGate", () => {
 describe("the gate middleware", () => {
   const appWith = (gateEnv: object) => {
     const app = new Hono();
-    app.use("*", tokenGate as never);
+    app.use("*", requirePersonalToken as never);
     app.get("*", (c) => c.text("through"));
     app.onError((e) => problemResponse(toApiError(e), "test-request"));
     return (authorization?: string) => app.request("/v1/projects/x/chats", { headers: authorization ? { authorization } : {} }, gateEnv);

@@ -7,7 +7,7 @@ import { openEvents } from "../sse";
 import { it } from "../fixtures/chat";
 
 const timing = { maxAgeMs: 300_000, stallMs: 30_000 };
-const grant: StreamGrant = { tokenHash: "t", leaseId: "l", accountId: "a", projectId: "p" };
+const grant: StreamGrant = { gateName: "t", leaseId: "l", accountId: "a", projectId: "p" };
 
 /** A log of n encoded frames of `size` bytes each, as EventLog hands them out (the same arrays every time). */
 function fakeLog(n: number, size: number) {

@@ -14,7 +14,7 @@ export function cspOf(headers: Headers): Map<string, string> {
 }
 
 /**
- * What every HTML page sends (CONTRACT "Public catalog"): never framed, no sniffing, no Referer, nothing loaded from
+ * What every HTML page sends: never framed, no sniffing, no Referer, nothing loaded from
  * another origin; its inline style or script carries the policy's nonce. Returns the policy for page-specific checks.
  */
 export function expectPageSecurity(r: { headers: Headers; text: string }) {

@@ -8,7 +8,7 @@ import { admin, call, chatsPath, env, newAccount, newToken, peek, room, send, si
 import { callTool, connect, MCP_URL, success, toolProblem } from "./mcp-helpers";
 import { it } from "../fixtures/chat";
 
-const CONTRACT_TOOLS = {
+const EXPECTED_TOOLS = {
   list_projects: "read",
   list_chats: "read",
   create_chat: "adds",
@@ -44,7 +44,7 @@ describe("MCP tools, through the SDK's client", () => {
   it("lists every tool with a title, a description, both schemas and the contract's annotations", async ({ w }) => {
     const client = await connect(w.token);
     const { tools } = await client.listTools();
-    for (const [name, kind] of Object.entries(CONTRACT_TOOLS)) {
+    for (const [name, kind] of Object.entries(EXPECTED_TOOLS)) {
       const t = tools.find((x) => x.name === name);
       expect(t, name).toBeDefined();
       expect(t!.title).toMatch(/\w/);

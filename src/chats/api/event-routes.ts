@@ -43,8 +43,8 @@ eventRoutes.openapi(
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
     const resume = c.req.valid("header")["last-event-id"] ?? c.req.valid("query").after;
-    const { accountId, tokenHash } = c.get("caller");
-    const gate = c.env.TOKEN_GATE.getByName(tokenHash);
+    const { accountId, gateName } = c.get("caller");
+    const gate = c.env.TOKEN_GATE.getByName(gateName);
     const leaseId = crypto.randomUUID();
     const lease = await gate.openStream(leaseId);
     if (lease.kind === "limited") {
@@ -52,7 +52,7 @@ eventRoutes.openapi(
         headers: { "retry-after": String(lease.retryAfterSeconds) },
       });
     }
-    const followed = await chat.follow(access.projectId, resume === undefined ? null : Number(resume), { tokenHash, leaseId, accountId, projectId: access.projectId });
+    const followed = await chat.follow(access.projectId, resume === undefined ? null : Number(resume), { gateName, leaseId, accountId, projectId: access.projectId });
     // The place was taken for a stream that did not open.
     if (followed.kind === "not_found") c.executionCtx.waitUntil(gate.closeStream(leaseId));
     return c.body(found(followed).stream, 200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });

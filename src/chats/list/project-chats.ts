@@ -8,7 +8,7 @@ import { ProjectUsage, type TaskUsage, type UsageDay } from "../../credits/proje
 
 export type ListMoveOutcome = "moved" | "already_moved";
 export type CreateClaim = { kind: "new"; chatId: string } | { kind: "replay"; chatId: string; answer: string | null } | { kind: "conflict" };
-// Keys of chat creations are remembered this long per project (CONTRACT "Integrator fit").
+// Keys of chat creations are remembered this long per project.
 const CREATE_KEYS_KEPT_MS = 24 * 3600_000;
 type Listing = "active" | "archived";
 

@@ -3,7 +3,7 @@ import type { QuestionStatus } from "../question-schemas";
 import { CONTENT_MAX } from "../../agent/limits";
 import type { Answer } from "../../agent/question-shapes";
 
-/** Whether an answer fits its question, and if so its user message's content: the answer in words (CONTRACT "Answering"). */
+/** Whether an answer fits its question, and if so its user message's content: the answer in words. */
 export type Fit = { fits: true; content: string } | { fits: false; why: string };
 
 const misfit = (why: string): Fit => ({ fits: false, why });

@@ -1,7 +1,7 @@
 import { sseComment } from "./event-log";
 
 /** Who a stream was opened for, so the chat object can keep checking that it may stay open. */
-export type StreamGrant = { tokenHash: string; leaseId: string; accountId: string; projectId: string };
+export type StreamGrant = { gateName: string; leaseId: string; accountId: string; projectId: string };
 
 export type ListenerTiming = { maxAgeMs: number; stallMs: number };
 // Streams opened together should not all end, and reconnect, in the same second.

@@ -50,11 +50,11 @@ export class ChatStreams {
     const denied = new Set<StreamGrant>();
     await Promise.all([
       // One call per token renews its leases and says whether it was revoked or expired.
-      ...[...Map.groupBy(grants, (g) => g.tokenHash).values()].map(async (held) => {
-        const { tokenHash } = held[0]!;
-        const valid = await this.env.TOKEN_GATE.getByName(tokenHash)
+      ...[...Map.groupBy(grants, (g) => g.gateName).values()].map(async (held) => {
+        const { gateName } = held[0]!;
+        const valid = await this.env.TOKEN_GATE.getByName(gateName)
           .renewStreams(
-            tokenHash,
+            gateName,
             held.map((g) => g.leaseId),
           )
           .catch(() => true);
@@ -79,7 +79,7 @@ export class ChatStreams {
 
   private release(grant: StreamGrant): void {
     this.ctx.waitUntil(
-      this.env.TOKEN_GATE.getByName(grant.tokenHash)
+      this.env.TOKEN_GATE.getByName(grant.gateName)
         .closeStream(grant.leaseId)
         .catch(() => undefined),
     );
