@@ -24,8 +24,9 @@ const requireAgentSecret = createMiddleware<AppEnv>(async (c, next) => {
 
 // Not in the public OpenAPI description (only the external agent calls these), so the zod validator is used directly.
 const valid = <T extends z.ZodType>(target: "json" | "param", schema: T) => zValidator(target, schema, (result, c) => validationHook({ ...result, target }, c));
-const TaskParams = z.object({ chatId: z.uuid(), taskId: z.uuid() });
-const roomOf = (env: AppEnv["Bindings"], chatId: string) => env.CHAT_ROOM.getByName(chatId.toLowerCase());
+const lowercaseId = () => z.uuid().overwrite((id) => id.toLowerCase());
+const TaskParams = z.object({ chatId: lowercaseId(), taskId: lowercaseId() });
+const roomOf = (env: AppEnv["Bindings"], chatId: string) => env.CHAT_ROOM.getByName(chatId);
 
 /** The answers every call about a task that is not running shares: unknown is 404, stopped is refused (its output is discarded). */
 function refuseEndedTask(outcome: string): void {
@@ -38,13 +39,13 @@ export const agentCallbackRoutes = new Hono<AppEnv>()
   .use("*", limitBody(MiB), requireAgentSecret, jsonBodyGuard)
   .post("/chats/:chatId/tasks/:taskId/result", valid("param", TaskParams), valid("json", AgentResultBody), async (c) => {
     const { chatId, taskId } = c.req.valid("param");
-    refuseEndedTask(await roomOf(c.env, chatId).completeTask(taskId.toLowerCase(), c.req.valid("json")));
+    refuseEndedTask(await roomOf(c.env, chatId).completeTask(taskId, c.req.valid("json")));
     return c.body(null, 204);
   })
   .post("/chats/:chatId/tasks/:taskId/partial", valid("param", TaskParams), valid("json", PartialOutputBody), async (c) => {
     const { chatId, taskId } = c.req.valid("param");
     const { seq, text } = c.req.valid("json");
-    const outcome = await roomOf(c.env, chatId).appendPartial(taskId.toLowerCase(), seq, text);
+    const outcome = await roomOf(c.env, chatId).appendPartial(taskId, seq, text);
     refuseEndedTask(outcome);
     switch (outcome) {
       case "out_of_order":
@@ -56,7 +57,7 @@ export const agentCallbackRoutes = new Hono<AppEnv>()
   })
   .get("/chats/:chatId/tasks/:taskId/steering", valid("param", TaskParams), async (c) => {
     const { chatId, taskId } = c.req.valid("param");
-    const offer = await roomOf(c.env, chatId).steeringFor(taskId.toLowerCase());
+    const offer = await roomOf(c.env, chatId).steeringFor(taskId);
     refuseEndedTask(offer.kind);
     if (offer.kind !== "offer") throw new ApiError(409, "conflict", "The task has ended; there is nothing to take.");
     return c.json({ items: offer.items }, 200);
@@ -64,7 +65,7 @@ export const agentCallbackRoutes = new Hono<AppEnv>()
   .post("/chats/:chatId/tasks/:taskId/steering/ack", valid("param", TaskParams), valid("json", SteeringAckBody), async (c) => {
     const { chatId, taskId } = c.req.valid("param");
     const ids = c.req.valid("json").ids.map((id) => id.toLowerCase());
-    const ack = await roomOf(c.env, chatId).acceptSteering(taskId.toLowerCase(), ids);
+    const ack = await roomOf(c.env, chatId).acceptSteering(taskId, ids);
     refuseEndedTask(ack.kind);
     if (ack.kind === "already_finished") throw new ApiError(409, "conflict", "The task has ended; steering texts it did not take run as tasks of their own.");
     if (ack.kind === "refused") {

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { OPTIONS_MAX, PROMPT_MAX, URL_MAX } from "../agent/limits";
 import { ANSWERS, QUESTION_KINDS, QuestionAction, QuestionOption } from "../agent/question-shapes";
+import { PathId } from "../ids";
 import { ChatParams, Submission } from "./schemas";
 
 /** A question as the API shows it: its lifecycle around the shapes an agent asks in. */
@@ -66,4 +67,4 @@ export type Question = z.infer<typeof Question>;
 export const AnswerSubmission = Submission.extend({ questionId: z.uuid().openapi({ description: "The question answered" }) }).openapi("AnswerSubmission");
 export type AnswerSubmission = z.infer<typeof AnswerSubmission>;
 
-export const QuestionParams = ChatParams.extend({ questionId: z.string().openapi({ format: "uuid" }) });
+export const QuestionParams = ChatParams.extend({ questionId: PathId });

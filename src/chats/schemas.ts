@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { pageQuery } from "../http/query";
 import { characters } from "../text";
+import { PathId } from "../ids";
 import { ProjectParams } from "../projects/schemas";
 import { CONTENT_MAX } from "../agent/limits";
 
@@ -115,9 +116,9 @@ export const SubmissionState = z
 export type SubmissionState = z.infer<typeof SubmissionState>;
 
 /** The demo project that local development seeds (npm run dev): the reference's try-it works against it as it stands. */
-export const ChatParams = ProjectParams.extend({ chatId: z.string().openapi({ format: "uuid" }) });
-export const MessageParams = ChatParams.extend({ messageId: z.string().openapi({ format: "uuid" }) });
-export const SubmissionParams = ChatParams.extend({ submissionId: z.string().openapi({ format: "uuid" }) });
+export const ChatParams = ProjectParams.extend({ chatId: PathId });
+export const MessageParams = ChatParams.extend({ messageId: PathId });
+export const SubmissionParams = ChatParams.extend({ submissionId: PathId });
 // Stopping takes no input: no body, an empty one, or {}.
 export const StopBody = z.strictObject({}).openapi("StopReply");
 // The default is stated so that the reference's try-it starts from the active chats, not from an empty archive.
@@ -127,7 +128,9 @@ export const ListChatsQuery = z.strictObject({
 export const MessagesQuery = pageQuery("messages");
 /** A key the client makes (crypto.randomUUID()), one per intended thing; a missing required one says so, not that it is no UUID. */
 const idempotencyKey = (intended: string) =>
-  z.uuid({ error: (issue) => (issue.input === undefined ? `required: a UUID, one per intended ${intended}` : `must be a UUID, one per intended ${intended}`) });
+  z
+    .uuid({ error: (issue) => (issue.input === undefined ? `required: a UUID, one per intended ${intended}` : `must be a UUID, one per intended ${intended}`) })
+    .overwrite((key) => key.toLowerCase());
 export const CreateChatHeaders = z.object({ "idempotency-key": idempotencyKey("chat").optional() });
 export const SendMessageHeaders = z.object({ "idempotency-key": idempotencyKey("message") });
 

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { requireScope, type GatedEnv } from "../auth/gate";
 import { ApiError, notFound } from "../http/problem";
 import { problems } from "../http/router";
-import { UUID_PATTERN } from "../ids";
+import { isUuid } from "../ids";
 import { projectAccess } from "./access";
 
 // What every operation under /v1/projects/{projectId} shares: the bearer scheme, the scope guards and the problems it can answer.
@@ -13,7 +13,7 @@ export const projectProblems = problems(400, 401, 403, 404, 429);
 
 /** The caller's access to the project: 404 when unknown, not a member or suspended (or a malformed id); 403 for a viewer writing. */
 export async function authorise(c: Context<GatedEnv>, need: "read" | "write", projectId: string) {
-  const access = UUID_PATTERN.test(projectId) ? await projectAccess(c.env.DB, projectId.toLowerCase(), c.get("caller").accountId) : null;
+  const access = isUuid(projectId) ? await projectAccess(c.env.DB, projectId, c.get("caller").accountId) : null;
   if (!access) throw notFound("The project does not exist or is not available to you.");
   if (need === "write" && access.role === "viewer") throw new ApiError(403, "forbidden", "Viewers of this project can read chats but not change them.");
   return access;

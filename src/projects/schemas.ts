@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { PathId } from "../ids";
 import { ROLES } from "./roles";
 
 export const ProjectSummary = z
@@ -14,7 +15,7 @@ export type ProjectList = z.infer<typeof ProjectList>;
 
 // Local development's demo project (npm run dev seeds it), the example of every project id in the document.
 export const DEMO_PROJECT_ID = "00000000-0000-4000-8000-000000000001";
-export const ProjectId = z.string().openapi({ format: "uuid", example: DEMO_PROJECT_ID });
+export const ProjectId = PathId.openapi({ example: DEMO_PROJECT_ID });
 export const ProjectParams = z.object({ projectId: ProjectId });
 
 // The list takes no parameters; an unknown one is a 400 like anywhere else.

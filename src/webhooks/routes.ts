@@ -7,7 +7,7 @@ import { webhookKey } from "./delivery";
 import { encryptSecret, newWebhookSecret } from "./secrets";
 import { CreatedWebhook, CreateWebhookBody, WEBHOOK_EVENT_TYPES, WebhookDeliveryList, WebhookList, WebhookParams } from "./schemas";
 import { webhookUrlProblem } from "./url-rules";
-import { UUID_PATTERN } from "../ids";
+import { isUuid } from "../ids";
 import { WEBHOOKS_PER_PROJECT } from "./project-webhooks";
 import { authorise, read, security, write } from "../projects/guards";
 import { ProjectParams } from "../projects/schemas";
@@ -87,7 +87,7 @@ webhookRoutes.openapi(
   async (c) => {
     const { projectId, endpointId } = c.req.valid("param");
     const project = await ownersWebhooks(c, "write", projectId);
-    if (!UUID_PATTERN.test(endpointId) || !(await project.remove(endpointId.toLowerCase()))) throw endpointNotFound();
+    if (!isUuid(endpointId) || !(await project.remove(endpointId))) throw endpointNotFound();
     return c.body(null, 204);
   },
 );
@@ -107,7 +107,7 @@ webhookRoutes.openapi(
   async (c) => {
     const { projectId, endpointId } = c.req.valid("param");
     const project = await ownersWebhooks(c, "read", projectId);
-    const items = UUID_PATTERN.test(endpointId) ? await project.deliveries(endpointId.toLowerCase()) : null;
+    const items = isUuid(endpointId) ? await project.deliveries(endpointId) : null;
     if (!items) throw endpointNotFound();
     return c.json({ items }, 200);
   },

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { PathId } from "../ids";
 import { WEBHOOK_URL_MAX } from "./url-rules";
 import { WEBHOOK_EVENT_TYPES } from "../chats/event-registry";
 import { ProjectId } from "../projects/schemas";
@@ -69,4 +70,4 @@ export const WebhookDelivery = z
 export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 export const WebhookDeliveryList = z.object({ items: z.array(WebhookDelivery) }).openapi("WebhookDeliveryList");
 
-export const WebhookParams = z.object({ projectId: ProjectId, endpointId: z.string().openapi({ format: "uuid" }) });
+export const WebhookParams = z.object({ projectId: ProjectId, endpointId: PathId });

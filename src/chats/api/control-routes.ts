@@ -33,7 +33,7 @@ controlRoutes.openapi(
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
-    const outcome = found(await chat.stopReply(access.projectId, c.req.valid("param").messageId.toLowerCase()));
+    const outcome = found(await chat.stopReply(access.projectId, c.req.valid("param").messageId));
     if (outcome.kind === "message_not_found") throw messageNotFound("This chat has no agent reply with that id.");
     return c.json(outcome.message, 200);
   },
@@ -57,7 +57,7 @@ controlRoutes.openapi(
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
-    const outcome = found(await chat.cancelSubmission(access.projectId, c.req.valid("param").submissionId.toLowerCase()));
+    const outcome = found(await chat.cancelSubmission(access.projectId, c.req.valid("param").submissionId));
     switch (outcome.kind) {
       case "submission_not_found":
         throw submissionNotFound();

@@ -49,7 +49,7 @@ chatLifecycleRoutes.openapi(
   async (c) => {
     const access = await authorise(c, "write", c.req.valid("param").projectId);
     const { title } = c.req.valid("json");
-    const key = c.req.valid("header")["idempotency-key"]?.toLowerCase();
+    const key = c.req.valid("header")["idempotency-key"];
     if (!key) {
       const chatId = crypto.randomUUID();
       return c.json(await c.env.CHAT_ROOM.getByName(chatId).create(chatId, access.projectId, title), 201);

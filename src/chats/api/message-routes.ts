@@ -40,7 +40,7 @@ type SubmitInput = { out: { param: z.infer<typeof ChatParams>; header: z.infer<t
 /** Sending and steering a text. */
 export async function submitTo<P extends string>(c: Context<GatedEnv, P, SubmitInput>, kind: "send" | "steer") {
   const { content, replyToMessageId } = c.req.valid("json");
-  const idempotencyKey = c.req.valid("header")["idempotency-key"].toLowerCase();
+  const idempotencyKey = c.req.valid("header")["idempotency-key"];
   const submission = await submitToChat(c, c.req.valid("param"), { kind, idempotencyKey, content, replyToMessageId: replyToMessageId?.toLowerCase() ?? null });
   return c.json(submission, 202);
 }
@@ -121,7 +121,7 @@ messageRoutes.openapi(
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    const outcome = found(await chat.message(access.projectId, c.req.valid("param").messageId.toLowerCase()));
+    const outcome = found(await chat.message(access.projectId, c.req.valid("param").messageId));
     if (outcome.kind === "message_not_found") throw messageNotFound();
     return c.json(outcome.message, 200, { "chat-event-id": String(outcome.eventId) });
   },
@@ -179,7 +179,7 @@ messageRoutes.openapi(
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    const outcome = found(await chat.submissionState(access.projectId, c.req.valid("param").submissionId.toLowerCase()));
+    const outcome = found(await chat.submissionState(access.projectId, c.req.valid("param").submissionId));
     if (outcome.kind === "submission_not_found") throw submissionNotFound();
     return c.json(outcome.submission, 200);
   },

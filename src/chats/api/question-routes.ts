@@ -27,7 +27,7 @@ questionRoutes.openapi(
   }),
   async (c) => {
     const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    const outcome = found(await chat.question(access.projectId, c.req.valid("param").questionId.toLowerCase()));
+    const outcome = found(await chat.question(access.projectId, c.req.valid("param").questionId));
     if (outcome.kind === "question_not_found") throw questionNotFound();
     return jsonText<Question, 200>(c, outcome.question, 200);
   },
@@ -60,8 +60,8 @@ questionRoutes.openapi(
   }),
   async (c) => {
     const params = c.req.valid("param");
-    const idempotencyKey = c.req.valid("header")["idempotency-key"].toLowerCase();
-    const questionId = params.questionId.toLowerCase();
+    const idempotencyKey = c.req.valid("header")["idempotency-key"];
+    const { questionId } = params;
     const submission = await submitToChat(c, params, { kind: "answer", idempotencyKey, questionId, answer: c.req.valid("json") });
     return c.json({ ...submission, questionId }, 202);
   },

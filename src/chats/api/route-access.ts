@@ -1,15 +1,15 @@
 import type { Context } from "hono";
 import type { GatedEnv } from "../../auth/gate";
 import { ApiError, notFound } from "../../http/problem";
-import { UUID_PATTERN } from "../../ids";
+import { isUuid } from "../../ids";
 import { authorise } from "../../projects/guards";
 import type { NotHere } from "../room-calls";
 
 /** Project access, then the chat's object; whether the chat is in that project is the object's answer. */
 export async function chatInProject(c: Context<GatedEnv>, need: "read" | "write", params: { projectId: string; chatId: string }) {
-  if (!UUID_PATTERN.test(params.chatId)) throw notFound();
+  if (!isUuid(params.chatId)) throw notFound();
   const access = await authorise(c, need, params.projectId);
-  return { access, chat: c.env.CHAT_ROOM.getByName(params.chatId.toLowerCase()) };
+  return { access, chat: c.env.CHAT_ROOM.getByName(params.chatId) };
 }
 
 export const chatNotFound = () => notFound("The chat does not exist in this project or is not available to you.");
