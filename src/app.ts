@@ -28,7 +28,7 @@ import { oauthGrantRoutes } from "./oauth/grant-routes";
 import { projectRoutes } from "./projects/routes";
 import { registerWebhookEvents } from "./webhooks/openapi-webhooks";
 import { webhookRoutes } from "./webhooks/routes";
-import { describeForLog } from "./log";
+import { log } from "./log";
 
 // Under /v1/projects only a chat's messages, steering texts and answers may be large (about 1.2 MB once escaped).
 const CHAT_PATH = /^\/v1\/projects\/[^/]+\/chats(\/|$)/;
@@ -80,17 +80,10 @@ export function createApp() {
     const id = c.get("requestId");
     // Path only: query strings and headers may carry secrets and are never logged.
     if (problem.status >= 500) {
-      const unexpected = problem.code === "internal_error";
-      const entry = {
-        level: unexpected ? "error" : "warn",
-        requestId: id,
-        method: c.req.method,
-        path: c.req.path,
-        status: problem.status,
-        // A 503 from D1 trouble logs what D1 said; one the code raised on purpose logs its message.
-        error: error instanceof ApiError ? problem.message : describeForLog(error),
-      };
-      (unexpected ? console.error : console.warn)(JSON.stringify(entry));
+      const fields = { requestId: id, method: c.req.method, path: c.req.path, status: problem.status };
+      // A 503 from D1 trouble logs what D1 said; one the code raised on purpose logs its message.
+      if (problem.code === "internal_error") log.error("request_failed", fields, error);
+      else log.warn("request_failed", fields, error instanceof ApiError ? problem.message : error);
     }
     return problemResponse(problem, id);
   });
