@@ -1,15 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ChatList } from "../../src/chats/schemas";
 import { frozenClock, runNextAlarm, settle } from "../clock";
-import { call, chatsPath, expectProblem, newChat, peek, room, send, world, type World } from "../helpers";
+import { call, chatOf, chatsPath, expectProblem, newChat, peek, room, send, world } from "../helpers";
 import { openEvents } from "../sse";
 import { acceptingAgent, runningTask } from "./fake-agent";
 
 const taskPath = (chatId: string, taskId: string, what: "partial" | "result") => `/agent/chats/${chatId}/tasks/${taskId}/${what}`;
 const partial = (chatId: string, taskId: string, body: unknown, secret = "agent-test-secret") => call("POST", taskPath(chatId, taskId, "partial"), { token: secret, body });
 const result = (chatId: string, taskId: string, body: unknown) => call("POST", taskPath(chatId, taskId, "result"), { token: "agent-test-secret", body });
-
-const chatOf = async (w: World, chatId: string) => (await call("GET", `${chatsPath(w)}/${chatId}`, { token: w.token })).json;
 
 describe("partial output from an http agent", () => {
   it("appends numbered parts once and in order; the history shows the reply growing while it works", async () => {

@@ -2,10 +2,9 @@ import { describe, expect, it } from "vitest";
 import { WAITING_PROMPT } from "../../src/agent/asked-question";
 import { Question } from "../../src/chats/question-schemas";
 import { frozenClock, runNextAlarm, settle } from "../clock";
-import { call, chatsPath, expectProblem, newChat, peek, room, send, world, type World } from "../helpers";
+import { call, chatOf, chatsPath, expectProblem, newChat, peek, room, send, world, type World } from "../helpers";
 import { acceptingAgent, agentCalls, fakeAgent, runningTask } from "./fake-agent";
 
-const chatOf = async (w: World, chatId: string) => (await call("GET", `${chatsPath(w)}/${chatId}`, { token: w.token })).json;
 const pendingOf = async (w: World, chatId: string) => {
   const id = (await chatOf(w, chatId)).pendingQuestionId;
   return id === null ? null : Question.parse((await call("GET", `${chatsPath(w)}/${chatId}/questions/${id}`, { token: w.token })).json);
