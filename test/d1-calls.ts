@@ -1,7 +1,7 @@
 import { vi } from "vitest";
 import { env } from "./helpers";
 
-export type D1Call = { sql: string; write: boolean; failed: boolean };
+type D1Call = { sql: string; write: boolean; failed: boolean };
 type Options = { failWhen?: (call: { sql: string }, earlier: D1Call[]) => boolean };
 
 const WRITE = /^\s*(insert|update|delete|replace|create|drop|alter)\b/i;

@@ -43,7 +43,7 @@ export class ProblemError extends Error {
   }
 }
 
-export function retryAfterSeconds(headers: Headers): number | null {
+function retryAfterSeconds(headers: Headers): number | null {
   const value = headers.get("retry-after");
   if (!value) return null;
   const seconds = Number(value);

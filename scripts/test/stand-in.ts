@@ -2,7 +2,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type SeenRequest = { method: string; url: string; authorization: string | undefined };
+type SeenRequest = { method: string; url: string; authorization: string | undefined };
 
 /** Listens on 127.0.0.1 (a free port unless given); /dev/server answers as a dev server with another id would. */
 export async function startStandIn(port = 0) {

@@ -4,7 +4,7 @@ import { firstCharacters } from "../text";
 export type Turn = { role: "user" | "assistant"; content: string };
 
 // At most this many earlier messages are looked at, whatever the budget.
-export const TURNS_EXAMINED_MAX = 1_000;
+const TURNS_EXAMINED_MAX = 1_000;
 // A quoted reply target is cut to this many characters: it points at the message, the history has the rest.
 const QUOTE_MAX = 2_000;
 

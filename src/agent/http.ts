@@ -30,7 +30,7 @@ export const PartialOutputBody = z.object({ seq: z.number().int().min(1).max(1_0
 export const SteeringAckBody = z.object({ ids: z.array(z.uuid()).min(1).max(STEERING_PER_TASK) });
 
 /** The task's own address at the agent, `{AGENT_URL}/{taskId}/<action>` (AGENT_URL's query string kept). */
-export function agentTaskUrl(agentUrl: string, taskId: string, action: string): string {
+function agentTaskUrl(agentUrl: string, taskId: string, action: string): string {
   const url = new URL(agentUrl);
   url.pathname = `${url.pathname.replace(/\/+$/, "")}/${taskId}/${action}`;
   return url.toString();

@@ -29,7 +29,7 @@ export type QuestionAction = z.infer<typeof QuestionAction>;
 const AnswerText = characters(1, CONTENT_MAX, "text");
 const Reason = characters(0, REASON_MAX, "reason");
 
-export const ChoiceAnswer = z
+const ChoiceAnswer = z
   .strictObject({
     optionIds: z.array(z.string().min(1).max(OPTION_ID_MAX)).max(OPTIONS_MAX).openapi({
       description: "The question's option ids: one, or with multiSelect one or more; none if a text is given (allowText)",
@@ -37,12 +37,10 @@ export const ChoiceAnswer = z
     text: AnswerText.optional().openapi({ description: "Only if allowText" }),
   })
   .openapi("ChoiceAnswer", { description: "Answers a choice" });
-export const TextAnswer = z.strictObject({ text: AnswerText }).openapi("TextAnswer", { description: "Answers a text question, or a choice whose allowText is true" });
-export const ApprovalAnswer = z
-  .strictObject({ decision: z.enum(["approve", "deny"]), reason: Reason.optional() })
-  .openapi("ApprovalAnswer", { description: "Answers an approval" });
-export const ConnectionAnswer = z.strictObject({ connected: z.literal(true) }).openapi("ConnectionAnswer", { description: "Answers a connection: the user says it is made" });
-export const DeclineAnswer = z
+const TextAnswer = z.strictObject({ text: AnswerText }).openapi("TextAnswer", { description: "Answers a text question, or a choice whose allowText is true" });
+const ApprovalAnswer = z.strictObject({ decision: z.enum(["approve", "deny"]), reason: Reason.optional() }).openapi("ApprovalAnswer", { description: "Answers an approval" });
+const ConnectionAnswer = z.strictObject({ connected: z.literal(true) }).openapi("ConnectionAnswer", { description: "Answers a connection: the user says it is made" });
+const DeclineAnswer = z
   .strictObject({ decline: z.literal(true), reason: Reason.optional() })
   .openapi("DeclineAnswer", { description: "Answers any kind: the user will not answer" });
 

@@ -11,7 +11,7 @@ import { API_TOKEN_PREFIX, generateSecret, hashSecret } from "./secrets";
 export const MAX_ACTIVE_TOKENS = 20;
 
 type Row = typeof apiTokens.$inferSelect;
-export const toItem = (r: Row) => ({
+const toItem = (r: Row) => ({
   id: r.id,
   name: r.name,
   prefix: r.prefix,

@@ -13,7 +13,7 @@ const QueueRemoved = z.object({ id: z.uuid() }).openapi("QueueRemoved", { descri
 const Snapshot = z.object({ chat: Chat, queue: Queue }).openapi("ChatSnapshot");
 
 /** A chat stream's events, in the order the documentation names them: what `data` holds (its component), and when each is sent. */
-export const STREAM_EVENTS = {
+const STREAM_EVENTS = {
   snapshot: { data: Snapshot, component: "ChatSnapshot", about: "First event of a stream that does not resume; its id is the chat's newest event id (0 when none)" },
   chat: { data: Chat, component: "Chat", about: "The chat after any change to it" },
   "queue.entry": {
@@ -38,7 +38,7 @@ export const STREAM_EVENTS = {
     about: "The whole Question when the agent asks it and whenever its status changes (answered, declined, superseded, expired); the chat event of the same change follows",
   },
 } as const;
-export type StreamEventType = keyof typeof STREAM_EVENTS;
+type StreamEventType = keyof typeof STREAM_EVENTS;
 /** What the event log stores: every stream event but the snapshot, which is made when a stream opens. */
 export type ChatEventType = Exclude<StreamEventType, "snapshot">;
 export const LOGGED_EVENT_TYPES = Object.keys(STREAM_EVENTS).filter((type): type is ChatEventType => type !== "snapshot");

@@ -6,7 +6,7 @@ import { ChatParams, Submission } from "./schemas";
 
 /** A question as the API shows it: its lifecycle around the shapes an agent asks in. */
 
-export const QUESTION_STATUSES = ["pending", "answered", "declined", "superseded", "expired"] as const;
+const QUESTION_STATUSES = ["pending", "answered", "declined", "superseded", "expired"] as const;
 export type QuestionStatus = (typeof QUESTION_STATUSES)[number];
 
 // ---- the question ----

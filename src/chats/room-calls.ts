@@ -11,7 +11,7 @@ import type { Chat, Message, QueueEntry, Submission, SubmissionState } from "./s
 export type NotHere = { kind: "not_found" };
 
 /** What the Worker knew when it took the request: the object keeps it, so a task can run even where D1 cannot be read. */
-export type SeenByWorker = { maintenance: Seen<boolean>; project: Seen<ProjectState> };
+type SeenByWorker = { maintenance: Seen<boolean>; project: Seen<ProjectState> };
 /** A send or steer of a text, or an answer to a question (a send whose text is the answer in words). */
 export type Submitted = { idempotencyKey: string } & (
   | { kind: "send" | "steer"; content: string; replyToMessageId: string | null }

@@ -84,7 +84,7 @@ export type QueueEntry = z.infer<typeof QueueEntry>;
 export const Queue = z.object({ items: z.array(QueueEntry) }).openapi("Queue");
 
 /** Why a submission could not run. */
-export const SUBMISSION_FAILURES = ["insufficient_credits"] as const;
+const SUBMISSION_FAILURES = ["insufficient_credits"] as const;
 export type SubmissionFailure = (typeof SUBMISSION_FAILURES)[number];
 
 export const Submission = z.object({ submissionId: z.uuid(), chatId: z.uuid(), disposition: z.enum(["queued", "started"]) }).openapi("Submission");

@@ -18,7 +18,7 @@ export type StatementItem = {
 export type StatementPage = { balance: number; items: StatementItem[]; before: number | null };
 
 // Kept at least this long; the newest entry is kept whatever its age.
-export const STATEMENT_KEPT_MS = 90 * DAY_MS;
+const STATEMENT_KEPT_MS = 90 * DAY_MS;
 
 type Row = {
   seq: number;

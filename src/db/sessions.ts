@@ -6,7 +6,7 @@ let latestWrite: D1SessionBookmark | null = null;
  * copy; one that must see the latest write (a flag whose change takes effect "from the moment the
  * call returns") goes to the primary. Without replication enabled both are the primary.
  */
-export const nearestReplica = (d1: D1Database): D1Database => d1.withSession(latestWrite ?? "first-unconstrained") as unknown as D1Database;
+const nearestReplica = (d1: D1Database): D1Database => d1.withSession(latestWrite ?? "first-unconstrained") as unknown as D1Database;
 export const primary = (d1: D1Database): D1Database => d1.withSession("first-primary") as unknown as D1Database;
 
 /**

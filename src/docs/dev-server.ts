@@ -5,7 +5,7 @@ import { config } from "../config";
 import type { AppEnv } from "../env";
 import { noResourceHere } from "../http/not-found";
 
-export const DEV_SERVER_PATH = "/dev/server";
+const DEV_SERVER_PATH = "/dev/server";
 
 /** True where /dev/server does not exist: everywhere but a wrangler dev that the project's scripts started. */
 export const devServerHidden = (c: Context<AppEnv>) => c.req.path === DEV_SERVER_PATH && !config(c.env).devServerId;

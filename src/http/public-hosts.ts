@@ -17,7 +17,7 @@ export function publicNameProblem(host: string): string | null {
 const NON_PUBLIC_SUFFIXES = ["localhost", "local", "internal", "intranet", "lan", "home", "corp", "private", "localdomain", "arpa", "onion", "alt", "test", "example", "invalid"];
 
 /** Whether a URL host is a name (not an IP literal) that leads to a host nearby rather than a public one: a single label resolves through a search domain. */
-export function isNonPublicName(host: string): boolean {
+function isNonPublicName(host: string): boolean {
   const name = host.toLowerCase().replace(/\.$/, "");
   if (name.startsWith("[") || ipv4(name)) return false;
   if (!name.includes(".")) return true;

@@ -4,7 +4,7 @@ import { type V1Answer, v1Path } from "./v1-call";
 import type { ToolContext } from "./tool-context";
 
 // Progress goes out at most about 4 times a second, whatever rate the agent writes at.
-export const PROGRESS_INTERVAL_MS = 250;
+const PROGRESS_INTERVAL_MS = 250;
 
 export type ChatRef = { projectId: string; chatId: string };
 /** Where a submission stands: its state and its reply (null before it exists); eventId: the chat event the reply is current to. */

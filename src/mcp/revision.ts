@@ -5,7 +5,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
  * its revision and the client's capabilities in `params._meta` (and the revision, method and tool name
  * in headers), `server/discover` says what the server offers. The 2025 revisions start with `initialize`.
  */
-export const MODERN_REVISION = "2026-07-28";
+const MODERN_REVISION = "2026-07-28";
 export const LEGACY_REVISIONS = ["2025-11-25", "2025-06-18"];
 export const REVISIONS = [MODERN_REVISION, ...LEGACY_REVISIONS];
 

@@ -8,7 +8,7 @@ import { type V1Answer, v1Path } from "./v1-call";
 import type { ToolContext } from "./tool-context";
 
 // The contract's bound on a call's wait.
-export const WAIT_SECONDS_MAX = 60;
+const WAIT_SECONDS_MAX = 60;
 
 export const SendMessageInput = inChat.extend({
   ...SendMessageBody.shape,

@@ -30,7 +30,7 @@ const INSTRUCTIONS =
   "code says what went wrong (forbidden: your role only reads; not_found: no such project or chat for you; invalid_request: the named arguments).";
 
 /** The 2025 revision an `initialize` gets: the one it asks for; an older one gets the oldest, a later one (2026-07-28 has no initialize) the newest. */
-export const negotiateVersion = (requested: string) => (LEGACY_REVISIONS.includes(requested) ? requested : requested < OLDEST ? OLDEST : LATEST);
+const negotiateVersion = (requested: string) => (LEGACY_REVISIONS.includes(requested) ? requested : requested < OLDEST ? OLDEST : LATEST);
 
 // Listed once per isolate: the schemas do not change while it runs.
 let listing: ToolListing[] | undefined;

@@ -12,7 +12,7 @@ export type AppFetch = (request: Request, env: Env, ctx: Context["executionCtx"]
  */
 export type V1Answer<T = unknown> = { ok: true; body: T; replayed: boolean; eventId?: number } | { ok: false; problem: string };
 
-export type V1Request = { query?: Record<string, string | undefined>; body?: unknown; headers?: Record<string, string> };
+type V1Request = { query?: Record<string, string | undefined>; body?: unknown; headers?: Record<string, string> };
 export type CallV1 = <T = unknown>(method: string, path: string, request?: V1Request) => Promise<V1Answer<T>>;
 /** A GET whose success is a stream (a chat's events): the body itself, not read, for the caller to read and cancel. */
 export type OpenV1Stream = (path: string, query?: Record<string, string>) => Promise<V1Answer<ReadableStream<Uint8Array>>>;

@@ -33,7 +33,7 @@ const cache = new Map<string, { until: number; lookup: Lookup }>();
 const lastLogged = new Map<string, number>();
 
 /** Why a client-id URL is never fetched, or null when it may be: https on the default port, to a public name (the rule every outbound URL follows). */
-export function clientIdUrlProblem(clientId: string): string | null {
+function clientIdUrlProblem(clientId: string): string | null {
   let url: URL;
   try {
     url = new URL(clientId);

@@ -1,7 +1,7 @@
 import { publicNameProblem } from "../http/public-hosts";
 
 const isLoopback = (host: string) => host === "localhost" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
-export const CLIENT_NAME_MAX = 200;
+const CLIENT_NAME_MAX = 200;
 // Links a registration may carry: kept and never fetched or shown as links, but only where a public site could be.
 const LINK_FIELDS = ["logo_uri", "client_uri", "policy_uri", "tos_uri", "jwks_uri"];
 

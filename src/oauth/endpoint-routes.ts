@@ -8,8 +8,8 @@ import { createRouter } from "../http/router";
 import { atIssuer, oauthRoles, REGISTER_PATH, TOKEN_PATH, type OAuthRoles } from "./authorization-server";
 import { tokenEndpoint } from "./token-endpoint";
 
-export const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server";
-export const RESOURCE_METADATA_PATHS = ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"];
+const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server";
+const RESOURCE_METADATA_PATHS = ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"];
 // Both documents change only with a deploy; clients may keep them an hour.
 const METADATA_CACHE = "public, max-age=3600";
 // Client registrations one address may make in 15 minutes. Hosted connectors register from their own servers, a few

@@ -18,7 +18,7 @@ table { border-collapse: collapse; width: 100%; font-size: 0.9rem; } th, td { te
 `;
 
 /** The one layout of the service's pages: title, the stylesheet under this response's nonce, the content. */
-export const Layout: FC<PropsWithChildren<{ title: string; nonce: string }>> = ({ title, nonce, children }) => (
+const Layout: FC<PropsWithChildren<{ title: string; nonce: string }>> = ({ title, nonce, children }) => (
   <html lang="en">
     <head>
       <meta charset="utf-8" />

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { PathId } from "../ids";
 import { ROLES } from "./roles";
 
-export const ProjectSummary = z
+const ProjectSummary = z
   .object({
     id: z.uuid(),
     name: z.string(),

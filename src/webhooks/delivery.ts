@@ -60,7 +60,7 @@ export async function postToReceiver(url: string, webhookId: string, body: strin
 }
 
 /** The wait before the queue offers a message again whose project could not be asked: 5 s, 10 s, 20 s, … at most an hour. */
-export const handOverRetryDelay = (attempts: number) => Math.min(RETRY_DELAYS_S[0]! * 2 ** Math.max(0, attempts - 1), 3600);
+const handOverRetryDelay = (attempts: number) => Math.min(RETRY_DELAYS_S[0]! * 2 ** Math.max(0, attempts - 1), 3600);
 
 /**
  * The queue consumer. Each message is handed to its project's ProjectWebhooks object, which claims

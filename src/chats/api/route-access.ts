@@ -12,7 +12,7 @@ export async function chatInProject(c: Context<GatedEnv>, need: "read" | "write"
   return { access, chat: c.env.CHAT_ROOM.getByName(params.chatId) };
 }
 
-export const chatNotFound = () => notFound("The chat does not exist in this project or is not available to you.");
+const chatNotFound = () => notFound("The chat does not exist in this project or is not available to you.");
 export const messageNotFound = (detail = "This chat has no message with that id.") => new ApiError(404, "message_not_found", detail);
 export const submissionNotFound = () => new ApiError(404, "submission_not_found", "This chat has no submission with that id.");
 export const questionNotFound = () => new ApiError(404, "question_not_found", "This chat has no question with that id.");

@@ -13,7 +13,7 @@ import type { WebhookOutbox } from "./webhook-outbox";
  * "unlisted" is for what the summary does not count (a reply's text while it streams, a steering text
  * cancelled, a failed entry leaving the queue) and for publishing alone.
  */
-export type Listing = "listed" | "unlisted";
+type Listing = "listed" | "unlisted";
 
 /**
  * One change of the chat: `write` records it in one synchronous stretch; then whatever follows a change

@@ -11,7 +11,7 @@ import type { UsageOutbox } from "./usage-outbox";
 // A refund or a chat-list update that failed is tried again this much later.
 const RETRY_MS = 5_000;
 // The chat list may lag a busy chat by this much: a burst of sends, or a task's parts, reach it as one update.
-export const LIST_SYNC_DELAY_MS = 500;
+const LIST_SYNC_DELAY_MS = 500;
 
 /**
  * Gives failed tasks' credits back through the paying account's ledger (idempotent), in the background

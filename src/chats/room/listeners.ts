@@ -165,7 +165,4 @@ export class Listeners {
     for (const listener of [...this.open]) if (revoked(listener.grant)) listener.end();
   }
 
-  endAll(): void {
-    for (const listener of [...this.open]) listener.end();
-  }
 }

@@ -2,7 +2,7 @@ import type { QueueEntry, SubmissionFailure } from "../schemas";
 
 export type SubmissionStatus = "queued" | "steering" | "dispatching" | "running" | "done" | "failed" | "cancelled";
 /** Which call made a submission (an answer is a send to a question): keys are shared by all, but a key is bound to the call that used it first. */
-export type SubmissionKind = "send" | "steer" | "answer";
+type SubmissionKind = "send" | "steer" | "answer";
 export type SubmissionRow = {
   seq: number;
   id: string;

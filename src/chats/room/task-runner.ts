@@ -17,7 +17,7 @@ import { REPLY_MAX, STEERING_PER_TASK } from "../../agent/limits";
 /** A task that is not running, as an external agent's late call finds it. */
 export type EndedTask = "stopped" | "already_finished" | "unknown";
 export type PartialOutcome = "appended" | "duplicate" | "out_of_order" | "too_long" | EndedTask;
-export type SteeringItem = { id: string; content: string; replyToMessageId: string | null; createdAt: string };
+type SteeringItem = { id: string; content: string; replyToMessageId: string | null; createdAt: string };
 export type SteeringOffer = { kind: "offer"; items: SteeringItem[] } | { kind: EndedTask };
 export type SteeringAck = { kind: "taken" } | { kind: "refused"; id: string } | { kind: EndedTask };
 /** How a task ends: an agent's result (its final content, why it failed, what it asks), or a stop. */
@@ -26,7 +26,7 @@ export type TaskEnd = Omit<AgentResult, "status"> & { status: AgentResult["statu
 // Maintenance or a suspended project: the next submission is looked at again this often.
 const HOLD_RECHECK_MS = 2_000;
 // The owner's ledger or D1 could not be reached: the next submission is tried again this much later.
-export const DISPATCH_RETRY_MS = 5_000;
+const DISPATCH_RETRY_MS = 5_000;
 const NOT_ENOUGH_CREDITS = "Not enough credits to run this task. Top up the project owner's balance and send the message again.";
 
 /**

@@ -6,7 +6,7 @@ import type { WebhookOutbox } from "./webhook-outbox";
 import type { WebhookTask } from "../webhook-task";
 
 // A failed hand-off is tried again this much later (by the alarm), not at every change meanwhile.
-export const HAND_OFF_RETRY_MS = 5_000;
+const HAND_OFF_RETRY_MS = 5_000;
 // Events read from the outbox at a time; the delivery queue takes at most this many messages per batch.
 const EVENTS_PER_READ = 20;
 const QUEUE_BATCH_MAX = 100;
