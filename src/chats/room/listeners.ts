@@ -164,5 +164,4 @@ export class Listeners {
   endWhere(revoked: (grant: StreamGrant) => boolean): void {
     for (const listener of [...this.open]) if (revoked(listener.grant)) listener.end();
   }
-
 }
