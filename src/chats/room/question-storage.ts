@@ -51,7 +51,8 @@ export class QuestionStorage {
   }
 
   pending(): QuestionRow | undefined {
-    this.pendingRow ??= this.sql.exec<QuestionRow>("SELECT * FROM questions WHERE status = 'pending'").toArray()[0] ?? null;
+    // Read once per wake: null (none pending) is remembered too, since every change's summary and alarm ask.
+    if (this.pendingRow === undefined) this.pendingRow = this.sql.exec<QuestionRow>("SELECT * FROM questions WHERE status = 'pending'").toArray()[0] ?? null;
     return this.pendingRow ?? undefined;
   }
 
