@@ -20,7 +20,7 @@ const tags = ["Webhooks"];
 async function ownersWebhooks(c: Context<GatedEnv>, need: "read" | "write", projectId: string) {
   const access = await authorise(c, need, projectId);
   if (access.role !== "owner") throw new ApiError(403, "forbidden", "Only the project's owner manages its webhooks: they receive every chat's content.");
-  return c.env.PROJECT_WEBHOOKS.getByName(access.projectId);
+  return { project: c.env.PROJECT_WEBHOOKS.getByName(access.projectId), projectId: access.projectId };
 }
 const endpointNotFound = () => notFound("This project has no webhook endpoint with that id.");
 
@@ -40,7 +40,7 @@ webhookRoutes.openapi(
     responses: { 201: jsonResponse(CreatedWebhook, "The endpoint and its secret"), ...problems(400, 401, 403, 404, 409, 429) },
   }),
   async (c) => {
-    const project = await ownersWebhooks(c, "write", c.req.valid("param").projectId);
+    const { project, projectId } = await ownersWebhooks(c, "write", c.req.valid("param").projectId);
     const body = c.req.valid("json");
     const problem = webhookUrlProblem(body.url, c.env.WEBHOOK_ALLOW_LOOPBACK === "true");
     if (problem) throw invalidRequest("The webhook URL cannot be used.", [{ path: "url", message: problem }]);
@@ -48,7 +48,7 @@ webhookRoutes.openapi(
     if (!key) throw new ApiError(503, "service_unavailable", "Webhooks are not configured on this deployment (WEBHOOK_KEY is not set).");
     const secret = newWebhookSecret();
     const events = body.events ? WEBHOOK_EVENT_TYPES.filter((type) => body.events!.includes(type)) : [...WEBHOOK_EVENT_TYPES];
-    const created = await project.create({ url: body.url, events, description: body.description ?? "", sealedSecret: await encryptSecret(secret, key) });
+    const created = await project.create(projectId, { url: body.url, events, description: body.description ?? "", sealedSecret: await encryptSecret(secret, key) });
     if (created.kind === "limit") throw new ApiError(409, "webhook_limit_reached", `This project has ${WEBHOOKS_PER_PROJECT} webhook endpoints; delete one first.`);
     return c.json({ endpoint: created.endpoint, secret }, 201);
   },
@@ -67,7 +67,7 @@ webhookRoutes.openapi(
     responses: { 200: jsonResponse(WebhookList, "The endpoints, oldest first"), ...problems(400, 401, 403, 404, 429) },
   }),
   async (c) => {
-    const project = await ownersWebhooks(c, "read", c.req.valid("param").projectId);
+    const { project } = await ownersWebhooks(c, "read", c.req.valid("param").projectId);
     return c.json({ items: await project.list() }, 200);
   },
 );
@@ -85,9 +85,9 @@ webhookRoutes.openapi(
     responses: { 204: { description: "Deleted" }, ...problems(400, 401, 403, 404, 429) },
   }),
   async (c) => {
-    const { projectId, endpointId } = c.req.valid("param");
-    const project = await ownersWebhooks(c, "write", projectId);
-    if (!isUuid(endpointId) || !(await project.remove(endpointId))) throw endpointNotFound();
+    const { project, projectId } = await ownersWebhooks(c, "write", c.req.valid("param").projectId);
+    const { endpointId } = c.req.valid("param");
+    if (!isUuid(endpointId) || !(await project.remove(projectId, endpointId))) throw endpointNotFound();
     return c.body(null, 204);
   },
 );
@@ -105,8 +105,8 @@ webhookRoutes.openapi(
     responses: { 200: jsonResponse(WebhookDeliveryList, "Deliveries: pending (with the next attempt's time), delivered or failed"), ...problems(400, 401, 403, 404, 429) },
   }),
   async (c) => {
-    const { projectId, endpointId } = c.req.valid("param");
-    const project = await ownersWebhooks(c, "read", projectId);
+    const { endpointId } = c.req.valid("param");
+    const { project } = await ownersWebhooks(c, "read", c.req.valid("param").projectId);
     const items = isUuid(endpointId) ? await project.deliveries(endpointId) : null;
     if (!items) throw endpointNotFound();
     return c.json({ items }, 200);

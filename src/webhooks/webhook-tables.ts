@@ -14,6 +14,8 @@ export const MIGRATIONS = [
   ["ALTER TABLE deliveries ADD COLUMN task TEXT", "ALTER TABLE deliveries ADD COLUMN handed_at_attempt INTEGER", "ALTER TABLE deliveries ADD COLUMN rehanded_at_attempt INTEGER"],
   // The delivery's place in its endpoint's line while it waits its turn (endpoint-turns.ts).
   ["ALTER TABLE deliveries ADD COLUMN turn INTEGER", "CREATE INDEX deliveries_in_line ON deliveries (endpoint_id, turn) WHERE turn IS NOT NULL"],
+  // The webhook switch (chats/webhook-switch.ts) once it has flipped: whether an endpoint is enabled, the flip's number, and whether the chat list has heard of it.
+  ["CREATE TABLE switch (id INTEGER PRIMARY KEY CHECK (id = 1), project_id TEXT NOT NULL, enabled INTEGER NOT NULL, version INTEGER NOT NULL, told INTEGER NOT NULL)"],
 ];
 
 export type EndpointRow = {

@@ -81,7 +81,8 @@ describe("ProjectChats", () => {
   it("gives the summaries it kept from before questions were typed a pendingQuestionId of null, once", async ({ w, chat }) => {
     await runInDurableObject(listObject(w.projectId), (_: ProjectChats, state) => {
       state.storage.sql.exec("UPDATE chats SET summary = json_remove(summary, '$.pendingQuestionId')");
-      // As an object from before the schema had versions: its tables, and no version in meta.
+      // As an object from before the schema had versions: its tables as they were then, and no version in meta.
+      state.storage.sql.exec("ALTER TABLE chats DROP COLUMN switch_lease_until");
       state.storage.sql.exec("DELETE FROM meta WHERE key = 'schema'");
     });
     await evictDurableObject(listObject(w.projectId));

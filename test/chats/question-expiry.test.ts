@@ -4,7 +4,7 @@ import { config } from "../../src/config";
 import { alarmOf, runNextAlarm, settle } from "../clock";
 import { call, chatsPath, creditsOf, env, expectProblem, peek, room, send } from "../helpers";
 import { openEvents } from "../sse";
-import { outboxOf } from "../webhooks/webhook-helpers";
+import { outboxOf, recordingEvents } from "../webhooks/webhook-helpers";
 import { answer, ask, chatNow, questionOf } from "./question-helpers";
 import { it } from "../fixtures/chat";
 
@@ -13,6 +13,7 @@ const TTL_MS = 168 * 3_600_000;
 describe("a question's expiry", () => {
   it("comes QUESTION_TTL_HOURS after it was asked, from the chat's alarm: expired, the chat no longer awaiting, no task", async ({ clock, w, chat }) => {
     expect(config(env).questionTtlMs).toBe(TTL_MS);
+    await recordingEvents(w, "submission.failed");
     const { question: q } = await ask(w, chat.id, clock, "/choose Which? | This | That");
     const expiresAt = Date.parse(q.expiresAt);
     expect(expiresAt - Date.parse(q.createdAt)).toBe(TTL_MS);

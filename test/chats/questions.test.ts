@@ -4,7 +4,7 @@ import { Question } from "../../src/chats/question-schemas";
 import { runNextAlarm, settle } from "../clock";
 import { chatsPath, historyOf, peek, queueOf, room, send } from "../helpers";
 import { openEvents } from "../sse";
-import { outboxOf } from "../webhooks/webhook-helpers";
+import { outboxOf, recordingEvents } from "../webhooks/webhook-helpers";
 import { steer, submissionOf, workingReply } from "./control-helpers";
 import { answer, ask, chatNow, questionOf } from "./question-helpers";
 import { it } from "../fixtures/chat";
@@ -179,6 +179,7 @@ describe("questions the built-in agent asks", () => {
   });
 
   it("records question.asked and question.closed for webhooks with the state at each event, and chat.awaiting_user once", async ({ clock, w, chat }) => {
+    await recordingEvents(w, "submission.failed");
     // Both accepted before either asks: the second task's question supersedes the first's, and the chat stays awaiting.
     await send(w, chat.id, "/ask One?");
     const second = (await ask(w, chat.id, clock, "/ask Two?")).question;

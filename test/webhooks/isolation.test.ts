@@ -4,7 +4,7 @@ import { webhookIdOf } from "../../src/webhooks/signature";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { env, newChat, room, send, world } from "../helpers";
 import { standInQueue } from "../doubles/stand-ins";
-import { consumeBatch, deliveriesOf, eventFor, fakeReceiver, hooks, outboxOf, recordQueued, register } from "./webhook-helpers";
+import { consumeBatch, deliveriesOf, eventFor, fakeReceiver, hooks, outboxOf, recordingEvents, recordQueued, register } from "./webhook-helpers";
 import type { WebhookTask } from "../../src/chats/webhook-task";
 
 describe("webhook tenants", () => {
@@ -151,6 +151,7 @@ describe("webhook tenants", () => {
     const received = fakeReceiver();
     const clock = frozenClock();
     const w = await world({ credits: 0 });
+    await recordingEvents(w, "message.completed");
     const c = await newChat(w);
     for (let i = 0; i < SUBMISSION_FAILED_PER_MINUTE + 2; i++) {
       expect((await send(w, c.id, `no credits ${i}`)).status).toBe(202);

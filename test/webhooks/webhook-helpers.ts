@@ -33,6 +33,12 @@ export function fakeReceiver(answer: (got: Received, index: number) => Response 
   return received;
 }
 
+/**
+ * An endpoint subscribed only to an event type the test never causes: its project's chats then record
+ * every webhook event in their outboxes (a project without endpoints records none), and nothing is sent.
+ */
+export const recordingEvents = (w: World, unused: string) => register(w, "https://receiver.example.com/never-called", { events: [unused] });
+
 /** The chat's outbox rows, oldest first. */
 export const outboxOf = (chatId: string) =>
   runInDurableObject(room(chatId), (_: ChatRoom, state) =>

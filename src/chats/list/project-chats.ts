@@ -5,6 +5,8 @@ import { readChatListToMove } from "./moved-chat-lists";
 import type { JsonText } from "../../http/router";
 import type { Chat, ChatList } from "../schemas";
 import { ProjectUsage, type TaskUsage, type UsageDay } from "../../credits/project-usage";
+import { SWITCH_CLOCK_MARGIN_MS, SWITCH_LEASE_MS, type SwitchLease, type WebhookSwitch } from "../webhook-switch";
+import { log } from "../../log";
 
 export type ListMoveOutcome = "moved" | "already_moved";
 export type CreateClaim = { kind: "new"; chatId: string } | { kind: "replay"; chatId: string; answer: string | null } | { kind: "conflict" };
@@ -24,7 +26,12 @@ const MIGRATIONS = [
   ],
   // Summaries sent before questions were typed lack pendingQuestionId: null until their chat sends its next one (json_insert keeps one that is there).
   ["UPDATE chats SET summary = json_insert(summary, '$.pendingQuestionId', NULL)"],
+  // Until when each chat was told the project has no webhook endpoint (chats/webhook-switch.ts).
+  ["ALTER TABLE chats ADD COLUMN switch_lease_until INTEGER NOT NULL DEFAULT 0"],
 ];
+// Chats told at once when the webhook switch flips on, and the tries each gets.
+const TELL_AT_ONCE = 50;
+const TELL_TRIES = 3;
 
 /**
  * One object per project (named by its id): the summaries of its chats, for the chat list. Each
@@ -39,21 +46,89 @@ export class ProjectChats extends DurableObject<Env> {
   private starting: Promise<void> | undefined;
   private readonly lists: Partial<Record<Listing, string>> = {};
   private readonly usage = new ProjectUsage(this.ctx.storage.sql);
+  // The project's webhook switch as its webhooks object last said (undefined: not read; null: never said), and the one question put to it.
+  private switchState: WebhookSwitch | null | undefined;
+  private askingSwitch: Promise<WebhookSwitch> | undefined;
 
-  /** A new project: nothing to bring from D1. */
+  /** A new project: nothing to bring from D1, and no webhook endpoint yet. */
   async open(): Promise<void> {
     this.createSchema();
     this.ctx.storage.sql.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('moved', 1)");
     this.started = true;
+    this.learnSwitch({ on: false, version: 0 });
   }
 
-  /** Records a chat's summary unless a newer version of it is held, and counts its ended tasks' usage (each task once). */
-  async upsert(projectId: string, chat: Chat, version: number, usage: readonly TaskUsage[] = []): Promise<void> {
+  /**
+   * Records a chat's summary unless a newer version of it is held, and counts its ended tasks' usage (each
+   * task once). Answers the project's webhook switch; while it is off the chat holds a lease on that, recorded
+   * here, so the chat is told before an endpoint's creation is answered.
+   */
+  async upsert(projectId: string, chat: Chat, version: number, usage: readonly TaskUsage[] = []): Promise<SwitchLease> {
     await this.start(projectId);
-    this.put(chat, version);
-    if (usage.length === 0) return;
     this.createSchema();
-    this.usage.record(usage, Date.now());
+    const webhooks = await this.webhookSwitch(projectId);
+    const now = Date.now();
+    const until = webhooks.on ? 0 : now + SWITCH_LEASE_MS;
+    this.put(chat, version, until);
+    if (usage.length > 0) this.usage.record(usage, now);
+    return { ...webhooks, until };
+  }
+
+  /**
+   * The project's webhooks object says its switch flipped. When it is on, every chat that may hold a lease
+   * saying it is off is told before this returns (each TELL_TRIES times at most; one that cannot be told
+   * records again once its lease ends). A word older than the one held changes nothing.
+   */
+  async webhooksSwitched(projectId: string, word: WebhookSwitch): Promise<void> {
+    await this.start(projectId);
+    if (!this.learnSwitch(word) || !word.on) return;
+    const leased = this.ctx.storage.sql
+      .exec<{ id: string }>("SELECT id FROM chats WHERE switch_lease_until > ?", Date.now() - SWITCH_CLOCK_MARGIN_MS)
+      .toArray()
+      .map((r) => r.id);
+    for (let i = 0; i < leased.length; i += TELL_AT_ONCE) {
+      await Promise.all(leased.slice(i, i + TELL_AT_ONCE).map((chatId) => this.tell(chatId, word)));
+    }
+  }
+
+  private async tell(chatId: string, word: WebhookSwitch): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.env.CHAT_ROOM.getByName(chatId).webhooksSwitched(word);
+        return;
+      } catch (error) {
+        if (attempt >= TELL_TRIES) return log.error("webhook_switch_not_told", { chatId }, error);
+      }
+    }
+  }
+
+  /** The switch as held here; a project from before the switch existed asks its webhooks object once. */
+  private async webhookSwitch(projectId: string): Promise<WebhookSwitch> {
+    if (this.switchState === undefined) {
+      const on = this.metaValue("webhook_switch_on");
+      this.switchState = on === undefined ? null : { on: on === 1, version: this.metaValue("webhook_switch_version") ?? 0 };
+    }
+    if (this.switchState) return this.switchState;
+    this.askingSwitch ??= this.env.PROJECT_WEBHOOKS.getByName(projectId)
+      .switchState()
+      .finally(() => (this.askingSwitch = undefined));
+    this.learnSwitch(await this.askingSwitch);
+    return this.switchState!;
+  }
+
+  /** Keeps a word about the switch unless a newer one is held; true when it was newer. */
+  private learnSwitch(word: WebhookSwitch): boolean {
+    this.createSchema();
+    const held = this.metaValue("webhook_switch_version");
+    if (held !== undefined && this.metaValue("webhook_switch_on") !== undefined && word.version <= held) return false;
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('webhook_switch_on', ?), ('webhook_switch_version', ?)", word.on ? 1 : 0, word.version);
+    this.switchState = { on: word.on, version: word.version };
+    return true;
+  }
+
+  private metaValue(key: string): number | undefined {
+    if (!hasTable(this.ctx.storage.sql, "meta")) return undefined;
+    return this.ctx.storage.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0]?.value;
   }
 
   /** The project's usage per UTC day from `from` to `to` (YYYY-MM-DD, inclusive), oldest first. */
@@ -82,13 +157,16 @@ export class ProjectChats extends DurableObject<Env> {
     return "moved";
   }
 
-  private put(chat: Chat, version: number): void {
+  /** Keeps a chat's summary when new or newer, and the chat's lease on the webhook switch being off (0: none) whatever its version. */
+  private put(chat: Chat, version: number, switchLeaseUntil = 0): void {
+    const sql = this.ctx.storage.sql;
     // One statement, written only when new or newer; RETURNING tells whether it was.
     const written =
-      this.ctx.storage.sql
+      sql
         .exec(
-          `INSERT INTO chats (id, version, archived, updated_at, summary) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT(id) DO UPDATE SET version = excluded.version, archived = excluded.archived, updated_at = excluded.updated_at, summary = excluded.summary
+          `INSERT INTO chats (id, version, archived, updated_at, summary, switch_lease_until) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(id) DO UPDATE SET version = excluded.version, archived = excluded.archived, updated_at = excluded.updated_at, summary = excluded.summary,
+           switch_lease_until = MAX(switch_lease_until, excluded.switch_lease_until)
          WHERE excluded.version > chats.version
          RETURNING 1`,
           chat.id,
@@ -96,10 +174,12 @@ export class ProjectChats extends DurableObject<Env> {
           chat.archivedAt === null ? 0 : 1,
           chat.updatedAt,
           JSON.stringify(chat),
+          switchLeaseUntil,
         )
         .toArray().length > 0;
     // Both lists are built again when next read: the chat may have moved from one to the other.
     if (written) for (const listing of ["active", "archived"] as const) delete this.lists[listing];
+    else if (switchLeaseUntil > 0) sql.exec("UPDATE chats SET switch_lease_until = MAX(switch_lease_until, ?) WHERE id = ?", switchLeaseUntil, chat.id);
   }
 
   /** Ready once the project's list is here; a project from before the lists moved brings its D1 rows the first time. */

@@ -25,6 +25,7 @@ import { WebhookHandOff } from "./webhook-handoff";
 import { UsageOutbox } from "./usage-outbox";
 import { WebhookOutbox } from "./webhook-outbox";
 import { webhookPayload } from "./webhook-payload";
+import type { WebhookSwitch } from "../webhook-switch";
 import type { Answer } from "../../agent/question-shapes";
 import type {
   CancelOutcome,
@@ -77,7 +78,7 @@ export class ChatRoom extends DurableObject<Env> {
     const usage = new UsageOutbox(sql);
     const refunds = (this.#refunds = new Refunds(env, ctx, store, schedule));
     const handOff = new WebhookHandOff(env, ctx, store, outbox, schedule);
-    this.#listSync = new ChatListSync(env, store, usage);
+    this.#listSync = new ChatListSync(env, store, usage, outbox);
     const change = (this.#change = new RoomChanges({ store, submissions, publisher, streams, handOff, refunds, schedule }).apply);
     this.#runner = new TaskRunner({ env, ctx, store, submissions, questions, outbox, usage, publisher, change }, this.createAgent());
     // In the order the alarm runs them: credits go back before the next task is charged, the chat list hears last.
@@ -323,6 +324,11 @@ export class ChatRoom extends DurableObject<Env> {
     const chat = this.#store.isInitialised() ? this.#store.chat() : undefined;
     const event = chat ? this.#outbox.event(eventId) : undefined;
     return chat && event ? webhookPayload(event, chat, { store: this.#store, submissions: this.submissions, questions: this.#questions }) : null;
+  }
+
+  /** The project's webhook switch flipped on (its chat list tells the chats that may have stopped recording events). */
+  async webhooksSwitched(word: WebhookSwitch): Promise<void> {
+    if (this.#store.isInitialised() && this.#store.chat()) this.#outbox.learn({ ...word, until: 0 }, Date.now());
   }
 
   /** Runs what is due (see AlarmSchedule). */

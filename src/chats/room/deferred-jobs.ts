@@ -7,6 +7,7 @@ import type { RoomStorage } from "./room-storage";
 import type { AlarmSchedule, DeferredJob } from "./schedule";
 import type { SubmissionStorage } from "./submission-storage";
 import type { UsageOutbox } from "./usage-outbox";
+import type { WebhookOutbox } from "./webhook-outbox";
 
 // A refund or a chat-list update that failed is tried again this much later.
 const RETRY_MS = 5_000;
@@ -73,7 +74,10 @@ export class Refunds implements DeferredJob {
   }
 }
 
-/** Sends the chat's summary to the project's chat list (newer versions win there); nothing is lost when it fails. */
+/**
+ * Sends the chat's summary to the project's chat list (newer versions win there); nothing is lost when it fails.
+ * The answer says whether the project has webhook endpoints, so a chat learns it at no call of its own.
+ */
 export class ChatListSync implements DeferredJob {
   readonly early = true;
   // When the chat list first fell behind this object (in memory: after a restart it counts from the first look).
@@ -85,6 +89,7 @@ export class ChatListSync implements DeferredJob {
     private readonly store: RoomStorage,
     // Ended tasks' usage rides along, so the project's daily usage costs a task's end no call of its own.
     private readonly usage: UsageOutbox,
+    private readonly outbox: WebhookOutbox,
   ) {}
 
   dueAt(now: number): number | undefined {
@@ -99,7 +104,8 @@ export class ChatListSync implements DeferredJob {
     const usage = this.usage.waiting();
     if (!chat || (chat.indexed_version >= chat.version && usage.length === 0)) return;
     try {
-      await this.env.PROJECT_CHATS.getByName(chat.project_id).upsert(chat.project_id, this.store.view(), chat.version, usage);
+      const webhooks = await this.env.PROJECT_CHATS.getByName(chat.project_id).upsert(chat.project_id, this.store.view(), chat.version, usage);
+      this.outbox.learn(webhooks, Date.now());
       this.usage.handedOff(usage);
       this.store.markListed(chat.version);
       this.retryAt = 0;
