@@ -21,7 +21,8 @@ async function runningTask(clock: Clock) {
 
 /** Every event the chat has kept, replayed by a stream from the start (evictions end live streams, not the log). */
 async function allEvents(w: World, chatId: string) {
-  const newest = (await sql<{ newest: number }>(chatId, "SELECT MAX(id) AS newest FROM events"))[0]!.newest;
+  // A row may hold a folded run of events, up to last_id.
+  const newest = (await sql<{ newest: number }>(chatId, "SELECT MAX(COALESCE(last_id, id)) AS newest FROM events"))[0]!.newest;
   const s = await openEvents(`${chatsPath(w)}/${chatId}/events?after=0`, w.token);
   await s.until((e) => e.id === newest);
   await s.close();

@@ -24,7 +24,8 @@ export function sseFrame(id: number, type: string, json: string): Uint8Array {
 
 export const sseComment = (text: string) => encoder.encode(`: ${text}\n\n`);
 
-type EventRow = { id: number; type: string; data: string; parts: number };
+type EventRow = { id: number; last_id: number | null; type: string; data: string; parts: number; end_offset: number | null; at: number };
+type StoredEvent = { id: number; type: string; data: string };
 
 /** Cuts text into pieces of at most `size` UTF-16 units, never between the two halves of a surrogate pair. */
 export function splitText(text: string, size: number): string[] {
@@ -43,6 +44,10 @@ export function splitText(text: string, size: number): string[] {
  * Events are stored with the byte offset at which each one ends in the stream of frames (from the
  * first event that kept one), so the size of a replay is a subtraction. The encoded frames of the
  * newest events are held once and handed to every listener as they are.
+ *
+ * An event is written as a row of its own, so it is durable before any listener sees it; when a reply
+ * ends, the rows written since the last fold become one (`fold`): a run of consecutive events, a line
+ * "type data" each, from which a replay reads the very frames it would have read from single rows.
  */
 export class EventLog {
   // The newest events, encoded; their ids are consecutive, so an id finds its place by subtraction.
@@ -65,9 +70,7 @@ export class EventLog {
   append(type: ChatEventType, json: string, now: number): number {
     const id = this.lastId + 1;
     const frame = sseFrame(id, type, json);
-    const parts = splitText(json, PART_CHARS);
-    this.sql.exec("INSERT INTO events (id, type, data, at, parts, end_offset) VALUES (?, ?, ?, ?, ?, ?)", id, type, parts[0], now, parts.length, this.endOffset + frame.byteLength);
-    for (let i = 1; i < parts.length; i++) this.sql.exec("INSERT INTO event_parts (event_id, part, data) VALUES (?, ?, ?)", id, i, parts[i]);
+    this.insertRow(id, null, type, json, now, this.endOffset + frame.byteLength);
     this.lastId = id;
     this.endOffset += frame.byteLength;
     this.recent.push({ id, frame });
@@ -78,14 +81,44 @@ export class EventLog {
     return id;
   }
 
+  /**
+   * Folds the events written one per row since the last fold into one row (a reply's parts, the changes
+   * around it): the chat keeps a row or two per turn rather than one per event, and replays the same frames.
+   */
+  fold(): void {
+    // Rows from before offsets were kept stay as they are: no resume can start among them.
+    const newestRun = this.sql.exec<{ last_id: number }>("SELECT last_id FROM events WHERE last_id IS NOT NULL ORDER BY id DESC LIMIT 1").toArray()[0];
+    const rows = this.sql.exec<EventRow>("SELECT * FROM events WHERE id > ? AND last_id IS NULL AND end_offset IS NOT NULL ORDER BY id", newestRun?.last_id ?? 0).toArray();
+    const first = rows[0];
+    const last = rows.at(-1);
+    // A run's ids are consecutive: rows with a gap among them (none expected) stay as they are.
+    if (!first || !last || rows.length < 2 || last.id - first.id + 1 !== rows.length) return;
+    const lines = rows.map((row) => `${row.type} ${this.wholeData(row)}`).join("\n");
+    this.sql.exec("DELETE FROM events WHERE id BETWEEN ? AND ?", first.id, last.id);
+    this.sql.exec("DELETE FROM event_parts WHERE event_id BETWEEN ? AND ?", first.id, last.id);
+    this.insertRow(first.id, last.id, "", lines, last.at, last.end_offset!);
+  }
+
+  /** A row of one event (lastId null) or of a run of them (type "", a line each), its data in parts when long. */
+  private insertRow(id: number, lastId: number | null, type: string, data: string, at: number, endOffset: number): void {
+    const parts = splitText(data, PART_CHARS);
+    this.sql.exec("INSERT INTO events (id, last_id, type, data, at, parts, end_offset) VALUES (?, ?, ?, ?, ?, ?, ?)", id, lastId, type, parts[0], at, parts.length, endOffset);
+    for (let i = 1; i < parts.length; i++) this.sql.exec("INSERT INTO event_parts (event_id, part, data) VALUES (?, ?, ?)", id, i, parts[i]);
+  }
+
   newestId(): number {
     return this.lastId;
   }
 
   /** The data of the newest event of a type, to tell whether a state has changed since it was published. */
   lastData(type: ChatEventType): string | undefined {
-    const row = this.sql.exec<EventRow>("SELECT id, type, data, parts FROM events WHERE type = ? ORDER BY id DESC LIMIT 1", type).toArray()[0];
-    return row && this.wholeData(row);
+    for (let before = Number.MAX_SAFE_INTEGER; ; ) {
+      const row = this.sql.exec<EventRow>("SELECT * FROM events WHERE id < ? AND (type = ? OR last_id IS NOT NULL) ORDER BY id DESC LIMIT 1", before, type).toArray()[0];
+      if (!row) return undefined;
+      const found = this.eventsOf(row).findLast((e) => e.type === type);
+      if (found) return found.data;
+      before = row.id;
+    }
   }
 
   /**
@@ -121,18 +154,49 @@ export class EventLog {
       return { frames, last };
     }
     if (cursor < this.metaValue("events_pruned_through")) return { frames, last, lost: true };
-    for (const row of this.sql.exec<EventRow>("SELECT id, type, data, parts FROM events WHERE id > ? ORDER BY id LIMIT 256", cursor)) {
-      const frame = sseFrame(row.id, row.type, this.wholeData(row));
-      if (bytes > 0 && bytes + frame.byteLength > maxBytes) break;
-      frames.push(frame);
-      bytes += frame.byteLength;
-      last = row.id;
+    // From the row that holds the cursor (a run may hold it and more), in id order.
+    const rows = this.sql.exec<EventRow>("SELECT * FROM events WHERE id >= (SELECT COALESCE(MAX(id), 0) FROM events WHERE id <= ?) ORDER BY id LIMIT 64", cursor);
+    for (const row of rows) {
+      for (const event of this.eventsOf(row)) {
+        if (event.id <= cursor) continue;
+        const frame = sseFrame(event.id, event.type, event.data);
+        if (bytes > 0 && bytes + frame.byteLength > maxBytes) return { frames, last };
+        frames.push(frame);
+        bytes += frame.byteLength;
+        last = event.id;
+      }
     }
     return { frames, last };
   }
 
+  /** The events a row holds: its one, or its run's (ids consecutive from the row's). */
+  private eventsOf(row: EventRow): StoredEvent[] {
+    const data = this.wholeData(row);
+    if (row.last_id === null) return [{ id: row.id, type: row.type, data }];
+    return data.split("\n").map((line, i) => {
+      const space = line.indexOf(" ");
+      return { id: row.id + i, type: line.slice(0, space), data: line.slice(space + 1) };
+    });
+  }
+
+  /** Where an event ends in the stream of frames; undefined when it is not kept (or older than offsets). */
   private offsetOf(id: number): number | undefined {
-    return this.sql.exec<{ end_offset: number | null }>("SELECT end_offset FROM events WHERE id = ?", id).toArray()[0]?.end_offset ?? undefined;
+    const row = this.rowHolding(id);
+    if (!row || row.end_offset === null) return undefined;
+    if (row.last_id === null) return row.end_offset;
+    // In a run: the run's end, less the frames after the event.
+    let offset = row.end_offset;
+    for (const event of this.eventsOf(row).reverse()) {
+      if (event.id === id) return offset;
+      offset -= sseFrame(event.id, event.type, event.data).byteLength;
+    }
+    return undefined;
+  }
+
+  /** The row that holds an event, undefined when it is not kept. */
+  private rowHolding(id: number): EventRow | undefined {
+    const row = this.sql.exec<EventRow>("SELECT * FROM events WHERE id <= ? ORDER BY id DESC LIMIT 1", id).toArray()[0];
+    return row && (row.last_id ?? row.id) >= id ? row : undefined;
   }
 
   private wholeData(row: EventRow): string {
@@ -145,11 +209,13 @@ export class EventLog {
     return this.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0]?.value ?? 0;
   }
 
-  /** Drops events older than the retention. */
+  /** Drops events older than the retention (a run goes once its newest is). */
   private prune(now: number): void {
     this.prunedAt = now;
-    const newestOld = this.sql.exec<{ id: number | null }>("SELECT MAX(id) AS id FROM events WHERE at < ?", now - EVENTS_KEPT_MS).one().id;
-    if (newestOld !== null) this.dropThrough(newestOld);
+    const newestOld = this.sql
+      .exec<{ id: number; last_id: number | null }>("SELECT id, last_id FROM events WHERE at < ? ORDER BY id DESC LIMIT 1", now - EVENTS_KEPT_MS)
+      .toArray()[0];
+    if (newestOld) this.dropThrough(newestOld.last_id ?? newestOld.id);
   }
 
   /** Drops the events no replay can reach: those that end more than REPLAY_MAX_BYTES before the newest. */
@@ -167,14 +233,19 @@ export class EventLog {
     this.dropThrough(low);
   }
 
-  /** Drops events up to an id; remembers it (and where it ended) so resume points at or before it get a snapshot. */
+  /**
+   * Drops the rows wholly at or before an event id (a run that reaches past it stays whole); remembers
+   * where they ended, so resume points at or before it get a snapshot.
+   */
   private dropThrough(id: number): void {
-    const offset = this.offsetOf(id);
-    this.sql.exec("DELETE FROM events WHERE id <= ?", id);
-    this.sql.exec("DELETE FROM event_parts WHERE event_id <= ?", id);
+    let row = this.sql.exec<EventRow>("SELECT * FROM events WHERE id <= ? ORDER BY id DESC LIMIT 1", id).toArray()[0];
+    if (row && (row.last_id ?? row.id) > id) row = this.sql.exec<EventRow>("SELECT * FROM events WHERE id < ? ORDER BY id DESC LIMIT 1", row.id).toArray()[0];
+    if (!row) return;
+    this.sql.exec("DELETE FROM events WHERE id <= ?", row.id);
+    this.sql.exec("DELETE FROM event_parts WHERE event_id <= ?", row.id);
     const keep = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = MAX(value, excluded.value)";
-    this.sql.exec(keep, "events_pruned_through", id);
-    if (offset !== undefined) this.sql.exec(keep, "events_pruned_offset", offset);
+    this.sql.exec(keep, "events_pruned_through", row.last_id ?? row.id);
+    if (row.end_offset !== null) this.sql.exec(keep, "events_pruned_offset", row.end_offset);
     this.keptFrom = undefined;
   }
 }

@@ -20,6 +20,8 @@ export class RoomPublisher {
   private publishedChat: string | undefined;
   // The snapshot at the newest event id, encoded once for every stream that opens before the next change.
   private snapshot: { id: number; frame: Uint8Array } | undefined;
+  // A reply ended in this change: once its events are all appended, the log folds the rows since its last fold.
+  private foldDue = false;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -62,6 +64,7 @@ export class RoomPublisher {
     }
     this.store.finishMessage(reply.id, status, content, usage, questionId);
     this.event("message", { ...reply, status, content, usage, questionId }, now);
+    this.foldDue = true;
   }
 
   private event(type: ChatEventType, data: unknown, now: number): void {
@@ -70,8 +73,8 @@ export class RoomPublisher {
 
   /**
    * Appends the questions' changes, the chat (if it changed) and the queue's changes (an entry that
-   * joined or changed, one that left) to the log. Run at the end of every change, before the next
-   * await, so the log never lags storage; what it appends is the size of what changed, never the whole queue.
+   * joined or changed, one that left) to the log, then folds it after a reply's end. Run at the end of every
+   * change, before the next await, so the log never lags storage; what it appends is the size of what changed, never the whole queue.
    */
   publish(now: number): void {
     // A question's change comes before the chat event of the same change, which shows it (pendingQuestionId).
@@ -86,6 +89,8 @@ export class RoomPublisher {
       if ("entry" in change) this.event("queue.entry", change.entry, now);
       else this.event("queue.removed", { id: change.removed }, now);
     }
+    if (this.foldDue) this.log.fold();
+    this.foldDue = false;
   }
 
   /**

@@ -130,4 +130,8 @@ export const MIGRATIONS: string[][] = [
     // The running task's reply, named for what it is (the message's role is still "owner").
     "ALTER TABLE tasks RENAME COLUMN owner_message_id TO reply_message_id",
   ],
+  [
+    // A row may hold a folded run of consecutive events, from its id to last_id (event-log.ts).
+    "ALTER TABLE events ADD COLUMN last_id INTEGER",
+  ],
 ];
