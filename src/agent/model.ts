@@ -1,4 +1,4 @@
-import { type LanguageModel, type ModelMessage, streamText, tool } from "ai";
+import { type LanguageModel, type ModelMessage, streamText, tool, zodSchema } from "ai";
 import { z } from "zod";
 import { type AskedQuestion, modelQuestion } from "./asked-question";
 import { conversation, type Turn } from "./conversation";
@@ -25,21 +25,24 @@ const MODEL_RETRIES = 2;
 const STEERED_SEPARATOR = "\n\n";
 
 // The schema the model is shown; what it sends is taken as far as it is a question (modelQuestion), so a call a little off still asks.
+// Wrapped once: the AI SDK then derives its JSON Schema once, not on every call.
 const askUser = tool({
   description:
     "Ask the user a question when you cannot go on without their choice or information; give options when the answer is one (multiSelect: some) of a few. " +
     "It ends your turn; the answer comes as the user's next message.",
-  inputSchema: z.object({
-    question: z.string().min(1).max(PROMPT_MAX).describe("One clear question for the user"),
-    options: z
-      .array(z.object({ label: z.string().min(1).max(LABEL_MAX), description: z.string().max(DESCRIPTION_MAX).optional() }))
-      .min(1)
-      .max(OPTIONS_MAX)
-      .optional()
-      .describe("The choices, in the order to show them"),
-    multiSelect: z.boolean().optional().describe("The user may pick more than one option"),
-    allowText: z.boolean().optional().describe("The user may also answer in their own words"),
-  }),
+  inputSchema: zodSchema(
+    z.object({
+      question: z.string().min(1).max(PROMPT_MAX).describe("One clear question for the user"),
+      options: z
+        .array(z.object({ label: z.string().min(1).max(LABEL_MAX), description: z.string().max(DESCRIPTION_MAX).optional() }))
+        .min(1)
+        .max(OPTIONS_MAX)
+        .optional()
+        .describe("The choices, in the order to show them"),
+      multiSelect: z.boolean().optional().describe("The user may pick more than one option"),
+      allowText: z.boolean().optional().describe("The user may also answer in their own words"),
+    }),
+  ),
 });
 
 /** Why a model task failed, in the service's own words: a provider's text can echo the key it was given. */

@@ -1,7 +1,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
 import { EventLog, REPLAY_MAX_BYTES, sseFrame } from "../../src/chats/room/event-log";
-import { LISTENER_PULL_BYTES, Listeners, type StreamGrant } from "../../src/chats/room/listeners";
+import { JOINED_WRITE_MAX_BYTES, joinSmall, LISTENER_PULL_BYTES, Listeners, type StreamGrant } from "../../src/chats/room/listeners";
 import { chatsPath, room } from "../helpers";
 import { openEvents } from "../sse";
 import { it } from "../fixtures/chat";
@@ -86,6 +86,16 @@ describe("an event stream's cost", () => {
     const big = fakeLog(2, 100_000);
     const reader = new Listeners(big, () => {}).add(0, [], grant, 0).getReader();
     expect((await reader.read()).value).toBe(big.frames[0]);
+  });
+
+  it("writes small events that are ready together as one chunk, and larger ones as the shared frames they are", () => {
+    const frame = (bytes: number) => new Uint8Array(bytes).fill(97);
+    const [a, b, c, big, d] = [frame(100), frame(200), frame(300), frame(JOINED_WRITE_MAX_BYTES), frame(50)];
+    const chunks = joinSmall([a, b, c, big, d]);
+    expect(chunks.map((chunk) => chunk.byteLength)).toEqual([600, JOINED_WRITE_MAX_BYTES, 50]);
+    expect(chunks[1]).toBe(big);
+    expect(chunks[2]).toBe(d);
+    expect(joinSmall([a])[0]).toBe(a);
   });
 
   it("caps a pull from the log at 64 KB, or one event if it is larger", async ({ chat }) => {

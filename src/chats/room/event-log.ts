@@ -58,6 +58,8 @@ export class EventLog {
   private endOffset: number;
   // Where the kept events begin in the stream of frames (undefined: not read yet).
   private keptFrom: number | undefined;
+  // The last event id of the newest run (undefined: not read yet); the next fold starts after it.
+  private foldedThrough: number | undefined;
 
   constructor(private readonly sql: SqlStorage) {
     // AUTOINCREMENT never gives an id out twice: the next one is the sequence's last plus one.
@@ -86,17 +88,18 @@ export class EventLog {
    * around it): the chat keeps a row or two per turn rather than one per event, and replays the same frames.
    */
   fold(): void {
+    this.foldedThrough ??= this.sql.exec<{ last_id: number }>("SELECT last_id FROM events WHERE last_id IS NOT NULL ORDER BY id DESC LIMIT 1").toArray()[0]?.last_id ?? 0;
     // Rows from before offsets were kept stay as they are: no resume can start among them.
-    const newestRun = this.sql.exec<{ last_id: number }>("SELECT last_id FROM events WHERE last_id IS NOT NULL ORDER BY id DESC LIMIT 1").toArray()[0];
-    const rows = this.sql.exec<EventRow>("SELECT * FROM events WHERE id > ? AND last_id IS NULL AND end_offset IS NOT NULL ORDER BY id", newestRun?.last_id ?? 0).toArray();
+    const rows = this.sql.exec<EventRow>("SELECT * FROM events WHERE id > ? AND last_id IS NULL AND end_offset IS NOT NULL ORDER BY id", this.foldedThrough).toArray();
     const first = rows[0];
     const last = rows.at(-1);
     // A run's ids are consecutive: rows with a gap among them (none expected) stay as they are.
     if (!first || !last || rows.length < 2 || last.id - first.id + 1 !== rows.length) return;
     const lines = rows.map((row) => `${row.type} ${this.wholeData(row)}`).join("\n");
     this.sql.exec("DELETE FROM events WHERE id BETWEEN ? AND ?", first.id, last.id);
-    this.sql.exec("DELETE FROM event_parts WHERE event_id BETWEEN ? AND ?", first.id, last.id);
+    if (rows.some((row) => row.parts > 1)) this.sql.exec("DELETE FROM event_parts WHERE event_id BETWEEN ? AND ?", first.id, last.id);
     this.insertRow(first.id, last.id, "", lines, last.at, last.end_offset!);
+    this.foldedThrough = last.id;
   }
 
   /** A row of one event (lastId null) or of a run of them (type "", a line each), its data in parts when long. */

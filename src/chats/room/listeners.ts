@@ -11,6 +11,8 @@ export type FrameSource = { framesAfter(cursor: number, maxBytes: number): { fra
 
 // What one pull hands the runtime at most (a single larger event still goes whole).
 export const LISTENER_PULL_BYTES = 64 * 1024;
+// Small events ready together (a reply's part and the chat's preview) go as one write of this much at most; larger ones go as they are, shared.
+export const JOINED_WRITE_MAX_BYTES = 4 * 1024;
 const KEEP_ALIVE = sseComment("keep-alive");
 const RECONNECT = sseComment("this stream has ended; reconnect with Last-Event-ID to continue");
 
@@ -64,7 +66,7 @@ class Listener {
       if (frames.length) {
         this.cursor = last;
         this.asked = false;
-        for (const frame of frames) this.controller.enqueue(frame);
+        for (const chunk of joinSmall(frames)) this.controller.enqueue(chunk);
         return;
       }
       await new Promise<void>((resolve) => (this.wakeUp = resolve));
@@ -122,6 +124,34 @@ class Listener {
     this.wake();
     this.onEnd(this);
   }
+}
+
+/** Frames ready together, as few writes: runs of small ones joined (each write has a cost of its own), larger ones as they are. */
+export function joinSmall(frames: Uint8Array[]): Uint8Array[] {
+  const chunks: Uint8Array[] = [];
+  let run: Uint8Array[] = [];
+  let runBytes = 0;
+  const flush = () => {
+    if (run.length === 1) chunks.push(run[0]!);
+    else if (run.length > 1) {
+      const joined = new Uint8Array(runBytes);
+      let at = 0;
+      for (const frame of run) {
+        joined.set(frame, at);
+        at += frame.byteLength;
+      }
+      chunks.push(joined);
+    }
+    run = [];
+    runBytes = 0;
+  };
+  for (const frame of frames) {
+    if (runBytes + frame.byteLength > JOINED_WRITE_MAX_BYTES) flush();
+    run.push(frame);
+    runBytes += frame.byteLength;
+  }
+  flush();
+  return chunks;
 }
 
 /** The live streams of one chat object. */

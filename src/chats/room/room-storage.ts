@@ -126,8 +126,11 @@ export class RoomStorage {
 
   /** Records a change to anything the chat summary shows; the index is then behind until synced. */
   touch(now: number): void {
+    const chat = this.chat()!;
     // Never backwards, so the list order stays stable even if the clock is.
-    this.writeChat("UPDATE chat SET updated_at = MAX(updated_at, ?), version = version + 1", iso(now));
+    const updatedAt = iso(Math.max(now, Date.parse(chat.updated_at)));
+    this.sql.exec("UPDATE chat SET updated_at = ?, version = ?", updatedAt, chat.version + 1);
+    this.chatRow = { ...chat, updated_at: updatedAt, version: chat.version + 1 };
   }
 
   rename(title: string): void {
@@ -140,7 +143,10 @@ export class RoomStorage {
 
   /** The chat list (the project's ProjectChats object) holds this version of the summary. */
   markListed(version: number): void {
-    this.writeChat("UPDATE chat SET indexed_version = MAX(indexed_version, ?)", version);
+    const chat = this.chat()!;
+    if (version <= chat.indexed_version) return;
+    this.sql.exec("UPDATE chat SET indexed_version = ?", version);
+    this.chatRow = { ...chat, indexed_version: version };
   }
 
   view(): Chat {
