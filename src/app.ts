@@ -15,6 +15,7 @@ import { mountFrontPage } from "./docs/front-page";
 import { mountDocs } from "./docs/routes";
 import { devServerHidden, mountDevServer } from "./docs/dev-server";
 import { jsonBodyGuard } from "./http/json-body";
+import { serverTiming } from "./http/server-timing";
 import { limitBody, MiB, requestId } from "./http/middleware";
 import { methodAndBodyFirst, notFoundOrMethodNotAllowed } from "./http/not-found";
 import { registerComponents } from "./http/openapi-components";
@@ -53,7 +54,7 @@ export function createApp() {
 
   app.route("/v1", catalogRoutes);
   // The project API: personal API tokens only, counted per token.
-  app.use("/v1/projects/*", bodyLimitPerRouter, requirePersonalToken, jsonBodyGuard);
+  app.use("/v1/projects/*", serverTiming, bodyLimitPerRouter, requirePersonalToken, jsonBodyGuard);
   for (const router of [projectRoutes, chatRoutes, webhookRoutes, projectCreditRoutes]) app.route("/v1/projects", router);
   // The account's own calls: an account session, credentialed CORS for APP_ORIGINS only.
   app.use("/auth/*", accountCors, limitBody(MiB), jsonBodyGuard);

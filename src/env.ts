@@ -29,4 +29,5 @@ declare global {
 }
 
 export type Env = Cloudflare.Env;
-export type AppEnv = { Bindings: Env; Variables: { requestId: string } };
+// hops: what http/server-timing.ts measured of the answer so far.
+export type AppEnv = { Bindings: Env; Variables: { requestId: string; hops?: { name: string; ms: number }[] } };

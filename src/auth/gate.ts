@@ -2,6 +2,7 @@ import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Env } from "../env";
 import { ApiError, unauthorized } from "../http/problem";
+import { timed } from "../http/server-timing";
 import type { Scope } from "./scopes";
 import { API_TOKEN_PREFIX, SESSION_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
@@ -83,7 +84,7 @@ export const requirePersonalToken = createMiddleware<GatedEnv>(async (c, next) =
     c.set("caller", admitted);
     return next();
   }
-  const { caller, headers } = await admitPersonalToken(c.env, bearerToken(c.req.header("authorization")));
+  const { caller, headers } = await timed(c, "gate", () => admitPersonalToken(c.env, bearerToken(c.req.header("authorization"))));
   await proceedAs(c, caller, headers, next);
 });
 

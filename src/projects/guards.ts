@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { timed } from "../http/server-timing";
 import { requireScope, type GatedEnv } from "../auth/gate";
 import { ApiError, notFound } from "../http/problem";
 import { problems } from "../http/router";
@@ -13,7 +14,7 @@ export const projectProblems = problems(400, 401, 403, 404, 429);
 
 /** The caller's access to the project: 404 when unknown, not a member or suspended (or a malformed id); 403 for a viewer writing. */
 export async function authorise(c: Context<GatedEnv>, need: "read" | "write", projectId: string) {
-  const access = isUuid(projectId) ? await projectAccess(c.env.DB, projectId, c.get("caller").accountId) : null;
+  const access = isUuid(projectId) ? await timed(c, "access", () => projectAccess(c.env.DB, projectId, c.get("caller").accountId)) : null;
   if (!access) throw notFound("The project does not exist or is not available to you.");
   if (need === "write" && access.role === "viewer") throw new ApiError(403, "forbidden", "Viewers of this project can read chats but not change them.");
   return access;

@@ -42,6 +42,21 @@ describe("sending a message", () => {
     expectProblem(r, 400, "invalid_request");
   });
 
+  it("says where the answer's time went: Server-Timing names the gate, the project's membership and the chat's object, and the total", async ({ w, chat }) => {
+    const r = await send(w, chat.id, "timed");
+    expect(r.status).toBe(202);
+    const metrics = r.headers
+      .get("server-timing")!
+      .split(", ")
+      .map((m) => m.split(";dur="));
+    expect(metrics.map(([name]) => name)).toEqual(["gate", "access", "chat", "total"]);
+    expect(metrics.every(([, ms]) => Number(ms) >= 0)).toBe(true);
+    // A refusal is timed too, up to where it was refused.
+    const refused = await call("POST", `${chatsPath(w)}/${chat.id}/messages`, { token: w.token, body: { content: "no key" } });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("server-timing")).toMatch(/^gate;dur=[\d.]+, total;dur=[\d.]+$/);
+  });
+
   it("accepts exactly 100000 characters", async ({ w, chat }) => {
     expect((await send(w, chat.id, "я".repeat(100_000))).status).toBe(202);
   });

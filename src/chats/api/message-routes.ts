@@ -23,6 +23,7 @@ import {
 import { projectProblems, read, security, write } from "../../projects/guards";
 import { CONTENT_MAX } from "../../agent/limits";
 import type { Submitted } from "../room-calls";
+import { timed } from "../../http/server-timing";
 
 /** Messages: the history, sending one (idempotently), the queue, and what a submission became. */
 export const messageRoutes = createRouter<GatedEnv>();
@@ -51,7 +52,7 @@ export async function submitTo<P extends string>(c: Context<GatedEnv, P, SubmitI
  */
 export async function submitToChat(c: Context<GatedEnv>, params: { projectId: string; chatId: string }, submitted: Submitted) {
   const [{ access, chat }, maintenance] = await Promise.all([chatInProject(c, "write", params), maintenanceFlag(c.env.DB)]);
-  const outcome = found(await chat.submit(access.projectId, { ...submitted, seen: { maintenance, project: access.project } }));
+  const outcome = found(await timed(c, "chat", () => chat.submit(access.projectId, { ...submitted, seen: { maintenance, project: access.project } })));
   switch (outcome.kind) {
     case "question_not_found":
       throw questionNotFound();
