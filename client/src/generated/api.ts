@@ -401,7 +401,7 @@ export interface paths {
         };
         /**
          * Follow a chat live: a resumable Server-Sent Events stream
-         * @description Starts with a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends `chat`, `queue.entry`, `queue.removed`, `message`, `message.delta` and `question` events as they happen: the queue is the snapshot's with the entry events applied in order. Ids increase strictly per chat; events are kept at least 24 hours; a resume point older than that, or whose replay would pass 8 MB, gets a fresh snapshot. A stream whose reader leaves what it is sent untaken for 30 s is closed. A `: keep-alive` comment comes every 5 s. The server ends a stream after 5 to 5½ minutes, or within 10 s of the token's revocation or expiry or the loss of project access; reconnect with Last-Event-ID. Opening a stream counts as one request; at most 10 streams per token may be open at once (429 `too_many_streams` beyond, with Retry-After; the per-minute limit stays `rate_limited`); a closed stream frees its place within about 15 s.
+         * @description Opens with a `retry: 2000` frame (the reconnection delay for EventSource; it has no `data:` line, and a reader skips frames without data), then a `snapshot` (or, with Last-Event-ID / `after`, replays every event after that id), then sends `chat`, `queue.entry`, `queue.removed`, `message`, `message.delta` and `question` events as they happen: the queue is the snapshot's with the entry events applied in order. Ids increase strictly per chat; events are kept at least 24 hours; a resume point older than that, or whose replay would pass 8 MB, gets a fresh snapshot. A stream whose reader leaves what it is sent untaken for 30 s is closed. A `: keep-alive` comment comes every 5 s. The server ends a stream after 5 to 5½ minutes, or within 10 s of the token's revocation or expiry or the loss of project access; reconnect with Last-Event-ID. Opening a stream counts as one request; at most 10 streams per token may be open at once (429 `too_many_streams` beyond, with Retry-After; the per-minute limit stays `rate_limited`); a closed stream frees its place within about 15 s.
          */
         get: operations["followChatEvents"];
         put?: never;
@@ -532,7 +532,10 @@ export interface paths {
         /** The account's unrevoked tokens, newest first (expired ones included) */
         get: operations["listApiTokens"];
         put?: never;
-        /** Create a personal API token; the secret is in this response only */
+        /**
+         * Create a personal API token; the secret is in this response only
+         * @description An account may hold at most 20 active (unexpired, unrevoked) tokens; another answers 409 `token_limit_reached`. `expiresAt` is in the future and at most 365 days ahead.
+         */
         post: operations["createApiToken"];
         delete?: never;
         options?: never;
