@@ -166,6 +166,16 @@ async function seed(service) {
   const token = (
     await json(await post(`${service}/auth/api-tokens`, { name: "bench", scopes: ["chat:read", "chat:write"], expiresAt: new Date(Date.now() + 86400_000).toISOString() }, session))
   ).token;
+  // A second token of the account whose work may spend at most a billion credits: its sends count against a limit.
+  const limitedToken = (
+    await json(
+      await post(
+        `${service}/auth/api-tokens`,
+        { name: "bench limited", scopes: ["chat:read", "chat:write"], expiresAt: new Date(Date.now() + 86400_000).toISOString(), creditLimit: 1_000_000_000 },
+        session,
+      ),
+    )
+  ).token;
   const chatsUrl = (p) => `${service}/v1/projects/${p}/chats`;
   const chat = await json(await post(chatsUrl(project.id), { title: "bench chat" }, token));
   for (let i = 0; i < 20; i++) await post(`${chatsUrl(project.id)}/${chat.id}/messages`, { content: `history ${i}` }, token, { "idempotency-key": randomUUID() });
@@ -176,11 +186,11 @@ async function seed(service) {
   const auth = { authorization: `Bearer ${token}` };
   const replayKey = randomUUID();
   await post(`${chatsUrl(project.id)}/${chat.id}/messages`, { content: "replayed" }, token, { "idempotency-key": replayKey });
-  const postOver = (chats) => {
+  const postOver = (chats, { headers = {}, as = token } = {}) => {
     let next = 0;
     return {
       method: "POST",
-      headers: { ...auth, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${as}`, "content-type": "application/json", ...headers },
       body: JSON.stringify({ content: "bench message" }),
       setupRequest: (req) => ({
         ...req,
@@ -198,6 +208,11 @@ async function seed(service) {
     ["GET chats list (200 chats)", TARGETS.list, chatsUrl(listProject.id), { headers: auth }],
     ["POST message (unique keys, 16 chats)", TARGETS.post, `${chatsUrl(project.id)}/${postChats[0]}/messages`, postOver(postChats.slice(0, 16))],
     ["POST message (unique keys, 64 chats)", TARGETS.post, `${chatsUrl(project.id)}/${postChats[0]}/messages`, postOver(postChats)],
+    // The same send saying what to do on a busy chat (most of these chats are busy: each send starts a task):
+    // interrupt stops the working reply each time; and a send on a token with a credit limit.
+    ["POST message, If-Busy: queue (64 chats)", TARGETS.post, `${chatsUrl(project.id)}/${postChats[0]}/messages`, postOver(postChats, { headers: { "if-busy": "queue" } })],
+    ["POST message, If-Busy: interrupt (64 chats)", TARGETS.post, `${chatsUrl(project.id)}/${postChats[0]}/messages`, postOver(postChats, { headers: { "if-busy": "interrupt" } })],
+    ["POST message, limited token (64 chats)", TARGETS.post, `${chatsUrl(project.id)}/${postChats[0]}/messages`, postOver(postChats, { as: limitedToken })],
     [
       "POST message (replayed key)",
       TARGETS.replay,

@@ -99,6 +99,9 @@ const chatRooms = env.CHAT_ROOM as unknown as DurableObjectNamespace<TestChatRoo
 /** The chat's object, by the chat's id. */
 export const room = (chatId: string) => chatRooms.getByName(chatId);
 
+/** What a send made over RPC by a test carries besides its text: no If-Busy, and a credential of its own without a credit limit. */
+export const SENT_BY_TEST = { ifBusy: "queue", credential: { gateName: "test:rpc", atCreditLimit: false } } as const;
+
 /** The queue as the chat's object answers it over RPC (also while its project is suspended, when the API answers 404). */
 export async function roomQueue(chatId: string, projectId: string) {
   const queue = await room(chatId).queueEntries(projectId);

@@ -16,8 +16,10 @@ export class AccountClient {
   readonly session: string;
   readonly tokens: {
     /** A personal API token; its secret (`token`) is in this answer only. */
-    create(input: { name: string; scopes: Scope[]; expiresAt: string }, options?: CallOptions): ApiPromise<CreatedApiToken>;
+    create(input: { name: string; scopes: Scope[]; expiresAt: string; creditLimit?: number | null }, options?: CallOptions): ApiPromise<CreatedApiToken>;
     list(options?: CallOptions): ApiPromise<ApiTokenItem[]>;
+    /** Sets (a number) or removes (null) the token's credit limit; it holds for tasks dispatched after the call. */
+    setCreditLimit(tokenId: string, creditLimit: number | null, options?: CallOptions): ApiPromise<ApiTokenItem>;
     revoke(tokenId: string, options?: CallOptions): ApiPromise<void>;
   };
   /** The account's own credits: an API token cannot read them. */
@@ -37,6 +39,10 @@ export class AccountClient {
       create: (input, options) =>
         new ApiPromise<CreatedApiToken>(http.request<CreatedApiToken>("POST", "/auth/api-tokens", { body: input, repeatable: false, ...callOptions(options) })),
       list: (options) => itemsOf(http.request<{ items: ApiTokenItem[] }>("GET", "/auth/api-tokens", { repeatable: true, ...callOptions(options) })),
+      setCreditLimit: (tokenId, creditLimit, options) =>
+        new ApiPromise<ApiTokenItem>(
+          http.request<ApiTokenItem>("PATCH", `/auth/api-tokens/${encodeURIComponent(tokenId)}`, { body: { creditLimit }, repeatable: true, ...callOptions(options) }),
+        ),
       revoke: (tokenId, options) =>
         new ApiPromise<void>(http.request<void>("DELETE", `/auth/api-tokens/${encodeURIComponent(tokenId)}`, { repeatable: true, ...callOptions(options) })),
     };

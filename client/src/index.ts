@@ -26,6 +26,8 @@ export {
   type Queue,
   type Question,
   type SendInput,
+  type IfBusy,
+  type MessageSendOptions,
   type SendOptions,
   type Submission,
   type UsageDay,

@@ -23,6 +23,9 @@ export type AnswerSubmission = Schemas["AnswerSubmission"];
 export type UsageOptions = CallOptions & { from?: string; to?: string };
 export type SendInput = { content: string; replyToMessageId?: string };
 export type SendOptions = CallOptions & { idempotencyKey?: string };
+/** What a send does when the chat is busy: queue (the server's default), steer, interrupt, or reject (a 409 chat_busy ProblemError). */
+export type IfBusy = "queue" | "steer" | "interrupt" | "reject";
+export type MessageSendOptions = SendOptions & { ifBusy?: IfBusy };
 
 const enc = encodeURIComponent;
 const projectPath = (projectId: string) => `/v1/projects/${enc(projectId)}`;
@@ -63,12 +66,10 @@ export class ProjectChatClient {
     const remove = (path: string, options?: CallOptions) => call<void>("DELETE", path, callOptions(options));
     const follow = (projectId: string, chatId: string, options?: FollowOptions): AsyncGenerator<ChatEvent> => followChat(http, `${chatPath(projectId, chatId)}/events`, options);
     // One idempotency key per intended message or answer (the caller's or a new UUID), reused by every retry.
-    const keyed = <T>(path: string, body: unknown, options: SendOptions) =>
-      call<T>("POST", path, { body, headers: { "idempotency-key": options.idempotencyKey ?? crypto.randomUUID() }, repeatable: true, ...callOptions(options) });
-    const submit =
-      (what: "messages" | "steer") =>
-      (projectId: string, chatId: string, input: SendInput, options: SendOptions = {}) =>
-        keyed<Submission>(`${chatPath(projectId, chatId)}/${what}`, input, options);
+    const keyed = <T>(path: string, body: unknown, options: SendOptions, headers: Record<string, string> = {}) =>
+      call<T>("POST", path, { body, headers: { "idempotency-key": options.idempotencyKey ?? crypto.randomUUID(), ...headers }, repeatable: true, ...callOptions(options) });
+    const send = (projectId: string, chatId: string, input: SendInput, options: MessageSendOptions = {}) =>
+      keyed<Submission>(`${chatPath(projectId, chatId)}/messages`, input, options, options.ifBusy ? { "if-busy": options.ifBusy } : {});
     const page = (projectId: string, chatId: string, options: CallOptions & { cursor?: string; limit?: number } = {}) =>
       read<MessagePage>(`${chatPath(projectId, chatId)}/messages`, { query: { limit: options.limit, cursor: options.cursor }, ...callOptions(options) });
 
@@ -105,8 +106,9 @@ export class ProjectChatClient {
     };
 
     this.messages = {
-      send: submit("messages"),
-      steer: submit("steer"),
+      /** Sends a message; `ifBusy` says what it does when the chat is busy (a replay answers the first outcome whatever it says). */
+      send,
+      steer: (projectId: string, chatId: string, input: SendInput, options: SendOptions = {}) => keyed<Submission>(`${chatPath(projectId, chatId)}/steer`, input, options),
       /** Stops a working reply (a finished one is answered as it is, so repeating is safe). */
       stop: (projectId: string, chatId: string, messageId: string, options?: CallOptions) =>
         call<Message>("POST", `${chatPath(projectId, chatId)}/messages/${enc(messageId)}/stop`, { repeatable: true, ...callOptions(options) }),
@@ -120,7 +122,7 @@ export class ProjectChatClient {
        * that asks names its question (`questionId`: read it with questions.get, answer it with questions.answer).
        * Its timeout is the whole wait (default 10 minutes); a reply that takes longer throws TimeoutError.
        */
-      sendAndWait: async (projectId: string, chatId: string, input: SendInput, options: SendOptions = {}): Promise<Message> => {
+      sendAndWait: async (projectId: string, chatId: string, input: SendInput, options: MessageSendOptions = {}): Promise<Message> => {
         const wait = checkTimeout(options.timeout ?? DEFAULT_WAIT_MS);
         const clock = new AbortController();
         const timer = setTimeout(() => clock.abort(new TimeoutError(wait)), wait);
@@ -130,7 +132,7 @@ export class ProjectChatClient {
         try {
           const first = await events.next();
           if (first.done) throw signal.reason ?? new Error("the chat's event stream ended");
-          const sent = await submit("messages")(projectId, chatId, input, { idempotencyKey: options.idempotencyKey, signal });
+          const sent = await send(projectId, chatId, input, { idempotencyKey: options.idempotencyKey, ifBusy: options.ifBusy, signal });
           for await (const event of events) {
             const m = event.type === "message" ? event.data : undefined;
             if (m?.role === "owner" && m.submissionId === sent.submissionId && m.status !== "working") return m;

@@ -26,11 +26,11 @@ describe("projects and credits through the client", () => {
     ]);
     expect(listed.rateLimit).not.toBeNull();
 
-    expect(await w.client.credits.get(w.projectId)).toEqual({ balance: 1000, taskCost: 1, canRun: true });
+    expect(await w.client.credits.get(w.projectId)).toEqual({ balance: 1000, taskCost: 1, canRun: true, credential: { creditLimit: null, creditsUsed: 0 } });
     // A viewer learns whether work can run, never the owner's balance.
-    expect(await w.client.credits.get(shared.id)).toEqual({ balance: null, taskCost: 1, canRun: true });
+    expect(await w.client.credits.get(shared.id)).toEqual({ balance: null, taskCost: 1, canRun: true, credential: { creditLimit: null, creditsUsed: 0 } });
     await admin("PATCH", `/admin/accounts/${other.accountId}`, { credits: 0 });
-    expect(await w.client.credits.get(shared.id)).toEqual({ balance: null, taskCost: 1, canRun: false });
+    expect(await w.client.credits.get(shared.id)).toEqual({ balance: null, taskCost: 1, canRun: false, credential: { creditLimit: null, creditsUsed: 0 } });
 
     expect(await problem(w.client.credits.get(crypto.randomUUID()))).toMatchObject({ status: 404, code: "not_found" });
     expect(await problem(w.client.usage.get(other.projectId))).toMatchObject({ status: 404, code: "not_found" });
@@ -42,7 +42,7 @@ describe("projects and credits through the client", () => {
     const reply = await w.client.messages.sendAndWait(w.projectId, chat.id, { content: "how much was that" });
     // The built-in agent reports no model tokens.
     expect(reply.usage).toEqual({ credits: 1, inputTokens: null, outputTokens: null });
-    expect(await w.client.credits.get(w.projectId)).toEqual({ balance: 999, taskCost: 1, canRun: true });
+    expect(await w.client.credits.get(w.projectId)).toEqual({ balance: 999, taskCost: 1, canRun: true, credential: { creditLimit: null, creditsUsed: 1 } });
     const [charge] = (await w.session.credits.page({ limit: 1 })).items;
     expect(charge).toMatchObject({ kind: "charge", credits: -1, balanceAfter: 999, projectId: w.projectId, chatId: chat.id, submissionId: reply.submissionId });
 

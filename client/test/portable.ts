@@ -44,6 +44,7 @@ function surface(baseUrl: string, options: Omit<ClientOptions, "baseUrl"> = {}) 
     "account.tokens.create": (o) => account.tokens.create({ name: "t", scopes: ["chat:read"], expiresAt: new Date(Date.now() + 60_000).toISOString() }, o),
     "account.tokens.list": (o) => account.tokens.list(o),
     "account.tokens.revoke": (o) => account.tokens.revoke(id, o),
+    "account.tokens.setCreditLimit": (o) => account.tokens.setCreditLimit(id, 10, o),
     "account.credits.page": (o) => account.credits.page({ ...o, limit: 10 }),
     "account.credits.list": (o) => drain(account.credits.list(o)),
     "account.signOut": (o) => account.signOut(o),

@@ -18,7 +18,14 @@ export type AccountView = {
 };
 
 /** The forms' CSRF tokens, each bound to the session and to what its form does. */
-export type AccountForms = { signOut: string; create: { nonce: string; csrf: string }; revokeToken: Map<string, string>; revokeApp: Map<string, string> };
+export type AccountForms = {
+  signOut: string;
+  create: { nonce: string; csrf: string };
+  revokeToken: Map<string, string>;
+  revokeApp: Map<string, string>;
+  limitToken: Map<string, string>;
+  limitApp: Map<string, string>;
+};
 
 const when = (time: string | null) => (time ? `${time.slice(0, 16).replace("T", " ")} UTC` : "never");
 
@@ -26,6 +33,25 @@ const RevokeButton: FC<{ action: string; csrf: string }> = ({ action, csrf }) =>
   <form method="post" action={action} class="inline">
     <input type="hidden" name="csrf" value={csrf} />
     <button type="submit">Revoke</button>
+  </form>
+);
+
+/** A credential's spend, and a form that sets its credit limit (a number) or removes it (empty). */
+const CreditLimitCell: FC<{ action: string; csrf: string; creditLimit: number | null; creditsUsed: number }> = ({ action, csrf, creditLimit, creditsUsed }) => (
+  <form method="post" action={action} class="inline">
+    <input type="hidden" name="csrf" value={csrf} />
+    {creditsUsed} used of{" "}
+    <input
+      type="number"
+      name="creditLimit"
+      min={1}
+      max={1_000_000_000}
+      step={1}
+      value={creditLimit === null ? "" : String(creditLimit)}
+      placeholder="no limit"
+      aria-label="Credit limit"
+    />{" "}
+    <button type="submit">Set limit</button>
   </form>
 );
 
@@ -77,7 +103,10 @@ const NewSecret: FC<{ secret: string; name: string }> = ({ secret, name }) => (
 const Tokens: FC<{ view: AccountView; forms: AccountForms; secret?: { value: string; name: string } }> = ({ view, forms, secret }) => (
   <section>
     <h2>Personal API tokens</h2>
-    <p class="muted">For scripts and for AI clients that take a header (Claude Code, Cursor, VS Code, the agent SDKs).</p>
+    <p class="muted">
+      For scripts and for AI clients that take a header (Claude Code, Cursor, VS Code, the agent SDKs). A credit limit caps what the work a token sends may spend; leave it empty
+      for none.
+    </p>
     {secret ? <NewSecret secret={secret.value} name={secret.name} /> : null}
     {view.tokens.length === 0 ? (
       <p class="muted">You have no tokens.</p>
@@ -91,6 +120,7 @@ const Tokens: FC<{ view: AccountView; forms: AccountForms; secret?: { value: str
             <th>Created</th>
             <th>Expires</th>
             <th>Last used</th>
+            <th>Credits</th>
             <th />
           </tr>
         </thead>
@@ -105,6 +135,9 @@ const Tokens: FC<{ view: AccountView; forms: AccountForms; secret?: { value: str
               <td>{when(token.createdAt)}</td>
               <td>{when(token.expiresAt)}</td>
               <td>{when(token.lastUsedAt)}</td>
+              <td>
+                <CreditLimitCell action={`/account/tokens/${token.id}/limit`} csrf={forms.limitToken.get(token.id)!} {...token} />
+              </td>
               <td>
                 <RevokeButton action={`/account/tokens/${token.id}/revoke`} csrf={forms.revokeToken.get(token.id)!} />
               </td>
@@ -153,6 +186,7 @@ const Apps: FC<{ view: AccountView; forms: AccountForms }> = ({ view, forms }) =
             <th>Scopes</th>
             <th>Connected</th>
             <th>Last used</th>
+            <th>Credits</th>
             <th />
           </tr>
         </thead>
@@ -163,6 +197,9 @@ const Apps: FC<{ view: AccountView; forms: AccountForms }> = ({ view, forms }) =
               <td>{app.scopes.join(", ")}</td>
               <td>{when(app.createdAt)}</td>
               <td>{when(app.lastUsedAt)}</td>
+              <td>
+                <CreditLimitCell action={`/account/apps/${app.id}/limit`} csrf={forms.limitApp.get(app.id)!} {...app} />
+              </td>
               <td>
                 <RevokeButton action={`/account/apps/${app.id}/revoke`} csrf={forms.revokeApp.get(app.id)!} />
               </td>

@@ -1,11 +1,11 @@
 import type { Context } from "hono";
 import { findAccount } from "../auth/accounts";
-import { issueApiToken, listApiTokens, MAX_ACTIVE_TOKENS, revokeApiToken } from "../auth/api-tokens";
-import { CreateApiTokenRequest } from "../auth/schemas";
+import { issueApiToken, listApiTokens, MAX_ACTIVE_TOKENS, revokeApiToken, setTokenCreditLimit } from "../auth/api-tokens";
+import { CreateApiTokenRequest, SetCreditLimitRequest } from "../auth/schemas";
 import { limitBody } from "../http/middleware";
 import { type PageEnv, pageSecurity, plainPagePolicy } from "../http/page-security";
 import { createRouter } from "../http/router";
-import { disconnectApp, listConnectedApps } from "../oauth/grants";
+import { disconnectApp, listConnectedApps, setGrantCreditLimit } from "../oauth/grants";
 import { formToken, formTokenValid, signInFormToken } from "../pages/form-token";
 import { renderPage } from "../pages/layout";
 import { endPageSession, pageSession, type PageSession } from "../pages/session";
@@ -22,6 +22,7 @@ const NOTICES: Record<string, string> = {
   "signed-out": "You are signed out. Your tokens and connected apps keep working.",
   "token-revoked": "The token is revoked: requests with it are refused from now on.",
   "app-revoked": "The app is disconnected: its access stopped at once.",
+  "limit-set": "The credit limit is set: it holds for tasks that start from now on.",
 };
 
 type PageMessage = { text: string; problem: boolean };
@@ -33,6 +34,8 @@ const purposes = {
   create: (nonce: string) => `account:create-token\n${nonce}`,
   revokeToken: (id: string) => `account:revoke-token\n${id}`,
   revokeApp: (id: string) => `account:revoke-app\n${id}`,
+  limitToken: (id: string) => `account:limit-token\n${id}`,
+  limitApp: (id: string) => `account:limit-app\n${id}`,
 };
 
 async function viewOf(c: Context<PageEnv>, accountId: string): Promise<AccountView> {
@@ -62,6 +65,14 @@ async function formsFor(session: PageSession, view: AccountView): Promise<Accoun
     revokeApp: await pairs(
       view.apps.map((a) => a.id),
       purposes.revokeApp,
+    ),
+    limitToken: await pairs(
+      view.tokens.map((t) => t.id),
+      purposes.limitToken,
+    ),
+    limitApp: await pairs(
+      view.apps.map((a) => a.id),
+      purposes.limitApp,
     ),
   };
 }
@@ -191,3 +202,28 @@ accountRoutes.post("/apps/:id/revoke", (c) =>
     },
   ),
 );
+
+/** A credit limit from a form: empty for none, else the same rule as PATCH /auth/api-tokens/{id}. */
+function creditLimitOf(form: Record<string, unknown>): { creditLimit: number | null } | undefined {
+  const raw = String(form.creditLimit ?? "").trim();
+  const parsed = SetCreditLimitRequest.safeParse({ creditLimit: raw === "" ? null : Number(raw) });
+  return parsed.success ? parsed.data : undefined;
+}
+
+const INVALID_LIMIT = "A credit limit is a whole number from 1 to 1000000000, or empty for no limit.";
+
+/** A row's limit form: the credential's own setter, under the same rule for tokens and apps. */
+const limitForm = (purpose: (id: string) => string, set: typeof setTokenCreditLimit | typeof setGrantCreditLimit, missing: string) => (c: Context<PageEnv, "/:id/limit">) =>
+  signedInPost(
+    c,
+    () => purpose(c.req.param("id")),
+    async (session, form) => {
+      const limit = creditLimitOf(form);
+      if (!limit) return accountPage(c, session, 400, { text: INVALID_LIMIT, problem: true });
+      if (!(await set(c.env, session.accountId, c.req.param("id"), limit.creditLimit))) return accountPage(c, session, 404, { text: missing, problem: true });
+      return c.redirect(`${PATH}?notice=limit-set`, 303);
+    },
+  );
+
+accountRoutes.post("/tokens/:id/limit", limitForm(purposes.limitToken, setTokenCreditLimit, "There is no such token."));
+accountRoutes.post("/apps/:id/limit", limitForm(purposes.limitApp, setGrantCreditLimit, "There is no such app."));

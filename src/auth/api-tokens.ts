@@ -11,7 +11,9 @@ import { API_TOKEN_PREFIX, generateSecret, hashSecret } from "./secrets";
 export const MAX_ACTIVE_TOKENS = 20;
 
 type Row = typeof apiTokens.$inferSelect;
-const toItem = (r: Row) => ({
+/** What the gate keeps of a token: a new one has spent nothing and has the limit it was made with. */
+type Credits = { creditLimit: number | null; creditsUsed: number };
+const toItem = (r: Row, credits: Credits) => ({
   id: r.id,
   name: r.name,
   prefix: r.prefix,
@@ -19,10 +21,12 @@ const toItem = (r: Row) => ({
   createdAt: r.createdAt,
   expiresAt: r.expiresAt,
   lastUsedAt: r.lastUsedAt,
+  creditLimit: credits.creditLimit,
+  creditsUsed: credits.creditsUsed,
 });
 
 export type ApiTokenItem = ReturnType<typeof toItem>;
-export type NewApiToken = { name: string; scopes: Scope[]; expiresAt: string };
+export type NewApiToken = { name: string; scopes: Scope[]; expiresAt: string; creditLimit?: number | null };
 export type IssueOutcome = { kind: "created"; token: string; item: ApiTokenItem } | { kind: "limit_reached" } | { kind: "id_taken" };
 
 /**
@@ -32,6 +36,9 @@ export type IssueOutcome = { kind: "created"; token: string; item: ApiTokenItem 
 export async function issueApiToken(env: Env, accountId: string, input: NewApiToken, id: string = crypto.randomUUID()): Promise<IssueOutcome> {
   const token = generateSecret(API_TOKEN_PREFIX);
   const fields = { accountId, name: input.name, tokenHash: await hashSecret(token), prefix: token.slice(0, 12), scopes: input.scopes, expiresAt: input.expiresAt };
+  const creditLimit = input.creditLimit ?? null;
+  // The limit is in place before the token exists, so no task it sends runs unlimited; a gate left by a failed insert names no token.
+  if (creditLimit !== null) await gateOf(env, fields.tokenHash).setCreditLimit(creditLimit);
   let row: Row | undefined;
   try {
     row = await insertTokenWithinLimit(env.DB, id, fields, iso(Date.now()));
@@ -39,14 +46,32 @@ export async function issueApiToken(env: Env, accountId: string, input: NewApiTo
     if (isUniqueViolation(error)) return { kind: "id_taken" };
     throw error;
   }
-  return row ? { kind: "created", token, item: toItem(row) } : { kind: "limit_reached" };
+  return row ? { kind: "created", token, item: toItem(row, { creditLimit, creditsUsed: 0 }) } : { kind: "limit_reached" };
 }
 
-/** The account's unrevoked tokens, newest first, each with its last use as its gate keeps it (D1's column holds only uses from before). */
+const gateOf = (env: Env, tokenHash: string) => env.TOKEN_GATE.getByName(tokenHash);
+
+/** A token's record with what its gate keeps: its last use (D1's column holds only uses from before), its credit limit and spend. */
+async function withStanding(env: Env, row: Row): Promise<ApiTokenItem> {
+  const { lastUsedAt, creditLimit, creditsUsed } = await gateOf(env, row.tokenHash).standing(row.tokenHash);
+  return toItem({ ...row, lastUsedAt: lastUsedAt === null ? row.lastUsedAt : iso(lastUsedAt) }, { creditLimit, creditsUsed });
+}
+
+/** The account's unrevoked tokens, newest first. */
 export async function listApiTokens(env: Env, accountId: string): Promise<ApiTokenItem[]> {
   const rows = await listTokens(env.DB, accountId);
-  const lastUsed = await Promise.all(rows.map((r) => env.TOKEN_GATE.getByName(r.tokenHash).lastUsed(r.tokenHash)));
-  return rows.map((r, i) => toItem({ ...r, lastUsedAt: lastUsed[i] == null ? r.lastUsedAt : iso(lastUsed[i]!) }));
+  return Promise.all(rows.map((r) => withStanding(env, r)));
+}
+
+/** Sets the credit limit (null: none) of one of the account's unrevoked tokens; undefined when it has no such token. Tasks dispatched after it returns are held to it. */
+export async function setTokenCreditLimit(env: Env, accountId: string, id: string, creditLimit: number | null): Promise<ApiTokenItem | undefined> {
+  const [row] = await drizzle(env.DB)
+    .select()
+    .from(apiTokens)
+    .where(and(eq(apiTokens.id, id), eq(apiTokens.accountId, accountId), isNull(apiTokens.revokedAt)));
+  if (!row) return undefined;
+  await gateOf(env, row.tokenHash).setCreditLimit(creditLimit);
+  return withStanding(env, row);
 }
 
 /** Revokes one of the account's unrevoked tokens; false when it has no such token. The gate learns first, so the token stops working even if the D1 write fails. */

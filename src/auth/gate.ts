@@ -6,8 +6,11 @@ import { timed } from "../http/server-timing";
 import type { Scope } from "./scopes";
 import { API_TOKEN_PREFIX, SESSION_PREFIX, bearerToken, hashSecret, isWellFormedSecret } from "./secrets";
 
-/** Who a request acts for; gateName names the TokenGate that admitted it (a personal token's hash, or an OAuth grant's `grant:<id>`), where its streams are counted. */
-export type ApiCaller = { accountId: string; scopes: Scope[]; gateName: string };
+/**
+ * Who a request acts for; gateName names the TokenGate that admitted it (a personal token's hash, or an OAuth grant's
+ * `grant:<id>`), where its streams and its credits are counted; atCreditLimit: its tasks had spent its credit limit when it was admitted.
+ */
+export type ApiCaller = { accountId: string; scopes: Scope[]; gateName: string; atCreditLimit: boolean };
 export type GatedEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: ApiCaller } };
 
 // Bindings of requests the Worker sends to its own app for a caller the gate already admitted (an MCP tool calling its /v1 route).
@@ -28,7 +31,7 @@ const POLICY = "per-token";
 const invalidToken = (detail: string) => unauthorized("api", detail);
 
 /** An admitted request: who it acts for, and the RateLimit headers its answer carries. */
-export type Admission = { accountId: string; scopes: Scope[]; headers: Record<string, string> };
+export type Admission = { accountId: string; scopes: Scope[]; atCreditLimit: boolean; headers: Record<string, string> };
 
 /**
  * One request through the TokenGate of that name (a personal token's hash, or an OAuth grant's
@@ -47,6 +50,7 @@ export async function admitAt(env: Env, gateName: string, invalidDetail: string,
   return {
     accountId: verdict.accountId,
     scopes: verdict.scopes,
+    atCreditLimit: verdict.atCreditLimit,
     headers: { "ratelimit-policy": policy, ratelimit: `"${POLICY}";r=${verdict.remaining};t=${verdict.resetSeconds}` },
   };
 }
@@ -72,8 +76,8 @@ export async function admitPersonalToken(env: Env, token: string | undefined): P
     );
   }
   const tokenHash = await hashSecret(token);
-  const { accountId, scopes, headers } = await admitAt(env, tokenHash, "The API token is invalid, expired or revoked.");
-  return { caller: { accountId, scopes, gateName: tokenHash }, headers };
+  const { accountId, scopes, atCreditLimit, headers } = await admitAt(env, tokenHash, "The API token is invalid, expired or revoked.");
+  return { caller: { accountId, scopes, gateName: tokenHash, atCreditLimit }, headers };
 }
 
 /** In front of /v1/projects/*: a personal API token, admitted by its TokenGate (OAuth access tokens are not accepted here). */

@@ -3,8 +3,8 @@ import { deleteCookie, setCookie } from "hono/cookie";
 import { ApiError, notFound, unauthorized } from "../http/problem";
 import { anonymous, createRouter, headers, jsonBody, jsonResponse, problems } from "../http/router";
 import { endSession } from "./accounts";
-import { issueApiToken, listApiTokens, MAX_ACTIVE_TOKENS, revokeApiToken } from "./api-tokens";
-import { ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SignInRequest } from "./schemas";
+import { issueApiToken, listApiTokens, MAX_ACTIVE_TOKENS, revokeApiToken, setTokenCreditLimit } from "./api-tokens";
+import { ApiTokenItem, ApiTokenList, CreateApiTokenRequest, CreatedApiToken, SessionToken, SetCreditLimitRequest, SignInRequest } from "./schemas";
 import { signIn } from "./sign-in";
 import { SESSION_COOKIE, SESSION_COOKIE_OPTIONS, invalidSession, isAppOrigin, requireSession, type SessionEnv, sessionSecurity } from "./session";
 
@@ -101,6 +101,29 @@ authRoutes.openapi(
   async (c) => c.json({ items: await listApiTokens(c.env, c.get("accountId")) }, 200),
 );
 
+const TokenParams = z.object({ tokenId: z.string().openapi({ format: "uuid" }) });
+
+authRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/api-tokens/{tokenId}",
+    operationId: "setApiTokenCreditLimit",
+    tags: ["Account"],
+    summary: "Set or remove a token's credit limit",
+    description:
+      "Raising, lowering (also below `creditsUsed`) or removing the limit holds for tasks dispatched after this returns. At the limit, a send, steer or " +
+      "answer made with the token is refused with 403 `token_credit_limit`, and a queued task that would pass it fails with that code, nothing charged.",
+    security: sessionSecurity,
+    request: { params: TokenParams, body: jsonBody(SetCreditLimitRequest) },
+    responses: { 200: jsonResponse(ApiTokenItem, "The token's record"), ...problems(400, 401, 404) },
+  }),
+  async (c) => {
+    const item = await setTokenCreditLimit(c.env, c.get("accountId"), c.req.valid("param").tokenId, c.req.valid("json").creditLimit);
+    if (!item) throw notFound("You have no unrevoked token with this id.");
+    return c.json(item, 200);
+  },
+);
+
 authRoutes.openapi(
   createRoute({
     method: "delete",
@@ -109,7 +132,7 @@ authRoutes.openapi(
     tags: ["Account"],
     summary: "Revoke a token: later requests with it are refused; accepted work is not cancelled",
     security: sessionSecurity,
-    request: { params: z.object({ tokenId: z.string().openapi({ format: "uuid" }) }) },
+    request: { params: TokenParams },
     responses: { 204: { description: "Revoked" }, ...problems(401, 404) },
   }),
   async (c) => {

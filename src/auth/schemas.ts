@@ -22,6 +22,29 @@ export const SessionToken = z
   })
   .openapi("SessionToken");
 
+const CREDIT_LIMIT_MAX = 1_000_000_000;
+/** A ceiling on what the tasks a credential submits may spend; null: none. */
+const CreditLimit = z
+  .number()
+  .int()
+  .min(1)
+  .max(CREDIT_LIMIT_MAX)
+  .nullable()
+  .openapi({
+    description: `The most credits the tasks of submissions made with this credential may spend (1 to ${CREDIT_LIMIT_MAX}), or null for no limit`,
+    example: 100,
+  });
+
+/** What the account's lists show of a credential's credits. */
+export const CredentialCreditFields = {
+  creditLimit: z.number().int().min(1).nullable().openapi({ description: "The credential's credit limit, or null for none" }),
+  creditsUsed: z.number().int().min(0).openapi({
+    description: "Credits charged for the tasks of submissions made with it, net of refunds (a steering text a running task took costs nothing); within 5 s of a charge",
+  }),
+};
+
+export const SetCreditLimitRequest = z.strictObject({ creditLimit: CreditLimit }).openapi("SetCreditLimit");
+
 export const CreateApiTokenRequest = z
   .strictObject({
     name: z.string().trim().min(1).max(100),
@@ -44,10 +67,11 @@ export const CreateApiTokenRequest = z
         format: "date-time",
         description: `When the token stops working: any RFC 3339 date-time (stored and returned in UTC), in the future and at most ${MAX_TOKEN_DAYS} days ahead`,
       }),
+    creditLimit: CreditLimit.optional(),
   })
   .openapi("CreateApiTokenRequest");
 
-const ApiTokenItem = z
+export const ApiTokenItem = z
   .object({
     id: z.uuid(),
     name: z.string(),
@@ -56,6 +80,7 @@ const ApiTokenItem = z
     createdAt: z.iso.datetime(),
     expiresAt: z.iso.datetime(),
     lastUsedAt: z.iso.datetime().nullable(),
+    ...CredentialCreditFields,
   })
   .openapi("ApiTokenItem");
 

@@ -58,7 +58,7 @@ export const accountCors = createMiddleware<AppEnv>(async (c, next) => {
     return c.body(null, 204, {
       "access-control-allow-origin": origin,
       "access-control-allow-credentials": "true",
-      "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
+      "access-control-allow-methods": "GET, POST, PATCH, DELETE, OPTIONS",
       "access-control-allow-headers": c.req.header("access-control-request-headers") ?? "authorization, content-type",
       "access-control-max-age": "600",
       vary: "Origin",

@@ -3,15 +3,19 @@ import { hasTable, migrateSchema } from "../db/object-schema";
 import type { Env } from "../env";
 import { config } from "../config";
 import { findTokenByHash } from "./api-tokens";
+import { CREDIT_TABLES, CredentialCredits, type CreditStanding, type ReserveOutcome } from "./credential-credits";
 import { LINEAGE_TABLES, RefreshLineage, type RefreshVerdict } from "./refresh-lineage";
 import type { Scope } from "./scopes";
+
+/** A credential as its account's list shows it: its last use (epoch ms) and its credits. */
+export type CredentialStanding = { lastUsedAt: number | null; creditLimit: number | null; creditsUsed: number };
 
 export type StreamLease = { kind: "opened" } | { kind: "limited"; retryAfterSeconds: number };
 
 export type GateVerdict =
   | { kind: "invalid" }
   | { kind: "limited"; limit: number; retryAfterSeconds: number }
-  | { kind: "allowed"; accountId: string; scopes: Scope[]; limit: number; remaining: number; resetSeconds: number };
+  | { kind: "allowed"; accountId: string; scopes: Scope[]; limit: number; remaining: number; resetSeconds: number; atCreditLimit: boolean };
 
 type TokenRecord = { accountId: string; scopes: Scope[]; expiresAt: number; revoked: boolean };
 
@@ -32,7 +36,10 @@ const MIGRATIONS = [
   ["ALTER TABLE token ADD COLUMN last_used_at INTEGER"],
   // An OAuth grant's refresh tokens, for replay detection (refresh-lineage.ts).
   LINEAGE_TABLES,
+  // The credential's credit limit and what its tasks spent (credential-credits.ts).
+  CREDIT_TABLES,
 ];
+const NO_CREDITS_YET: CreditStanding = { creditLimit: null, creditsUsed: 0, committed: 0 };
 // How long a presentation of a refresh token waits for the same token's refresh still under way.
 const REFRESH_WAIT_MS = 10_000;
 
@@ -58,11 +65,19 @@ export class TokenGate extends DurableObject<Env> {
   private readonly refreshing = new Map<string, { done: Promise<void>; end: () => void }>();
 
   private schemaReady = false;
+  private creditsKept: CredentialCredits | undefined;
 
   /** True once the object has stored anything (its schema then brought up to date); reads only otherwise. */
   private hasStorage(): boolean {
     if (!this.schemaReady && hasTable(this.ctx.storage.sql, "meta")) this.ensureSchema();
     return this.schemaReady;
+  }
+
+  /** The credential's credit limit and spend, once it has storage. */
+  private credits(): CredentialCredits {
+    this.ensureSchema();
+    this.creditsKept ??= new CredentialCredits(this.ctx.storage.sql);
+    return this.creditsKept;
   }
 
   /** Creates the tables right before the first write (a known token, or a revocation), never for an unknown token. */
@@ -112,11 +127,19 @@ export class TokenGate extends DurableObject<Env> {
       this.stored = 0;
     }
 
-    return { kind: "allowed", accountId: record.accountId, scopes: record.scopes, limit, remaining: limit - count - 1, resetSeconds: frees(oldest ?? now) };
+    const { creditLimit, committed } = this.creditStandingNow();
+    const atCreditLimit = creditLimit !== null && committed >= creditLimit;
+    return { kind: "allowed", accountId: record.accountId, scopes: record.scopes, limit, remaining: limit - count - 1, resetSeconds: frees(oldest ?? now), atCreditLimit };
+  }
+
+  /** What the account's list shows of the credential: its last use, its credit limit and what its tasks spent; reads only. */
+  async standing(name: string): Promise<CredentialStanding> {
+    const { creditLimit, creditsUsed } = this.creditStandingNow();
+    return { lastUsedAt: this.lastUsed(name), creditLimit, creditsUsed };
   }
 
   /** When the token last passed this gate (epoch ms), or null; reads only, so asking about an unused token stores nothing. */
-  async lastUsed(name: string): Promise<number | null> {
+  private lastUsed(name: string): number | null {
     if (!this.hasStorage()) return null;
     // The newest hit; last_used_at is the last use as the previous version wrote it (it deleted hits as they expired).
     const row = this.ctx.storage.sql
@@ -152,6 +175,35 @@ export class TokenGate extends DurableObject<Env> {
   async isValid(name: string): Promise<boolean> {
     const record = this.record ?? (await this.load(name));
     return record !== undefined && !record.revoked && record.expiresAt > Date.now();
+  }
+
+  /** The credential's credit limit and spend; reads only, so asking about an unused credential stores nothing. */
+  async creditStanding(): Promise<CreditStanding> {
+    return this.creditStandingNow();
+  }
+
+  private creditStandingNow(): CreditStanding {
+    return this.hasStorage() ? this.credits().standing() : NO_CREDITS_YET;
+  }
+
+  /** Sets the credential's credit limit (null: none): tasks dispatched after this returns are held to it. */
+  async setCreditLimit(limit: number | null): Promise<CreditStanding> {
+    return this.credits().setLimit(limit);
+  }
+
+  /** Holds a task's credits against the limit before the owner's ledger is charged (idempotent per task). */
+  async reserveCredits(taskId: string, amount: number): Promise<ReserveOutcome> {
+    return this.credits().reserve(taskId, amount, Date.now());
+  }
+
+  /** The ledger charged the task (its credits count as used) or did not (they are let go). */
+  async settleCredits(taskId: string, charged: boolean): Promise<void> {
+    this.credits().settle(taskId, charged);
+  }
+
+  /** A charged task's credits went back to the owner: they no longer count against the limit. */
+  async refundCredits(taskId: string): Promise<void> {
+    this.credits().refund(taskId);
   }
 
   async closeStream(leaseId: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { Question } from "./question-schemas";
-import { Chat, Message, Queue, QueueEntry } from "./schemas";
+import { Chat, Message, Queue, QueueEntry, QueueEntryChange } from "./schemas";
 
 /**
  * Every event this service sends, in one place: what a chat's stream sends, and what webhooks
@@ -17,9 +17,9 @@ const STREAM_EVENTS = {
   snapshot: { data: Snapshot, component: "ChatSnapshot", about: "First event of a stream that does not resume; its id is the chat's newest event id (0 when none)" },
   chat: { data: Chat, component: "Chat", about: "The chat after any change to it" },
   "queue.entry": {
-    data: QueueEntry,
-    component: "QueueEntry",
-    about: "A queue entry, as GET queue shows it, when it joins the queue and whenever its status changes",
+    data: QueueEntryChange,
+    component: "QueueEntryChange",
+    about: "A queue entry, as GET queue shows it, when it joins the queue and whenever its status changes, with `before`: the entry it now precedes in the run order (null: last)",
   },
   "queue.removed": {
     data: QueueRemoved,
@@ -44,7 +44,7 @@ export type ChatEventType = Exclude<StreamEventType, "snapshot">;
 export const LOGGED_EVENT_TYPES = Object.keys(STREAM_EVENTS).filter((type): type is ChatEventType => type !== "snapshot");
 
 /** The components a frame's `data` carries that nothing else names: the events router registers them so contentSchema resolves. */
-export const EVENT_DATA_COMPONENTS = { ChatSnapshot: Snapshot, QueueRemoved, MessageDelta };
+export const EVENT_DATA_COMPONENTS = { ChatSnapshot: Snapshot, QueueRemoved, MessageDelta, QueueEntryChange };
 
 // On the wire `data` is one line of JSON text; contentSchema names what it parses to (JSON Schema 2020-12, OpenAPI 3.1).
 const frame = (event: StreamEventType) =>

@@ -3,7 +3,7 @@ import type { Seen } from "../db/read-mostly";
 import type { JsonText } from "../http/router";
 import type { ProjectState } from "../projects/access";
 import type { Question, QuestionStatus } from "./question-schemas";
-import type { Chat, Message, QueueEntry, Submission, SubmissionState } from "./schemas";
+import type { Chat, IfBusy, Message, QueueEntry, Submission, SubmissionState } from "./schemas";
 
 /** What the Worker asks the chat object over RPC and what it answers: the routes read this, never the object's own files. */
 
@@ -12,12 +12,15 @@ export type NotHere = { kind: "not_found" };
 
 /** What the Worker knew when it took the request: the object keeps it, so a task can run even where D1 cannot be read. */
 type SeenByWorker = { maintenance: Seen<boolean>; project: Seen<ProjectState> };
-/** A send or steer of a text, or an answer to a question (a send whose text is the answer in words). */
+/** A send (with what it does on a busy chat) or steer of a text, or an answer to a question (a send whose text is the answer in words). */
 export type Submitted = { idempotencyKey: string } & (
-  | { kind: "send" | "steer"; content: string; replyToMessageId: string | null }
+  | { kind: "send"; content: string; replyToMessageId: string | null; ifBusy: IfBusy }
+  | { kind: "steer"; content: string; replyToMessageId: string | null }
   | { kind: "answer"; questionId: string; answer: Answer }
 );
-export type SubmitRequest = Submitted & { seen: SeenByWorker };
+/** The credential making a submission: its TokenGate's name (its task's credits count there), and whether its credit limit was reached when it was admitted. */
+type SubmittingCredential = { gateName: string; atCreditLimit: boolean };
+export type SubmitRequest = Submitted & { seen: SeenByWorker; credential: SubmittingCredential };
 export type SubmitOutcome =
   | { kind: "accepted"; submission: Submission; replayed: boolean }
   | { kind: "question_not_found" }
@@ -28,6 +31,8 @@ export type SubmitOutcome =
   | { kind: "archived" }
   | { kind: "unknown_reply_target" }
   | { kind: "queue_full" }
+  | { kind: "chat_busy" }
+  | { kind: "credit_limit" }
   | NotHere;
 /** eventId: the newest event whose effects the answer shows (read in the same synchronous stretch), for Chat-Event-Id. */
 export type MessagesOutcome = { kind: "page"; items: Message[]; nextCursor: string | null; eventId: number } | { kind: "bad_cursor" } | NotHere;

@@ -81,10 +81,20 @@ export const QueueEntry = z
   .openapi("QueueEntry");
 export type QueueEntry = z.infer<typeof QueueEntry>;
 
-export const Queue = z.object({ items: z.array(QueueEntry) }).openapi("Queue");
+export const Queue = z.object({ items: z.array(QueueEntry).openapi({ description: "In the order the entries will run" }) }).openapi("Queue");
+
+/** A queue.entry event: the entry, and where it stands in the run order. */
+export const QueueEntryChange = QueueEntry.extend({
+  before: z.uuid().nullable().openapi({ description: "The entry it now precedes in the run order, or null when it is last: a follower inserts or moves it there" }),
+}).openapi("QueueEntryChange");
+export type QueueEntryChange = z.infer<typeof QueueEntryChange>;
+
+/** What a send does when the chat is busy (a task running or dispatching, or an entry queued or steering). */
+export const IF_BUSY = ["queue", "steer", "interrupt", "reject"] as const;
+export type IfBusy = (typeof IF_BUSY)[number];
 
 /** Why a submission could not run. */
-const SUBMISSION_FAILURES = ["insufficient_credits"] as const;
+const SUBMISSION_FAILURES = ["insufficient_credits", "token_credit_limit"] as const;
 export type SubmissionFailure = (typeof SUBMISSION_FAILURES)[number];
 
 export const Submission = z.object({ submissionId: z.uuid(), chatId: z.uuid(), disposition: z.enum(["queued", "started"]) }).openapi("Submission");
@@ -111,6 +121,9 @@ export const SubmissionState = z
       })
       .nullable()
       .openapi({ description: "Set when status is failed: why it never ran" }),
+    ifBusy: z.enum(IF_BUSY).openapi({
+      description: "How it was to join a busy chat, as accepted: the send's If-Busy (`queue` when absent), `steer` for POST …/steer, `queue` for an answer",
+    }),
   })
   .openapi("SubmissionState", { description: "What a submission became" });
 export type SubmissionState = z.infer<typeof SubmissionState>;
@@ -133,6 +146,29 @@ const idempotencyKey = (intended: string) =>
     .overwrite((key) => key.toLowerCase());
 export const CreateChatHeaders = z.object({ "idempotency-key": idempotencyKey("chat").optional() });
 export const SendMessageHeaders = z.object({ "idempotency-key": idempotencyKey("message") });
+
+/**
+ * One If-Busy value, case-insensitive, spaces around ignored; repeated headers arrive joined with ", ", and a
+ * list is that value only when all its members are the same.
+ */
+const IfBusyHeader = z
+  .string()
+  .transform((raw, ctx) => {
+    const values = new Set(raw.split(",").map((v) => v.trim().toLowerCase()));
+    const [value] = values;
+    if (values.size === 1 && IF_BUSY.includes(value as IfBusy)) return value as IfBusy;
+    ctx.addIssue({ code: "custom", message: `If-Busy must be one of ${IF_BUSY.join(", ")} (given once)` });
+    return z.NEVER;
+  })
+  .openapi({
+    type: "string",
+    enum: [...IF_BUSY],
+    description:
+      "What the send does when the chat is busy (a task running or dispatching, or an entry queued or steering): `queue` (the default) waits its turn; " +
+      "`steer` is taken by the running task as POST …/steer; `interrupt` stops the working reply (as POST …/stop) and runs ahead of every pending entry; " +
+      "`reject` answers 409 `chat_busy`, storing nothing and leaving the key free. On an idle chat every value sends as `queue`. Case-insensitive.",
+  });
+export const SendWithIfBusyHeaders = SendMessageHeaders.extend({ "if-busy": IfBusyHeader.optional() });
 
 // ---- the event stream (text/event-stream): each frame is `id: <n>`, `event: <type>` and one `data:` line of JSON ----
 const ResumePoint = z.string().regex(/^[0-9]+$/, "a resume point is a non-negative integer: the id of the last event received");

@@ -34,10 +34,14 @@ projectCreditRoutes.openapi(
   async (c) => {
     const access = await authorise(c, "read", c.req.valid("param").projectId);
     const payer = access.project.value.ownerAccountId;
+    const { gateName } = c.get("caller");
+    const [owed, standing] = await Promise.all([c.env.ACCOUNT_LEDGER.getByName(payer).balance(payer), c.env.TOKEN_GATE.getByName(gateName).creditStanding()]);
     // An owner whose ledger cannot start (no such account) has nothing to spend.
-    const balance = (await c.env.ACCOUNT_LEDGER.getByName(payer).balance(payer)) ?? 0;
+    const balance = owed ?? 0;
     const taskCost = config(c.env).taskCreditCost;
-    return c.json({ balance: access.role === "owner" ? balance : null, taskCost, canRun: balance >= taskCost }, 200);
+    const { creditLimit, creditsUsed, committed } = standing;
+    const credentialCanPay = creditLimit === null || creditLimit - committed >= taskCost;
+    return c.json({ balance: access.role === "owner" ? balance : null, taskCost, canRun: balance >= taskCost && credentialCanPay, credential: { creditLimit, creditsUsed } }, 200);
   },
 );
 

@@ -7,7 +7,15 @@ export const ProjectCredits = z
       description: "The balance of the account that pays for the project's tasks (its owner); null unless you are the owner, as it moves with the owner's other projects",
     }),
     taskCost: z.number().int().min(0).openapi({ description: "What one task costs now" }),
-    canRun: z.boolean().openapi({ description: "Whether the paying account has at least taskCost, so a message sent now can start" }),
+    canRun: z
+      .boolean()
+      .openapi({ description: "Whether a message sent now with this credential can start: the paying account has at least taskCost, and the credential's limit leaves it" }),
+    credential: z
+      .object({
+        creditLimit: z.number().int().min(1).nullable().openapi({ description: "The calling token's (or OAuth grant's) credit limit, or null for none" }),
+        creditsUsed: z.number().int().min(0).openapi({ description: "Credits its submissions' tasks were charged, net of refunds" }),
+      })
+      .openapi({ description: "The credential making this call" }),
   })
   .openapi("ProjectCredits");
 

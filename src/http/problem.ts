@@ -24,6 +24,8 @@ export const PROBLEM_CODES = [
   "submission_cancelled",
   "submission_started",
   "queue_full",
+  "chat_busy",
+  "token_credit_limit",
   "question_not_found",
   "question_not_pending",
   "answer_does_not_fit",

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { Question } from "../chats/question-schemas";
-import { Message, SendMessageBody, SendMessageHeaders, Submission, SubmissionState } from "../chats/schemas";
+import { IF_BUSY, Message, SendMessageBody, SendMessageHeaders, Submission, SubmissionState } from "../chats/schemas";
 import { inChat } from "./arguments";
 import { ChatFollower } from "./chat-follower";
 import { type ChatRef, readOutcome, waitForOutcome } from "./reply-wait";
@@ -22,6 +22,13 @@ export const SendMessageInput = inChat.extend({
     .max(WAIT_SECONDS_MAX)
     .default(0)
     .describe("How long to wait for the reply to finish, 0 to 60 seconds; 0 answers at once. The work goes on after the wait ends."),
+  ifBusy: z
+    .enum(IF_BUSY)
+    .default("queue")
+    .describe(
+      "What to do when the chat is busy (a reply working, or messages waiting): queue (the default) waits its turn; steer gives the text to the working reply; " +
+        "interrupt stops the working reply and runs this first; reject fails with chat_busy and sends nothing. On an idle chat all of them send.",
+    ),
 });
 
 export const SendMessageOutput = z.object({
@@ -36,9 +43,9 @@ type Args = z.output<typeof SendMessageInput>;
 
 /** Sends through POST …/messages, then reads the submission's state and reply, waiting for the reply to end when asked. */
 export function sendMessage(args: Args, context: ToolContext): Promise<V1Answer> {
-  const { projectId, chatId, content, replyToMessageId, idempotencyKey, waitSeconds } = args;
+  const { projectId, chatId, content, replyToMessageId, idempotencyKey, waitSeconds, ifBusy } = args;
   // Without a key of the caller's, every call is a new message: a retry is the caller's choice to make.
-  const headers = { "idempotency-key": idempotencyKey ?? crypto.randomUUID() };
+  const headers = { "idempotency-key": idempotencyKey ?? crypto.randomUUID(), "if-busy": ifBusy };
   return sendThenWait({ projectId, chatId }, waitSeconds, context, () =>
     context.v1<Submission>("POST", v1Path(projectId, "chats", chatId, "messages"), { headers, body: { content, replyToMessageId } }),
   );

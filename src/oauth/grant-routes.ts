@@ -1,9 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { CredentialCreditFields, SetCreditLimitRequest } from "../auth/schemas";
 import { SCOPES } from "../auth/scopes";
 import { requireSession, type SessionEnv, sessionSecurity } from "../auth/session";
 import { notFound } from "../http/problem";
-import { createRouter, jsonResponse, problems } from "../http/router";
-import { disconnectApp, listConnectedApps } from "./grants";
+import { createRouter, jsonBody, jsonResponse, problems } from "../http/router";
+import { disconnectApp, listConnectedApps, setGrantCreditLimit } from "./grants";
 
 const OAuthGrant = z
   .object({
@@ -15,6 +16,7 @@ const OAuthGrant = z
     scopes: z.array(z.enum(SCOPES)),
     createdAt: z.iso.datetime(),
     lastUsedAt: z.iso.datetime().nullable().openapi({ description: "The last request to /mcp with one of this grant's tokens" }),
+    ...CredentialCreditFields,
   })
   .openapi("OAuthGrant");
 
@@ -41,6 +43,27 @@ oauthGrantRoutes.openapi(
   async (c) => c.json({ items: await listConnectedApps(c.env, c.get("accountId")) }, 200),
 );
 
+const GrantParams = z.object({ grantId: z.string().openapi({ format: "uuid" }) });
+
+oauthGrantRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/oauth-grants/{grantId}",
+    operationId: "setOAuthGrantCreditLimit",
+    tags: ["Account"],
+    summary: "Set or remove a connected app's credit limit",
+    description: "As for a token: the limit holds for the grant's tasks dispatched after this returns; null removes it.",
+    security: sessionSecurity,
+    request: { params: GrantParams, body: jsonBody(SetCreditLimitRequest) },
+    responses: { 200: jsonResponse(OAuthGrant, "The grant's record"), ...problems(400, 401, 404) },
+  }),
+  async (c) => {
+    const app = await setGrantCreditLimit(c.env, c.get("accountId"), c.req.valid("param").grantId, c.req.valid("json").creditLimit);
+    if (!app) throw notFound("You have no connected app with this id.");
+    return c.json(app, 200);
+  },
+);
+
 oauthGrantRoutes.openapi(
   createRoute({
     method: "delete",
@@ -49,7 +72,7 @@ oauthGrantRoutes.openapi(
     tags: ["Account"],
     summary: "Disconnect an app: its access and refresh tokens stop working at once",
     security: sessionSecurity,
-    request: { params: z.object({ grantId: z.string().openapi({ format: "uuid" }) }) },
+    request: { params: GrantParams },
     responses: { 204: { description: "Revoked" }, ...problems(401, 404) },
   }),
   async (c) => {

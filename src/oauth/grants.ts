@@ -15,7 +15,16 @@ export const grantGateName = (id: string) => `grant:${id}`;
 export type GrantProps = { accountId: string; grant: string };
 export type GrantMetadata = { grant: string; clientName: string; connectedAt: number };
 
-export type ConnectedApp = { id: string; clientId: string; clientName: string; scopes: Scope[]; createdAt: string; lastUsedAt: string | null };
+export type ConnectedApp = {
+  id: string;
+  clientId: string;
+  clientName: string;
+  scopes: Scope[];
+  createdAt: string;
+  lastUsedAt: string | null;
+  creditLimit: number | null;
+  creditsUsed: number;
+};
 
 const knownScopes = (scopes: string[]): Scope[] => SCOPES.filter((s) => scopes.includes(s));
 const gate = (env: Env, id: string) => env.TOKEN_GATE.getByName(grantGateName(id));
@@ -65,30 +74,42 @@ async function grantsOf(api: OAuthHelpers, accountId: string): Promise<GrantSumm
 const idOf = (grant: GrantSummary): string | undefined => (grant.metadata as Partial<GrantMetadata> | null)?.grant;
 const metadataOf = (grant: GrantSummary) => grant.metadata as GrantMetadata;
 
-/** The account's connected apps, newest first, each with its last use; a grant revoked a moment ago is left out although KV may still list it. */
+/** A grant as the account's list shows it, with what its gate keeps: whether it stands, its last use, its credit limit and spend. */
+async function connectedApp(env: Env, g: GrantSummary): Promise<{ app: ConnectedApp; valid: boolean }> {
+  const [id, name] = [idOf(g)!, grantGateName(idOf(g)!)];
+  const [valid, { lastUsedAt, creditLimit, creditsUsed }] = await Promise.all([gate(env, id).isValid(name), gate(env, id).standing(name)]);
+  const app = {
+    id,
+    clientId: g.clientId,
+    clientName: metadataOf(g).clientName,
+    scopes: knownScopes(g.scope),
+    createdAt: iso(metadataOf(g).connectedAt),
+    lastUsedAt: lastUsedAt === null ? null : iso(lastUsedAt),
+    creditLimit,
+    creditsUsed,
+  };
+  return { app, valid };
+}
+
+/** The account's connected apps, newest first; a grant revoked a moment ago is left out although KV may still list it. */
 export async function listConnectedApps(env: Env, accountId: string): Promise<ConnectedApp[]> {
   const api = oauthApi(env);
   if (!api) return [];
   const grants = (await grantsOf(api, accountId)).filter((g) => idOf(g) !== undefined);
-  const standing = await Promise.all(
-    grants.map(async (g) => {
-      const [id, name] = [idOf(g)!, grantGateName(idOf(g)!)];
-      const [valid, lastUsed] = await Promise.all([gate(env, id).isValid(name), gate(env, id).lastUsed(name)]);
-      return { valid, lastUsed };
-    }),
-  );
-  return grants
-    .map((g, i) => ({ g, ...standing[i]! }))
+  const listed = await Promise.all(grants.map((g) => connectedApp(env, g)));
+  return listed
     .filter(({ valid }) => valid)
-    .sort((a, b) => metadataOf(b.g).connectedAt - metadataOf(a.g).connectedAt)
-    .map(({ g, lastUsed }) => ({
-      id: idOf(g)!,
-      clientId: g.clientId,
-      clientName: metadataOf(g).clientName,
-      scopes: knownScopes(g.scope),
-      createdAt: iso(metadataOf(g).connectedAt),
-      lastUsedAt: lastUsed === null ? null : iso(lastUsed),
-    }));
+    .map(({ app }) => app)
+    .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt));
+}
+
+/** Sets the credit limit (null: none) of one of the account's standing grants; undefined when it has none with this id. */
+export async function setGrantCreditLimit(env: Env, accountId: string, id: string, creditLimit: number | null): Promise<ConnectedApp | undefined> {
+  const api = oauthApi(env);
+  const grant = api && (await grantsOf(api, accountId)).find((g) => idOf(g) === id);
+  if (!grant || !(await gate(env, id).isValid(grantGateName(id)))) return undefined;
+  await gate(env, id).setCreditLimit(creditLimit);
+  return (await connectedApp(env, grant)).app;
 }
 
 /**

@@ -17,8 +17,8 @@ async function admitAccessToken(env: Env, roles: OAuthRoles, token: string): Pro
   const validated = await roles.server.validateToken<GrantProps>(roles.mcpUrl, token, env);
   if (!validated) throw unauthorized("api", REVOKED);
   const name = grantGateName(validated.props.grant);
-  const { accountId, scopes, headers } = await admitAt(env, name, REVOKED, await hashSecret(token));
-  return { caller: { accountId, scopes: scopes.filter((s) => validated.scope.includes(s)), gateName: name }, headers };
+  const { accountId, scopes, atCreditLimit, headers } = await admitAt(env, name, REVOKED, await hashSecret(token));
+  return { caller: { accountId, scopes: scopes.filter((s) => validated.scope.includes(s)), gateName: name, atCreditLimit }, headers };
 }
 
 /** A 401 that also says where this resource's OAuth metadata is (RFC 9728), so an MCP client can find where to sign in. */

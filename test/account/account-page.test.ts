@@ -180,11 +180,42 @@ describe("the account page, signed in", () => {
     expect((await browser.post(action, { csrf: revokeCsrf(page.text, action) })).status).toBe(404);
   });
 
+  it("sets and removes a token's and an app's credit limit with their rows' forms, and says what is wrong with a bad one", async () => {
+    const w = await world();
+    await connect(w.account);
+    const { browser, page } = await signedIn(w.account);
+    const [token] = (await call("GET", "/auth/api-tokens", { token: w.session })).json.items;
+    const [app] = (await call("GET", "/auth/oauth-grants", { token: w.session })).json.items;
+    for (const [action, list] of [
+      [`/account/tokens/${token.id}/limit`, "/auth/api-tokens"],
+      [`/account/apps/${app.id}/limit`, "/auth/oauth-grants"],
+    ] as const) {
+      const csrf = revokeCsrf(page.text, action);
+      expect((await browser.post(action, { csrf: "", creditLimit: "5" })).status).toBe(400);
+      const set = await browser.post(action, { csrf, creditLimit: "5" });
+      expect(set.status).toBe(303);
+      expect(set.headers.get("location")).toBe("/account?notice=limit-set");
+      expect((await call("GET", list, { token: w.session })).json.items[0].creditLimit).toBe(5);
+      expect(textOf((await browser.get(set.headers.get("location")!)).text)).toContain("The credit limit is set");
+      for (const bad of ["0", "1.5", "x", "1000000001"]) {
+        const r = await browser.post(action, { csrf, creditLimit: bad });
+        expect(r.status).toBe(400);
+        expect(textOf(r.text)).toContain("A credit limit is a whole number from 1 to 1000000000");
+      }
+      expect((await browser.post(action, { csrf, creditLimit: "" })).status).toBe(303);
+      expect((await call("GET", list, { token: w.session })).json.items[0].creditLimit).toBeNull();
+    }
+    const other = await world();
+    const theirs = await signedIn(other.account);
+    const action = `/account/tokens/${token.id}/limit`;
+    expect((await theirs.browser.post(action, { csrf: revokeCsrf(page.text, action), creditLimit: "1" })).status).toBe(400);
+  });
+
   it("lists connected apps and disconnects one at once", async () => {
     const w = await world();
     const { accessToken } = await connect(w.account);
     const { browser, page } = await signedIn(w.account);
-    expect(textOf(page.text)).toMatch(/Connected apps .* Test Connector chat:read, chat:write .* UTC never Revoke/);
+    expect(textOf(page.text)).toMatch(/Connected apps .* Test Connector chat:read, chat:write .* UTC never 0 used of Set limit Revoke/);
     const [app] = (await call("GET", "/auth/oauth-grants", { token: w.session })).json.items;
     const action = `/account/apps/${app.id}/revoke`;
     const r = await browser.post(action, { csrf: revokeCsrf(page.text, action) });

@@ -130,7 +130,7 @@ describe("TokenGate", () => {
     // Read back with its expired rows, the window still holds exactly 59 hits: one more fits, the next does not.
     expect(await stub.admit(hash)).toMatchObject({ kind: "allowed", remaining: 0 });
     expect((await stub.admit(hash)).kind).toBe("limited");
-    expect(await stub.lastUsed(hash)).toBe(clock.now());
+    expect((await stub.standing(hash)).lastUsedAt).toBe(clock.now());
   });
 
   it("lists a use recorded in D1 before the gates kept it", async ({ w }) => {

@@ -4,7 +4,7 @@ import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { FAILED_KEPT_BYTES } from "../../src/chats/room/submission-storage";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { cancel, steer } from "./control-helpers";
-import { expectProblem, newChat, queueOf, room, send, world, type World } from "../helpers";
+import { SENT_BY_TEST, expectProblem, newChat, queueOf, room, send, world, type World } from "../helpers";
 import { it } from "../fixtures/chat";
 
 const stored = (chatId: string) =>
@@ -20,7 +20,7 @@ const textOf = (chatId: string, id: string) =>
 function submitDirect(w: World, chatId: string, content: string) {
   const at = Date.now();
   const seen = { maintenance: { value: false, at }, project: { value: { status: "active" as const, ownerAccountId: w.account.id }, at } };
-  return room(chatId).submit(w.projectId, { kind: "send", idempotencyKey: crypto.randomUUID(), content, replyToMessageId: null, seen });
+  return room(chatId).submit(w.projectId, { kind: "send", idempotencyKey: crypto.randomUUID(), content, replyToMessageId: null, ...SENT_BY_TEST, seen });
 }
 
 describe("what a chat keeps of its submissions", () => {

@@ -1,4 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
+import { expect } from "vitest";
+import type { StreamEvent } from "../sse";
 import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { Message, SubmissionState } from "../../src/chats/schemas";
 import { call, chatsPath, peek, room, type World } from "../helpers";
@@ -25,3 +27,19 @@ export async function workingReply(w: World, chatId: string) {
 /** Runs SQL in the chat's object, for checks that look under the API. */
 export const sql = <T extends Record<string, SqlStorageValue>>(chatId: string, query: string, ...bindings: unknown[]) =>
   runInDurableObject(room(chatId), (_: ChatRoom, state) => state.storage.sql.exec<T>(query, ...bindings).toArray());
+
+/** The queue a follower holds: the snapshot's, with each entry event after it applied in order, each entry placed before the one its `before` names. */
+export function followerQueue(events: StreamEvent[]) {
+  const snapshot = events.find((e) => e.type === "snapshot")!;
+  const queue: { id: string; status: string; content: string }[] = [...snapshot.data.queue.items];
+  for (const e of events.filter((x) => x.id > snapshot.id)) {
+    const at = queue.findIndex((entry) => entry.id === e.data.id);
+    if ((e.type === "queue.entry" || e.type === "queue.removed") && at >= 0) queue.splice(at, 1);
+    if (e.type !== "queue.entry") continue;
+    const { before, ...entry } = e.data;
+    const next = before === null ? -1 : queue.findIndex((x) => x.id === before);
+    expect(before === null || next >= 0, `queue.entry ${entry.id} names an entry the follower holds`).toBe(true);
+    queue.splice(next < 0 ? queue.length : next, 0, entry);
+  }
+  return queue;
+}

@@ -3,7 +3,7 @@ import { describe, expect } from "vitest";
 import { JOB_BACKOFF_MAX_MS, JOB_BACKOFF_MS } from "../../src/chats/room/schedule";
 import type { FaultyJobChatRoom } from "../doubles/faulty-job-chat-room";
 import { runNextAlarm } from "../clock";
-import { env } from "../helpers";
+import { SENT_BY_TEST, env } from "../helpers";
 import { it } from "../fixtures/chat";
 
 const faultyRuns = (stub: DurableObjectStub<FaultyJobChatRoom>) => runInDurableObject(stub, (room: FaultyJobChatRoom) => [...room.faultyRuns]);
@@ -14,7 +14,7 @@ describe("a deferred job that keeps throwing", () => {
     const stub = env.FAULTY_CHAT_ROOM.getByName(chatId);
     await stub.create(chatId, w.projectId, "faulty");
     const seen = { maintenance: { value: false, at: clock.now() }, project: { value: { status: "active" as const, ownerAccountId: w.account.id }, at: clock.now() } };
-    const sent = await stub.submit(w.projectId, { kind: "send", idempotencyKey: crypto.randomUUID(), content: "hello", replyToMessageId: null, seen });
+    const sent = await stub.submit(w.projectId, { kind: "send", idempotencyKey: crypto.randomUUID(), content: "hello", replyToMessageId: null, ...SENT_BY_TEST, seen });
     expect(sent.kind).toBe("accepted");
 
     const start = clock.now();

@@ -1,7 +1,7 @@
 import { describe, expect } from "vitest";
 import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../../src/chats/limits";
 import { frozenClock, runNextAlarm, settle } from "../clock";
-import { call, chatsPath, expectProblem, newChat, queueOf, room, send, world, type World } from "../helpers";
+import { SENT_BY_TEST, call, chatsPath, expectProblem, newChat, queueOf, room, send, world, type World } from "../helpers";
 import { cancel, steer } from "./control-helpers";
 import { it } from "../fixtures/chat";
 import type { SubmitRequest } from "../../src/chats/room-calls";
@@ -14,6 +14,7 @@ async function submitDirectly(w: World, chatId: string, content: string, key = c
     idempotencyKey: key,
     content,
     replyToMessageId: null,
+    ...SENT_BY_TEST,
     seen: { maintenance: { value: false, at }, project: { value: { status: "active", ownerAccountId: w.account.id }, at } },
   };
   return room(chatId).submit(w.projectId, request);

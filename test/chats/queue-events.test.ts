@@ -3,20 +3,9 @@ import { describe, expect, vi } from "vitest";
 import { FAILED_KEPT_BYTES, FAILED_KEPT_ENTRIES, SubmissionStorage } from "../../src/chats/room/submission-storage";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { admin, chatsPath, newChat, queueOf, room, send, world } from "../helpers";
-import { openEvents, type StreamEvent } from "../sse";
-import { cancel, steer, stop, workingReply } from "./control-helpers";
+import { openEvents } from "../sse";
+import { cancel, followerQueue, steer, stop, workingReply } from "./control-helpers";
 import { it } from "../fixtures/chat";
-
-/** The queue a follower holds: the snapshot's, with each entry event after it applied in order. */
-function followerQueue(events: StreamEvent[]) {
-  const snapshot = events.find((e) => e.type === "snapshot")!;
-  const queue = new Map<string, { id: string; status: string; content: string }>(snapshot.data.queue.items.map((e: { id: string }) => [e.id, e]));
-  for (const e of events.filter((x) => x.id > snapshot.id)) {
-    if (e.type === "queue.entry") queue.set(e.data.id, e.data);
-    if (e.type === "queue.removed") queue.delete(e.data.id);
-  }
-  return [...queue.values()];
-}
 
 /** What the chat's log stores: the bytes of every kept event's data, parts included. */
 const storedBytes = (chatId: string) =>

@@ -40,6 +40,7 @@ describe("steering a running task", () => {
       // A steering text a running task takes is free.
       credits: { charged: 0, refunded: 0 },
       failure: null,
+      ifBusy: "steer",
     });
 
     await settle(room(chat.id), clock);

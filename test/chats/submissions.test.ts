@@ -20,6 +20,7 @@ describe("from a submission to its reply", () => {
       createdAt: expect.stringMatching(/Z$/),
       credits: { charged: 0, refunded: 0 },
       failure: null,
+      ifBusy: "queue",
     });
 
     await runNextAlarm(room(chat.id), clock);

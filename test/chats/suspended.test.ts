@@ -2,7 +2,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect } from "vitest";
 import { ACCESS_FRESH_MS } from "../../src/projects/access";
 import { alarmOf, runNextAlarm, settle } from "../clock";
-import { admin, creditsOf, peek, room, roomQueue } from "../helpers";
+import { SENT_BY_TEST, admin, creditsOf, peek, room, roomQueue } from "../helpers";
 import { it } from "../fixtures/chat";
 import type { SubmitRequest } from "../../src/chats/room-calls";
 
@@ -15,6 +15,7 @@ const request = (content: string, ownerAccountId: string): SubmitRequest => {
     idempotencyKey: crypto.randomUUID(),
     content,
     replyToMessageId: null,
+    ...SENT_BY_TEST,
     seen: { maintenance: { value: false, at }, project: { value: { status: "active", ownerAccountId }, at } },
   };
 };

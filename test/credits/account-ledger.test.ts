@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ChatRoom } from "../../src/chats/room/chat-room";
 import type { AccountLedger } from "../../src/credits/account-ledger";
 import { frozenClock, settle } from "../clock";
-import { admin, env, ledger, newAccount, peek, room } from "../helpers";
+import { SENT_BY_TEST, admin, env, ledger, newAccount, peek, room } from "../helpers";
 
 const tablesOf = (accountId: string) =>
   runInDurableObject(ledger(accountId), (_: AccountLedger, state) =>
@@ -119,7 +119,9 @@ describe("AccountLedger", () => {
     await chat.create(chatId, projectId, "legacy chat");
     const at = Date.now();
     const seen = { maintenance: { value: false, at }, project: { value: { status: "active" as const, ownerAccountId: accountId }, at } };
-    expect((await chat.submit(projectId, { kind: "send", idempotencyKey: "k", content: "charged before the move", replyToMessageId: null, seen })).kind).toBe("accepted");
+    expect((await chat.submit(projectId, { kind: "send", idempotencyKey: "k", content: "charged before the move", replyToMessageId: null, ...SENT_BY_TEST, seen })).kind).toBe(
+      "accepted",
+    );
     // The old code stored the task id, then D1 took the charge; the object stopped there (no account recorded).
     await runInDurableObject(chat, async (_: ChatRoom, state) => {
       state.storage.sql.exec("UPDATE submissions SET status = 'dispatching', task_id = ?, account_id = NULL", taskId);

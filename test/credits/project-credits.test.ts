@@ -45,7 +45,7 @@ describe("GET /v1/projects/{projectId}/credits", () => {
     const w = await world({ credits: 37 });
     const r = await call("GET", creditsPath(w), { token: w.token });
     expect(r.status, r.text).toBe(200);
-    expect(r.json).toEqual({ balance: 37, taskCost: 1, canRun: true });
+    expect(r.json).toEqual({ balance: 37, taskCost: 1, canRun: true, credential: { creditLimit: null, creditsUsed: 0 } });
     expect(r.headers.get("ratelimit")).toContain("per-token");
   });
 
@@ -53,12 +53,12 @@ describe("GET /v1/projects/{projectId}/credits", () => {
     const w = await world({ credits: 2 });
     for (const role of ["editor", "viewer"] as const) {
       const r = await call("GET", creditsPath(w), { token: await member(w, role, ["chat:read"]) });
-      expect(r.json).toEqual({ balance: null, taskCost: 1, canRun: true });
+      expect(r.json).toEqual({ balance: null, taskCost: 1, canRun: true, credential: { creditLimit: null, creditsUsed: 0 } });
     }
     await ledger(w.account.id).setBalance(w.account.id, 0);
     const r = await call("GET", creditsPath(w), { token: await member(w, "viewer") });
-    expect(r.json).toEqual({ balance: null, taskCost: 1, canRun: false });
-    expect((await call("GET", creditsPath(w), { token: w.token })).json).toEqual({ balance: 0, taskCost: 1, canRun: false });
+    expect(r.json).toEqual({ balance: null, taskCost: 1, canRun: false, credential: { creditLimit: null, creditsUsed: 0 } });
+    expect((await call("GET", creditsPath(w), { token: w.token })).json).toEqual({ balance: 0, taskCost: 1, canRun: false, credential: { creditLimit: null, creditsUsed: 0 } });
   });
 
   it("answers 401, 403 and 404 as the other chat reads do", async ({ w }) => {

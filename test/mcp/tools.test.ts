@@ -233,11 +233,16 @@ describe("MCP credits and usage tools", () => {
     const w = await world({ credits: 7 });
     const owner = await connect(w.token);
     const ids = { projectId: w.projectId };
-    expect(success(await callTool(owner, "get_credits", ids))).toEqual({ balance: 7, taskCost: 1, canRun: true });
+    expect(success(await callTool(owner, "get_credits", ids))).toEqual({ balance: 7, taskCost: 1, canRun: true, credential: { creditLimit: null, creditsUsed: 0 } });
     expect(success(await callTool(owner, "get_credits", ids))).toEqual(await v1(w.token, `/v1/projects/${w.projectId}/credits`));
     const viewer = await newAccount();
     expect((await admin("PUT", `/admin/projects/${w.projectId}/members/${viewer.id}`, { role: "viewer" })).status).toBe(200);
-    expect(success(await callTool(await connect(await newToken(await signIn(viewer))), "get_credits", ids))).toEqual({ balance: null, taskCost: 1, canRun: true });
+    expect(success(await callTool(await connect(await newToken(await signIn(viewer))), "get_credits", ids))).toEqual({
+      balance: null,
+      taskCost: 1,
+      canRun: true,
+      credential: { creditLimit: null, creditsUsed: 0 },
+    });
     toolProblem(await callTool(owner, "get_credits", { projectId: (await world()).projectId }), "not_found");
   });
 

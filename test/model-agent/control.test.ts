@@ -2,7 +2,7 @@ import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { ChatRoom } from "../../src/chats/room/chat-room";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
-import { chatsPath, creditsOf, env, historyOf, newChat, peek, room, send, world, type World } from "../helpers";
+import { SENT_BY_TEST, chatsPath, creditsOf, env, historyOf, newChat, peek, room, send, world, type World } from "../helpers";
 import { openEvents } from "../sse";
 import { steer, stop, stopped } from "../chats/control-helpers";
 import { fakeModel, replying } from "./fake-model";
@@ -29,7 +29,7 @@ async function heldChat(w: World) {
   return {
     stub,
     send: async (content: string) =>
-      expect(await stub.submit(w.projectId, { kind: "send", idempotencyKey: crypto.randomUUID(), content, replyToMessageId: null, seen: seen() })).toMatchObject({
+      expect(await stub.submit(w.projectId, { kind: "send", idempotencyKey: crypto.randomUUID(), content, replyToMessageId: null, ...SENT_BY_TEST, seen: seen() })).toMatchObject({
         kind: "accepted",
       }),
     history: async () => {

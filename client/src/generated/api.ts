@@ -229,7 +229,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message to the chat agent; 202 confirms acceptance, not completion
-         * @description Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. Keys are shared by sending, steering and answering a question: a key used by one cannot be used by another. A send or steer accepted while a question is pending answers it with its text when it takes text (text, or a choice with allowText), else supersedes it. A chat holds at most 100 pending entries (queued, steering, dispatching) holding at most 1000000 bytes of content: beyond, 409 queue_full and nothing is stored. Checks run in this order: 400, 404, the idempotency key (a replay is 202; then submission_cancelled, idempotency_key_reused), chat_archived, queue_full. The body may be up to 1216384 bytes, enough for 100000 characters each sent as a \uXXXX\uXXXX escape pair.
+         * @description Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. Keys are shared by sending, steering and answering a question: a key used by one cannot be used by another. A send or steer accepted while a question is pending answers it with its text when it takes text (text, or a choice with allowText), else supersedes it. A chat holds at most 100 pending entries (queued, steering, dispatching) holding at most 1000000 bytes of content: beyond, 409 queue_full and nothing is stored. Checks run in this order: 400, 404, the idempotency key (a replay is 202, whatever If-Busy it carries; then submission_cancelled, idempotency_key_reused), token_credit_limit (403: the credential's tasks have spent its credit limit), chat_archived, for an answer question_not_pending and answer_does_not_fit, chat_busy (a send with If-Busy: reject), queue_full. The body may be up to 1216384 bytes, enough for 100000 characters each sent as a \uXXXX\uXXXX escape pair.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -343,7 +343,7 @@ export interface paths {
         put?: never;
         /**
          * Steer the running task: a text its agent takes at its next step
-         * @description While a task runs, the submission waits in the queue with status `steering` (disposition `queued`) until the running agent takes it at its next step (at most 5 per task); taken, it becomes a `user` message carrying the running task's taskId and costs nothing. If the task ends first (a stop included), the entry becomes `queued` in its place in submission order and runs as a task of its own. With no task running it is sent exactly like a message. Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. Keys are shared by sending, steering and answering a question: a key used by one cannot be used by another. A send or steer accepted while a question is pending answers it with its text when it takes text (text, or a choice with allowText), else supersedes it. A chat holds at most 100 pending entries (queued, steering, dispatching) holding at most 1000000 bytes of content: beyond, 409 queue_full and nothing is stored. Checks run in this order: 400, 404, the idempotency key (a replay is 202; then submission_cancelled, idempotency_key_reused), chat_archived, queue_full. The body may be up to 1216384 bytes, enough for 100000 characters each sent as a \uXXXX\uXXXX escape pair.
+         * @description While a task runs, the submission waits in the queue with status `steering` (disposition `queued`) until the running agent takes it at its next step (at most 5 per task); taken, it becomes a `user` message carrying the running task's taskId and costs nothing. If the task ends first (a stop included), the entry becomes `queued` in its place in submission order and runs as a task of its own. With no task running it is sent exactly like a message. Retry with the same idempotency-key and identical body after a connection failure: the first answer is returned again with Idempotency-Replayed: true. Keys are shared by sending, steering and answering a question: a key used by one cannot be used by another. A send or steer accepted while a question is pending answers it with its text when it takes text (text, or a choice with allowText), else supersedes it. A chat holds at most 100 pending entries (queued, steering, dispatching) holding at most 1000000 bytes of content: beyond, 409 queue_full and nothing is stored. Checks run in this order: 400, 404, the idempotency key (a replay is 202, whatever If-Busy it carries; then submission_cancelled, idempotency_key_reused), token_credit_limit (403: the credential's tasks have spent its credit limit), chat_archived, for an answer question_not_pending and answer_does_not_fit, chat_busy (a send with If-Busy: reject), queue_full. The body may be up to 1216384 bytes, enough for 100000 characters each sent as a \uXXXX\uXXXX escape pair.
          */
         post: operations["steerChat"];
         delete?: never;
@@ -557,7 +557,11 @@ export interface paths {
         delete: operations["revokeApiToken"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Set or remove a token's credit limit
+         * @description Raising, lowering (also below `creditsUsed`) or removing the limit holds for tasks dispatched after this returns. At the limit, a send, steer or answer made with the token is refused with 403 `token_credit_limit`, and a queued task that would pass it fails with that code, nothing charged.
+         */
+        patch: operations["setApiTokenCreditLimit"];
         trace?: never;
     };
     "/auth/credits": {
@@ -611,7 +615,11 @@ export interface paths {
         delete: operations["revokeOAuthGrant"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Set or remove a connected app's credit limit
+         * @description As for a token: the limit holds for the grant's tasks dispatched after this returns; null removes it.
+         */
+        patch: operations["setOAuthGrantCreditLimit"];
         trace?: never;
     };
     "/v1/openapi.json": {
@@ -1017,6 +1025,7 @@ export interface components {
             queue: components["schemas"]["Queue"];
         };
         Queue: {
+            /** @description In the order the entries will run */
             items: components["schemas"]["QueueEntry"][];
         };
         /** @description The id of the entry that left the queue */
@@ -1030,6 +1039,13 @@ export interface components {
             id: string;
             text: string;
         };
+        QueueEntryChange: components["schemas"]["QueueEntry"] & {
+            /**
+             * Format: uuid
+             * @description The entry it now precedes in the run order, or null when it is last: a follower inserts or moves it there
+             */
+            before: string | null;
+        };
         /** @description RFC 9457 problem details */
         Problem: {
             /** @description A URN naming the problem kind: urn:project-chat:problem:<code> */
@@ -1042,7 +1058,7 @@ export interface components {
              * @description Stable identifier to branch on
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "chat_archived" | "idempotency_key_reused" | "token_limit_reached" | "rate_limited" | "too_many_streams" | "message_not_found" | "submission_not_found" | "submission_cancelled" | "submission_started" | "queue_full" | "question_not_found" | "question_not_pending" | "answer_does_not_fit" | "webhook_limit_reached" | "payload_too_large" | "service_unavailable" | "internal_error";
+            code: "invalid_request" | "unauthorized" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "chat_archived" | "idempotency_key_reused" | "token_limit_reached" | "rate_limited" | "too_many_streams" | "message_not_found" | "submission_not_found" | "submission_cancelled" | "submission_started" | "queue_full" | "chat_busy" | "token_credit_limit" | "question_not_found" | "question_not_pending" | "answer_does_not_fit" | "webhook_limit_reached" | "payload_too_large" | "service_unavailable" | "internal_error";
             /**
              * @description This occurrence: urn:request:<x-request-id>; quote it when reporting a problem
              * @example urn:request:3f1c…
@@ -1327,10 +1343,15 @@ export interface components {
                  * @description Why it could not run; accept other codes too
                  * @enum {string}
                  */
-                code: "insufficient_credits";
+                code: "insufficient_credits" | "token_credit_limit";
                 /** @description The text of its error message */
                 message: string;
             } | null;
+            /**
+             * @description How it was to join a busy chat, as accepted: the send's If-Busy (`queue` when absent), `steer` for POST …/steer, `queue` for an answer
+             * @enum {string}
+             */
+            ifBusy: "queue" | "steer" | "interrupt" | "reject";
         };
         StopReply: Record<string, never>;
         AnswerSubmission: components["schemas"]["Submission"] & {
@@ -1358,7 +1379,7 @@ export interface components {
             id: string;
             /** @enum {string} */
             event: "queue.entry";
-            /** @description JSON text of a QueueEntry */
+            /** @description JSON text of a QueueEntryChange */
             data: string;
         } | {
             id: string;
@@ -1451,8 +1472,15 @@ export interface components {
             balance: number | null;
             /** @description What one task costs now */
             taskCost: number;
-            /** @description Whether the paying account has at least taskCost, so a message sent now can start */
+            /** @description Whether a message sent now with this credential can start: the paying account has at least taskCost, and the credential's limit leaves it */
             canRun: boolean;
+            /** @description The credential making this call */
+            credential: {
+                /** @description The calling token's (or OAuth grant's) credit limit, or null for none */
+                creditLimit: number | null;
+                /** @description Credits its submissions' tasks were charged, net of refunds */
+                creditsUsed: number;
+            };
         };
         ProjectUsage: {
             /** @description Oldest first; one item per UTC day on which at least one of the project's tasks ended */
@@ -1505,6 +1533,10 @@ export interface components {
             expiresAt: string;
             /** Format: date-time */
             lastUsedAt: string | null;
+            /** @description The credential's credit limit, or null for none */
+            creditLimit: number | null;
+            /** @description Credits charged for the tasks of submissions made with it, net of refunds (a steering text a running task took costs nothing); within 5 s of a charge */
+            creditsUsed: number;
         };
         CreateApiTokenRequest: {
             name: string;
@@ -1514,9 +1546,21 @@ export interface components {
              * @description When the token stops working: any RFC 3339 date-time (stored and returned in UTC), in the future and at most 365 days ahead
              */
             expiresAt: string;
+            /**
+             * @description The most credits the tasks of submissions made with this credential may spend (1 to 1000000000), or null for no limit
+             * @example 100
+             */
+            creditLimit?: number | null;
         };
         ApiTokenList: {
             items: components["schemas"]["ApiTokenItem"][];
+        };
+        SetCreditLimit: {
+            /**
+             * @description The most credits the tasks of submissions made with this credential may spend (1 to 1000000000), or null for no limit
+             * @example 100
+             */
+            creditLimit: number | null;
         };
         AccountCredits: {
             balance: number;
@@ -1566,6 +1610,10 @@ export interface components {
              * @description The last request to /mcp with one of this grant's tokens
              */
             lastUsedAt: string | null;
+            /** @description The credential's credit limit, or null for none */
+            creditLimit: number | null;
+            /** @description Credits charged for the tasks of submissions made with it, net of refunds (a steering text a running task took costs nothing); within 5 s of a charge */
+            creditsUsed: number;
         };
         /** @description An OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0). */
         OpenApiDocument: {
@@ -2991,6 +3039,8 @@ export interface operations {
             query?: never;
             header: {
                 "idempotency-key": string;
+                /** @description What the send does when the chat is busy (a task running or dispatching, or an entry queued or steering): `queue` (the default) waits its turn; `steer` is taken by the running task as POST …/steer; `interrupt` stops the working reply (as POST …/stop) and runs ahead of every pending entry; `reject` answers 409 `chat_busy`, storing nothing and leaving the key free. On an idle chat every value sends as `queue`. Case-insensitive. */
+                "if-busy"?: "queue" | "steer" | "interrupt" | "reject";
             };
             path: {
                 projectId: string;
@@ -5092,6 +5142,40 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    setApiTokenCreditLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tokenId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetCreditLimit"];
+            };
+        };
+        responses: {
+            /** @description The token's record */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTokenItem"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["ContentTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getAccountCredits: {
         parameters: {
             query?: {
@@ -5170,6 +5254,40 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setOAuthGrantCreditLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                grantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetCreditLimit"];
+            };
+        };
+        responses: {
+            /** @description The grant's record */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthGrant"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["ContentTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

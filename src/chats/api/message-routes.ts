@@ -15,7 +15,9 @@ import {
   MessagesQuery,
   Queue,
   SendMessageBody,
-  SendMessageHeaders,
+  type SendMessageHeaders,
+  SendWithIfBusyHeaders,
+  type IfBusy,
   Submission,
   SubmissionParams,
   SubmissionState,
@@ -33,17 +35,22 @@ export const SUBMIT_DESCRIPTION =
   `Keys are shared by sending, steering and answering a question: a key used by one cannot be used by another. A send or steer accepted while a question ` +
   `is pending answers it with its text when it takes text (text, or a choice with allowText), else supersedes it. A chat holds at most ${QUEUE_MAX_ENTRIES} pending entries ` +
   `(queued, steering, dispatching) holding at most ${QUEUE_MAX_BYTES} bytes of content: beyond, 409 queue_full and nothing is stored. Checks run in this order: ` +
-  `400, 404, the idempotency key (a replay is 202; then submission_cancelled, idempotency_key_reused), chat_archived, queue_full. The body may be up to ` +
+  `400, 404, the idempotency key (a replay is 202, whatever If-Busy it carries; then submission_cancelled, idempotency_key_reused), token_credit_limit (403: the ` +
+  `credential's tasks have spent its credit limit), chat_archived, for an answer question_not_pending and answer_does_not_fit, chat_busy (a send with ` +
+  `If-Busy: reject), queue_full. The body may be up to ` +
   `${MESSAGE_BODY_LIMIT_BYTES} bytes, enough for ${CONTENT_MAX} characters each sent as a \\uXXXX\\uXXXX escape pair.`;
 
-type SubmitInput = { out: { param: z.infer<typeof ChatParams>; header: z.infer<typeof SendMessageHeaders>; json: z.infer<typeof SendMessageBody> } };
+type SubmitInput = {
+  out: { param: z.infer<typeof ChatParams>; header: z.infer<typeof SendMessageHeaders> & { "if-busy"?: IfBusy }; json: z.infer<typeof SendMessageBody> };
+};
 
-/** Sending and steering a text. */
+/** Sending (as If-Busy says when the chat is busy) and steering a text. */
 export async function submitTo<P extends string>(c: Context<GatedEnv, P, SubmitInput>, kind: "send" | "steer") {
   const { content, replyToMessageId } = c.req.valid("json");
-  const idempotencyKey = c.req.valid("header")["idempotency-key"];
-  const submission = await submitToChat(c, c.req.valid("param"), { kind, idempotencyKey, content, replyToMessageId: replyToMessageId?.toLowerCase() ?? null });
-  return c.json(submission, 202);
+  const header = c.req.valid("header");
+  const text = { idempotencyKey: header["idempotency-key"], content, replyToMessageId: replyToMessageId?.toLowerCase() ?? null };
+  const submitted: Submitted = kind === "send" ? { kind, ...text, ifBusy: header["if-busy"] ?? "queue" } : { kind, ...text };
+  return c.json(await submitToChat(c, c.req.valid("param"), submitted), 202);
 }
 
 /**
@@ -52,7 +59,9 @@ export async function submitTo<P extends string>(c: Context<GatedEnv, P, SubmitI
  */
 export async function submitToChat(c: Context<GatedEnv>, params: { projectId: string; chatId: string }, submitted: Submitted) {
   const [{ access, chat }, maintenance] = await Promise.all([chatInProject(c, "write", params), maintenanceFlag(c.env.DB)]);
-  const outcome = found(await timed(c, "chat", () => chat.submit(access.projectId, { ...submitted, seen: { maintenance, project: access.project } })));
+  const { gateName, atCreditLimit } = c.get("caller");
+  const request = { ...submitted, seen: { maintenance, project: access.project }, credential: { gateName, atCreditLimit } };
+  const outcome = found(await timed(c, "chat", () => chat.submit(access.projectId, request)));
   switch (outcome.kind) {
     case "question_not_found":
       throw questionNotFound();
@@ -72,6 +81,14 @@ export async function submitToChat(c: Context<GatedEnv>, params: { projectId: st
       throw new ApiError(409, "question_not_pending", `This question is ${outcome.status}; it takes no more answers.`);
     case "answer_does_not_fit":
       throw new ApiError(400, "answer_does_not_fit", `The answer does not fit this question: ${outcome.why}`);
+    case "credit_limit":
+      throw new ApiError(
+        403,
+        "token_credit_limit",
+        "This credential's tasks have spent its credit limit; raise or remove the limit (PATCH /auth/api-tokens/{tokenId}, or the account page) to send more.",
+      );
+    case "chat_busy":
+      throw new ApiError(409, "chat_busy", "The chat is busy (a task runs or entries wait) and the send said If-Busy: reject; nothing was stored, and the key is still free.");
     case "queue_full":
       throw new ApiError(
         409,
@@ -138,7 +155,7 @@ messageRoutes.openapi(
     middleware: write,
     summary: "Send a message to the chat agent; 202 confirms acceptance, not completion",
     description: SUBMIT_DESCRIPTION,
-    request: { params: ChatParams, headers: SendMessageHeaders, body: jsonBody(SendMessageBody) },
+    request: { params: ChatParams, headers: SendWithIfBusyHeaders, body: jsonBody(SendMessageBody) },
     responses: {
       202: jsonResponse(Submission, "Accepted (or the stored first answer to this idempotency-key)", "Idempotency-Replayed"),
       ...problems(400, 401, 403, 404, 409, 429),

@@ -18,7 +18,7 @@ import { RoomPublisher } from "./publisher";
 import { ChatStreams } from "./streams";
 import { QuestionStorage } from "./question-storage";
 import { RoomStorage, type ChatRow } from "./room-storage";
-import type { Chat } from "../schemas";
+import type { Chat, IfBusy } from "../schemas";
 import { SubmissionStorage } from "./submission-storage";
 import { TaskRunner, type EndedTask, type PartialOutcome, type SteeringAck, type SteeringOffer } from "./task-runner";
 import { WebhookHandOff } from "./webhook-handoff";
@@ -173,9 +173,13 @@ export class ChatRoom extends DurableObject<Env> {
       if (existing.status === "cancelled") return { kind: "cancelled" };
       return { kind: "accepted", replayed: true, submission: { submissionId: existing.id, chatId: chat.id, disposition: existing.disposition } };
     }
+    if (request.credential.atCreditLimit) return { kind: "credit_limit" };
     if (chat.archived_at !== null) return { kind: "archived" };
     if (question && question.status !== "pending") return { kind: "question_not_pending", status: question.status };
     if (fit && !fit.fits) return { kind: "answer_does_not_fit", why: fit.why };
+    const ifBusy: IfBusy = request.kind === "send" ? request.ifBusy : request.kind === "steer" ? "steer" : "queue";
+    const busy = this.submissions.hasPendingWork();
+    if (busy && ifBusy === "reject") return { kind: "chat_busy" };
     const contentBytes = utf8.encode(content).byteLength;
     const load = this.submissions.load();
     if (load.entries >= QUEUE_MAX_ENTRIES || load.bytes + contentBytes > QUEUE_MAX_BYTES) return { kind: "queue_full" };
@@ -183,26 +187,38 @@ export class ChatRoom extends DurableObject<Env> {
     offerProjectState(projectId, request.seen.project);
     const now = Date.now();
     // What isWorking shows: a steer sent then is meant for the reply on its way, even if its task has not started yet.
-    const steering = request.kind === "steer" && this.submissions.isWorking();
-    const started = !steering && !request.seen.maintenance.value && !this.submissions.hasPendingWork();
+    const steering = ifBusy === "steer" && this.submissions.isWorking();
+    const interrupting = busy && ifBusy === "interrupt";
+    const held = request.seen.maintenance.value;
+    const started = !steering && !held && (interrupting || !busy);
     const submission = { submissionId: crypto.randomUUID(), chatId: chat.id, disposition: started ? ("started" as const) : ("queued" as const) };
+    // The working reply stops first (as POST …/stop), then the interrupt goes ahead of everything pending, what the stop requeued included.
+    const running = interrupting ? this.#store.runningTask() : undefined;
+    if (running) this.#runner.stop(running, now);
     this.#change(now, () => {
+      // A task still being dispatched ends stopped once charged, without the agent starting.
+      if (interrupting) this.submissions.stopDispatching();
       const { submissionId } = submission;
       // The question it answered (an answer's, or a pending one that takes its text); any other pending question is superseded.
       const answered = request.kind === "answer" ? this.#questions.answer(question!, request.answer, submissionId, now) : this.#questions.closeBySend(content, submissionId, now);
-      this.submissions.insert({
-        id: submission.submissionId,
-        idempotency_key: request.idempotencyKey,
-        kind: request.kind,
-        content,
-        content_bytes: contentBytes,
-        content_hash: contentHash,
-        reply_to: replyTo,
-        disposition: submission.disposition,
-        status: steering ? "steering" : started ? "dispatching" : "queued",
-        created_at: iso(now),
-        question_id: answered ?? null,
-      });
+      this.submissions.insert(
+        {
+          id: submission.submissionId,
+          idempotency_key: request.idempotencyKey,
+          kind: request.kind,
+          content,
+          content_bytes: contentBytes,
+          content_hash: contentHash,
+          reply_to: replyTo,
+          disposition: submission.disposition,
+          status: steering ? "steering" : started ? "dispatching" : "queued",
+          created_at: iso(now),
+          question_id: answered ?? null,
+          if_busy: request.kind === "answer" ? "queue" : ifBusy,
+          credential: request.credential.gateName,
+        },
+        interrupting,
+      );
     });
     return { kind: "accepted", replayed: false, submission };
   }
@@ -246,7 +262,8 @@ export class ChatRoom extends DurableObject<Env> {
     // Submissions from before charges were kept here show 0.
     const credits = { charged: row.charged ?? 0, refunded: row.refunded };
     const failure = status === "failed" && row.failure_code ? { code: row.failure_code, message: this.#store.errorOf(row.id) ?? "" } : null;
-    return { kind: "submission", submission: { id, status, taskId, userMessageId, replyMessageId, createdAt, credits, failure } };
+    const ifBusy = row.if_busy ?? (row.kind === "steer" ? "steer" : "queue");
+    return { kind: "submission", submission: { id, status, taskId, userMessageId, replyMessageId, createdAt, credits, failure, ifBusy } };
   }
 
   /** One message of the chat, whatever its role, and the event id it is current to (read in the same synchronous stretch). */

@@ -15,7 +15,7 @@ const RETRY_MS = 5_000;
 const LIST_SYNC_DELAY_MS = 500;
 
 /**
- * Gives failed tasks' credits back through the paying account's ledger (idempotent), in the background
+ * Gives failed tasks' credits back through the paying account's ledger, and takes them off the sending credential's count (both idempotent), in the background
  * after the change that owes them and from the alarm; on failure it is due again shortly.
  */
 export class Refunds implements DeferredJob {
@@ -64,6 +64,8 @@ export class Refunds implements DeferredJob {
         // Only a task charged before ledgers existed has no account recorded: its payer was the project's owner.
         const accountId = refund.account_id ?? (await projectState(this.env.DB, this.store.chat()!.project_id)).value?.ownerAccountId;
         if (accountId) await this.env.ACCOUNT_LEDGER.getByName(accountId).refund(accountId, refund.task_id);
+        // Both are idempotent: a retry after either gives nothing twice.
+        if (refund.credential) await this.env.TOKEN_GATE.getByName(refund.credential).refundCredits(refund.task_id);
         this.store.refunded(refund.task_id);
       } catch (error) {
         log.warn("refund_failed", { chatId: this.store.chat()!.id }, error);

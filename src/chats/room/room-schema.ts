@@ -134,4 +134,15 @@ export const MIGRATIONS: string[][] = [
     // A row may hold a folded run of consecutive events, from its id to last_id (event-log.ts).
     "ALTER TABLE events ADD COLUMN last_id INTEGER",
   ],
+  [
+    // How a send joins a busy chat (If-Busy): the value it was accepted with (null: queue, as before it was kept), and its place
+    // in the run order (null: its seq; an interrupt goes ahead of every pending entry with a number below them).
+    "ALTER TABLE submissions ADD COLUMN if_busy TEXT",
+    "ALTER TABLE submissions ADD COLUMN run_order INTEGER",
+    // An interrupt or a cancel stopped it while it was being dispatched: its reply is written stopped, and the agent never starts.
+    "ALTER TABLE submissions ADD COLUMN stop_requested INTEGER NOT NULL DEFAULT 0",
+    // The credential (its TokenGate's name) that made it: its task's credits count against that credential's limit.
+    "ALTER TABLE submissions ADD COLUMN credential TEXT",
+    "ALTER TABLE pending_refunds ADD COLUMN credential TEXT",
+  ],
 ];

@@ -8,6 +8,7 @@ import { PREVIEW_MAX, type Chat, type Message, type Usage } from "../schemas";
 import type { QuestionStorage } from "./question-storage";
 import type { SubmissionStorage } from "./submission-storage";
 
+type PendingRefund = { task_id: string; account_id: string | null; credential: string | null };
 export type ChatRow = {
   id: string;
   project_id: string;
@@ -299,15 +300,16 @@ export class RoomStorage {
     this.task = this.task?.id === id ? null : undefined;
   }
 
-  owesRefund(taskId: string, accountId: string | null): void {
-    this.sql.exec("INSERT OR IGNORE INTO pending_refunds (task_id, account_id) VALUES (?, ?)", taskId, accountId);
+  /** A failed task's credits are owed back to the account that paid, and no longer count against the credential that sent it. */
+  owesRefund(taskId: string, accountId: string | null, credential: string | null): void {
+    this.sql.exec("INSERT OR IGNORE INTO pending_refunds (task_id, account_id, credential) VALUES (?, ?, ?)", taskId, accountId, credential);
     this.refundsMaybeOwed = true;
   }
 
-  /** Refunds not yet taken by a ledger; account_id is null only for tasks charged before ledgers (the project owner's). */
-  pendingRefunds(): { task_id: string; account_id: string | null }[] {
+  /** Refunds not yet taken by a ledger; account_id is null only for tasks charged before ledgers (the project owner's), credential for tasks from before credentials were counted. */
+  pendingRefunds(): PendingRefund[] {
     if (!this.refundsMaybeOwed) return [];
-    const owed = this.sql.exec<{ task_id: string; account_id: string | null }>("SELECT task_id, account_id FROM pending_refunds").toArray();
+    const owed = this.sql.exec<PendingRefund>("SELECT task_id, account_id, credential FROM pending_refunds").toArray();
     this.refundsMaybeOwed = owed.length > 0;
     return owed;
   }

@@ -1,4 +1,4 @@
-import type { QueueEntry, SubmissionFailure } from "../schemas";
+import type { IfBusy, QueueEntry, QueueEntryChange, SubmissionFailure } from "../schemas";
 
 export type SubmissionStatus = "queued" | "steering" | "dispatching" | "running" | "done" | "failed" | "cancelled";
 /** Which call made a submission (an answer is a send to a question): keys are shared by all, but a key is bound to the call that used it first. */
@@ -31,11 +31,19 @@ export type SubmissionRow = {
   content_hash: string | null;
   // The question it answered: an answer's, or one a send or steer answered with its text.
   question_id: string | null;
+  // How it joins a busy chat, as accepted (null for submissions from before it was kept: queue).
+  if_busy: IfBusy | null;
+  // Its place in the run order: null runs in seq order; an interrupt's is below every other's.
+  run_order: number | null;
+  // An interrupt stopped it while it was being dispatched: its reply is written stopped and the agent never starts.
+  stop_requested: number;
+  // The TokenGate name of the credential that made it, whose credit limit its task counts against (null before it was kept).
+  credential: string | null;
 };
 /** What the queue bound counts: its entries that wait or are being dispatched, and the UTF-8 bytes of their content. */
 export type QueueLoad = { entries: number; bytes: number };
 /** What followers hear of the queue: an entry that joined it or changed status (as it is now), or one that left. */
-export type QueueChange = { entry: QueueEntry } | { removed: string };
+export type QueueChange = { entry: QueueEntryChange } | { removed: string };
 
 // A failed entry stays in the queue this long, unless newer failures push it out: the queue keeps at most the newest
 // FAILED_KEPT_ENTRIES failed entries holding FAILED_KEPT_BYTES, so its snapshot stays bounded like its pending part.
@@ -44,6 +52,12 @@ export const FAILED_KEPT_MS = 24 * 3600_000;
 // status index and walk every failed submission the chat ever had.
 const BY_FAILED_IN_QUEUE = "submissions INDEXED BY submissions_failed_in_queue";
 const FAILED_IN_QUEUE = "status = 'failed' AND left_queue_at IS NULL";
+// The run order: an interrupt's run_order is below every seq, a later interrupt's below an earlier one's.
+const RUN_ORDER = "COALESCE(run_order, seq)";
+/** The queue as clients see it (what waits or is being dispatched, and the failed entries it keeps), each with its place in the run order. */
+const QUEUE_ROWS = `SELECT id, content, status, created_at, ${RUN_ORDER} AS k FROM submissions WHERE status IN ('queued', 'steering', 'dispatching')
+  UNION ALL
+  SELECT id, content, status, created_at, ${RUN_ORDER} AS k FROM ${BY_FAILED_IN_QUEUE} WHERE ${FAILED_IN_QUEUE} AND failed_at > ?`;
 export const FAILED_KEPT_ENTRIES = 100;
 export const FAILED_KEPT_BYTES = 1_000_000;
 
@@ -144,17 +158,34 @@ export class SubmissionStorage {
     return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE task_id = ? ORDER BY seq LIMIT 1", taskId).toArray()[0];
   }
 
+  /** Stores a submission; `ahead` puts it before every pending entry (an interrupt), else it runs after them. */
   insert(
     row: Pick<
       SubmissionRow,
-      "id" | "idempotency_key" | "kind" | "content" | "content_bytes" | "content_hash" | "reply_to" | "disposition" | "status" | "created_at" | "question_id"
+      | "id"
+      | "idempotency_key"
+      | "kind"
+      | "content"
+      | "content_bytes"
+      | "content_hash"
+      | "reply_to"
+      | "disposition"
+      | "status"
+      | "created_at"
+      | "question_id"
+      | "if_busy"
+      | "credential"
     >,
+    ahead = false,
   ): SubmissionRow {
     this.counts();
+    // Below every seq and every earlier interrupt's run_order: -(the next seq).
+    const runOrder = ahead ? "-(COALESCE((SELECT MAX(seq) FROM submissions), 0) + 1)" : "NULL";
     const inserted = this.sql
       .exec<SubmissionRow>(
-        `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, content_hash, reply_to, disposition, status, created_at, question_id, charged)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING *`,
+        `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, content_hash, reply_to, disposition, status, created_at, question_id, charged,
+           if_busy, credential, run_order)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ${runOrder}) RETURNING *`,
         row.id,
         row.idempotency_key,
         row.kind,
@@ -166,18 +197,29 @@ export class SubmissionStorage {
         row.status,
         row.created_at,
         row.question_id,
+        row.if_busy,
+        row.credential,
       )
       .one();
     this.moved(inserted, null, row.status);
     return inserted;
   }
 
-  /** The next submission to dispatch: one already dispatching (resumed after a restart) or the oldest queued. */
+  /**
+   * The next submission to dispatch: one already dispatching (the oldest: one an interrupt stopped ends before the
+   * interrupt's runs), or the first queued in run order.
+   */
   next(): SubmissionRow | undefined {
     // An index lookup, and only for a status some submission has.
     const counts = this.counts();
-    const first = (status: SubmissionStatus) => this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE status = ? ORDER BY seq LIMIT 1", status).toArray()[0];
-    return (counts.dispatching > 0 ? first("dispatching") : undefined) ?? (counts.queued > 0 ? first("queued") : undefined);
+    const first = (status: SubmissionStatus, order: string) =>
+      this.sql.exec<SubmissionRow>(`SELECT * FROM submissions WHERE status = ? ORDER BY ${order} LIMIT 1`, status).toArray()[0];
+    return (counts.dispatching > 0 ? first("dispatching", "seq") : undefined) ?? (counts.queued > 0 ? first("queued", RUN_ORDER) : undefined);
+  }
+
+  /** An interrupt was taken: every submission being dispatched now ends stopped once its task is charged, without starting the agent. */
+  stopDispatching(): void {
+    if (this.counts().dispatching > 0) this.sql.exec("UPDATE submissions SET stop_requested = 1 WHERE status = 'dispatching'");
   }
 
   /** Moves a submission from the status it has (as the caller read it) to another. */
@@ -262,25 +304,31 @@ export class SubmissionStorage {
   requeueSteering(): void {
     const counts = this.counts();
     if (counts.steering === 0) return;
-    for (const row of this.sql.exec<EntryFields>("UPDATE submissions SET status = 'queued' WHERE status = 'steering' RETURNING id, content, created_at")) {
-      this.changes.push({ entry: entryOf(row, "queued") });
+    for (const row of this.sql.exec<EntryFields>("UPDATE submissions SET status = 'queued' WHERE status = 'steering' RETURNING id, content, created_at").toArray()) {
+      this.changes.push(this.entryChange(row, "queued"));
     }
     counts.queued += counts.steering;
     counts.steering = 0;
   }
 
-  /** The queue as clients see it, in submission order: what waits or is being dispatched, and the failed entries it keeps. */
+  /** The queue as clients see it, in the order it will run: what waits or is being dispatched, and the failed entries it keeps. */
   queue(now: number): QueueEntry[] {
     return this.sql
-      .exec<EntryFields & { status: SubmissionStatus }>(
-        `SELECT seq, id, content, status, created_at FROM submissions WHERE status IN ('queued', 'steering', 'dispatching')
-         UNION ALL
-         SELECT seq, id, content, status, created_at FROM ${BY_FAILED_IN_QUEUE} WHERE ${FAILED_IN_QUEUE} AND failed_at > ?
-         ORDER BY seq`,
-        now - FAILED_KEPT_MS,
-      )
+      .exec<EntryFields & { status: SubmissionStatus }>(`${QUEUE_ROWS} ORDER BY k`, now - FAILED_KEPT_MS)
       .toArray()
       .map((r) => entryOf(r, r.status));
+  }
+
+  /** The entry a queue entry precedes in the run order, or null when it is last: where a follower places it. */
+  private entryAfter(id: string, now: number): string | null {
+    const [next] = this.sql
+      .exec<{ id: string }>(`SELECT id FROM (${QUEUE_ROWS}) WHERE k > (SELECT ${RUN_ORDER} FROM submissions WHERE id = ?) ORDER BY k LIMIT 1`, now - FAILED_KEPT_MS, id)
+      .toArray();
+    return next?.id ?? null;
+  }
+
+  private entryChange(row: EntryFields, status: SubmissionStatus): QueueChange {
+    return { entry: { ...entryOf(row, status), before: this.entryAfter(row.id, Date.now()) } };
   }
 
   /** The queue's changes since the last call, in order, for the event log. */
@@ -355,7 +403,7 @@ export class SubmissionStorage {
       if (isWaiting(to)) this.waitingBytes += row.content_bytes;
     }
     if (from === to) return;
-    if (isWaiting(to) || to === "failed") this.changes.push({ entry: entryOf(row, to) });
+    if (isWaiting(to) || to === "failed") this.changes.push(this.entryChange(row, to));
     else if (from && (isWaiting(from) || (from === "failed" && this.failedInQueue(row)))) this.changes.push({ removed: row.id });
     if (from === "failed") this.failedExpiry = undefined;
   }

@@ -3,6 +3,7 @@ import { askedBy } from "../../agent/asked-question";
 import type { AgentPort, AgentResult, AgentTask, TaskStep } from "../../agent/port";
 import { config } from "../../config";
 import type { ChargeOutcome } from "../../credits/account-ledger";
+import type { TaskRef } from "../../credits/statement";
 import { log } from "../../log";
 import type { RoomContext } from "./change";
 import { dispatchDecision } from "./dispatch-hold";
@@ -28,6 +29,14 @@ const HOLD_RECHECK_MS = 2_000;
 // The owner's ledger or D1 could not be reached: the next submission is tried again this much later.
 const DISPATCH_RETRY_MS = 5_000;
 const NOT_ENOUGH_CREDITS = "Not enough credits to run this task. Top up the project owner's balance and send the message again.";
+const CREDENTIAL_LIMIT_REACHED =
+  "The credit limit of the API token or connected app that sent this is reached, so this task did not run. Raise or remove its limit and send the message again.";
+/** Why a dispatch could not take a task's credits: the owner's balance, or the sending credential's limit. */
+type ChargeRefusal = { code: "insufficient_credits" | "token_credit_limit"; message: string };
+const REFUSALS: Record<"insufficient" | "over_limit", ChargeRefusal> = {
+  insufficient: { code: "insufficient_credits", message: NOT_ENOUGH_CREDITS },
+  over_limit: { code: "token_credit_limit", message: CREDENTIAL_LIMIT_REACHED },
+};
 
 /**
  * Runs the chat's tasks one at a time: dispatches queued submissions (charging the owner's ledger),
@@ -138,13 +147,12 @@ export class TaskRunner {
   /** Charges and starts one submission's task. False when the owner's ledger could not be reached (retry later). */
   private async dispatch(submission: SubmissionRow): Promise<boolean> {
     const taskId = submission.task_id!;
-    const accountId = submission.account_id!;
     const cost = config(this.room.env).taskCreditCost;
     // The statement names the task by its project, chat and submission.
     const ref = { projectId: this.room.store.chat()!.project_id, chatId: this.room.store.chat()!.id, submissionId: submission.id };
-    let charged: ChargeOutcome;
+    let charged: ChargeOutcome | "over_limit";
     try {
-      charged = await this.room.env.ACCOUNT_LEDGER.getByName(accountId).charge(accountId, taskId, cost, ref);
+      charged = await this.charge(submission, cost, ref);
     } catch (error) {
       log.warn("charge_failed", { chatId: this.room.store.chat()!.id }, error);
       return false;
@@ -152,13 +160,19 @@ export class TaskRunner {
     this.notBefore = 0;
     const now = Date.now();
     const ofTask = messageOfTask(taskId, submission.id, now);
-    if (charged === "insufficient") {
+    if (charged !== "charged") {
+      const refusal = REFUSALS[charged];
       this.room.change(now, () => {
-        this.room.submissions.move(submission, "failed", { failed_at: now, failure_code: "insufficient_credits" });
+        this.room.submissions.move(submission, "failed", { failed_at: now, failure_code: refusal.code });
         this.room.outbox.record("submission.failed", submission.id, now);
         this.room.submissions.requeueSteering();
-        this.room.publisher.addMessage({ id: crypto.randomUUID(), role: "error", content: NOT_ENOUGH_CREDITS, status: null, ...ofTask }, now);
+        this.room.publisher.addMessage({ id: crypto.randomUUID(), role: "error", content: refusal.message, status: null, ...ofTask }, now);
       });
+      return true;
+    }
+    // An interrupt was taken while it was dispatched: it ends stopped, as it would have a moment after starting, and the agent never hears of it.
+    if (this.room.submissions.byId(submission.id)?.stop_requested) {
+      this.startStopped(submission, cost, now);
       return true;
     }
     const task: TaskRow = {
@@ -187,6 +201,39 @@ export class TaskRunner {
       this.finish(task, { status: "failed", error: `The agent could not take the task: ${String((error as Error)?.message ?? error).slice(0, 300)}` });
     }
     return true;
+  }
+
+  /**
+   * Takes a task's credits: held against the sending credential's limit in its TokenGate, taken from the owner's
+   * ledger, then the hold settled. Each step is idempotent by task id and a failed dispatch is retried from the
+   * first, so after any crash the credential counts the charge exactly when the ledger took it. The limit is
+   * checked first: when both would refuse, the failure is the credential's.
+   */
+  private async charge(submission: SubmissionRow, cost: number, ref: TaskRef): Promise<ChargeOutcome | "over_limit"> {
+    const taskId = submission.task_id!;
+    const accountId = submission.account_id!;
+    const gate = submission.credential === null ? undefined : this.room.env.TOKEN_GATE.getByName(submission.credential);
+    if (gate && (await gate.reserveCredits(taskId, cost)) === "over_limit") return "over_limit";
+    const charged = await this.room.env.ACCOUNT_LEDGER.getByName(accountId).charge(accountId, taskId, cost, ref);
+    await gate?.settleCredits(taskId, charged === "charged");
+    return charged;
+  }
+
+  /** A charged task that an interrupt stopped before it started: its messages are written with its reply already stopped, empty. */
+  private startStopped(submission: SubmissionRow, cost: number, now: number): void {
+    const taskId = submission.task_id!;
+    const ofTask = messageOfTask(taskId, submission.id, now);
+    const [userMessageId, replyId] = [crypto.randomUUID(), crypto.randomUUID()];
+    const usage: Usage = { credits: cost, inputTokens: null, outputTokens: null };
+    this.room.change(now, () => {
+      this.room.publisher.addMessage({ id: userMessageId, role: "user", content: submission.content, status: null, ...ofTask }, now);
+      this.room.publisher.addMessage({ id: replyId, role: "owner", content: "", status: "interrupted_by_user", ...ofTask, usage }, now);
+      this.room.submissions.move(submission, "running", { user_message_id: userMessageId, reply_message_id: replyId, charged: cost });
+      this.room.submissions.finishRunning(submission.id, 0);
+      this.room.usage.record({ taskId, endedAt: now, ...usage });
+      this.room.submissions.requeueSteering();
+      this.room.outbox.record("message.completed", replyId, now);
+    });
   }
 
   /** An agent's result for a task: the http adapter's callback, or the end of a model's run in this object. */
@@ -254,7 +301,7 @@ export class TaskRunner {
       if (failed) {
         const error = `${asSentence(end.error ?? "The agent could not complete this task.")} Its credits were returned.`;
         this.room.publisher.addMessage({ id: crypto.randomUUID(), role: "error", content: error, status: null, ...messageOfTask(task.id, task.submission_id, now) }, now);
-        this.room.store.owesRefund(task.id, submission?.account_id ?? null);
+        this.room.store.owesRefund(task.id, submission?.account_id ?? null, submission?.credential ?? null);
       }
       this.room.submissions.finishRunning(task.submission_id, failed ? charged : 0);
       this.room.store.deleteTask(task.id);
