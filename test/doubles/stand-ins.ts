@@ -30,20 +30,27 @@ export function bindingsWithStandIns(ctx: DurableObjectState, env: Env): Env {
     sendBatch: (messages: Iterable<MessageSendRequest<WebhookTask>>, options?: QueueSendBatchOptions) =>
       queues.has(id) ? queues.get(id)!.sendBatch(messages) : env.WEBHOOK_DELIVERIES.sendBatch(messages, options),
   };
-  const gates = {
-    getByName: (name: string) =>
-      new Proxy(env.TOKEN_GATE.getByName(name), {
-        get(stub, method) {
-          if (method === gateCrashes.get(id)) {
-            gateCrashes.delete(id);
-            ctx.abort("the crash a test asked for");
-          }
-          // An RPC stub's methods need no `this`: binding one would call a remote method named "bind".
-          return Reflect.get(stub, method);
-        },
-      }),
-  };
-  const bindings = { ...env, WEBHOOK_DELIVERIES: queue as Queue<WebhookTask>, TOKEN_GATE: gates as unknown as Env["TOKEN_GATE"] };
+  // The namespace as it is, but for the stubs it hands out: one whose method a test named crashes the object first.
+  const gates = new Proxy(env.TOKEN_GATE, {
+    get(namespace, property) {
+      if (property !== "getByName") {
+        const value = Reflect.get(namespace, property);
+        return typeof value === "function" ? value.bind(namespace) : value;
+      }
+      return (name: string) =>
+        new Proxy(namespace.getByName(name), {
+          get(stub, method) {
+            if (method === gateCrashes.get(id)) {
+              gateCrashes.delete(id);
+              ctx.abort("the crash a test asked for");
+            }
+            // An RPC stub's methods need no `this`: binding one would call a remote method named "bind".
+            return Reflect.get(stub, method);
+          },
+        });
+    },
+  });
+  const bindings = { ...env, WEBHOOK_DELIVERIES: queue as Queue<WebhookTask>, TOKEN_GATE: gates };
   Object.defineProperty(bindings, "WEBHOOK_KEY", { get: () => webhookKeys.get(id) ?? env.WEBHOOK_KEY, enumerable: true });
   return bindings;
 }
