@@ -6,7 +6,7 @@ import { sha256Hex } from "../../crypto";
 import type { Env } from "../../env";
 import { offerProjectState } from "../../projects/access";
 import { iso } from "../../time";
-import { answerJson, fitAnswer, type Fit } from "./answers";
+import { answerJson, fitAnswer } from "./answers";
 import { type Change, nothing, RoomChanges } from "./change";
 import { decodeCursor, encodeCursor } from "../../http/cursor";
 import { ChatListSync, failedEntryExpiry, questionExpiry, Refunds } from "./deferred-jobs";
@@ -19,14 +19,14 @@ import { ChatStreams } from "./streams";
 import { QuestionStorage } from "./question-storage";
 import { RoomStorage, type ChatRow } from "./room-storage";
 import type { Chat, IfBusy } from "../schemas";
-import { SubmissionStorage } from "./submission-storage";
+import { stateOf, SubmissionStorage } from "./submission-storage";
+import { joining } from "./joining";
 import { TaskRunner, type EndedTask, type PartialOutcome, type SteeringAck, type SteeringOffer } from "./task-runner";
 import { WebhookHandOff } from "./webhook-handoff";
 import { UsageOutbox } from "./usage-outbox";
 import { WebhookOutbox } from "./webhook-outbox";
 import { webhookPayload } from "./webhook-payload";
 import type { WebhookSwitch } from "../webhook-switch";
-import type { Answer } from "../../agent/question-shapes";
 import type {
   CancelOutcome,
   ChatRead,
@@ -147,10 +147,13 @@ export class ChatRoom extends DurableObject<Env> {
    * task the chat is working on (running, or being dispatched) to take it; on a chat that is not working it
    * is sent like a message. An answer is a message whose text is the answer in words; a send or steer
    * accepted while a question is pending answers it with its text, or supersedes one that takes no text.
+   * A send's If-Busy says how it joins a busy chat (joining.ts), decided in the same stretch as the key.
    */
   async submit(projectId: string, request: SubmitRequest): Promise<SubmitOutcome> {
     // What a question asks never changes, so an answer's words can be found before the await below.
-    const fit = request.kind === "answer" ? this.fitOf(projectId, request.questionId, request.answer) : undefined;
+    const before = request.kind === "answer" ? this.chatIn(projectId) : undefined;
+    const asked = before && request.kind === "answer" ? this.#questions.byId(request.questionId) : undefined;
+    const fit = asked && request.kind === "answer" ? fitAnswer(this.#questions.view(asked, before!.id), request.answer) : undefined;
     const content = request.kind === "answer" ? (fit?.fits ? fit.content : "") : request.content;
     // Before anything is decided: from here to the insert nothing awaits.
     const contentHash = await sha256Hex(content);
@@ -178,26 +181,21 @@ export class ChatRoom extends DurableObject<Env> {
     if (question && question.status !== "pending") return { kind: "question_not_pending", status: question.status };
     if (fit && !fit.fits) return { kind: "answer_does_not_fit", why: fit.why };
     const ifBusy: IfBusy = request.kind === "send" ? request.ifBusy : request.kind === "steer" ? "steer" : "queue";
-    const busy = this.submissions.hasPendingWork();
-    if (busy && ifBusy === "reject") return { kind: "chat_busy" };
+    const joins = joining(ifBusy, { busy: this.submissions.hasPendingWork(), working: this.submissions.isWorking(), held: request.seen.maintenance.value });
+    if (joins === "chat_busy") return { kind: "chat_busy" };
     const contentBytes = utf8.encode(content).byteLength;
     const load = this.submissions.load();
     if (load.entries >= QUEUE_MAX_ENTRIES || load.bytes + contentBytes > QUEUE_MAX_BYTES) return { kind: "queue_full" };
     offerMaintenanceFlag(request.seen.maintenance);
     offerProjectState(projectId, request.seen.project);
     const now = Date.now();
-    // What isWorking shows: a steer sent then is meant for the reply on its way, even if its task has not started yet.
-    const steering = ifBusy === "steer" && this.submissions.isWorking();
-    const interrupting = busy && ifBusy === "interrupt";
-    const held = request.seen.maintenance.value;
-    const started = !steering && !held && (interrupting || !busy);
-    const submission = { submissionId: crypto.randomUUID(), chatId: chat.id, disposition: started ? ("started" as const) : ("queued" as const) };
+    const submission = { submissionId: crypto.randomUUID(), chatId: chat.id, disposition: joins.disposition };
     // The working reply stops first (as POST …/stop), then the interrupt goes ahead of everything pending, what the stop requeued included.
-    const running = interrupting ? this.#store.runningTask() : undefined;
+    const running = joins.interrupting ? this.#store.runningTask() : undefined;
     if (running) this.#runner.stop(running, now);
     this.#change(now, () => {
       // A task still being dispatched ends stopped once charged, without the agent starting.
-      if (interrupting) this.submissions.stopDispatching();
+      if (joins.interrupting) this.submissions.stopDispatching();
       const { submissionId } = submission;
       // The question it answered (an answer's, or a pending one that takes its text); any other pending question is superseded.
       const answered = request.kind === "answer" ? this.#questions.answer(question!, request.answer, submissionId, now) : this.#questions.closeBySend(content, submissionId, now);
@@ -211,23 +209,16 @@ export class ChatRoom extends DurableObject<Env> {
           content_hash: contentHash,
           reply_to: replyTo,
           disposition: submission.disposition,
-          status: steering ? "steering" : started ? "dispatching" : "queued",
+          status: joins.status,
           created_at: iso(now),
           question_id: answered ?? null,
-          if_busy: request.kind === "answer" ? "queue" : ifBusy,
+          if_busy: ifBusy,
           credential: request.credential.gateName,
         },
-        interrupting,
+        joins.interrupting,
       );
     });
     return { kind: "accepted", replayed: false, submission };
-  }
-
-  /** Whether an answer fits the question it names, and its words; undefined when the chat or the question is unknown (found again after the await). */
-  private fitOf(projectId: string, questionId: string, answer: Answer): Fit | undefined {
-    const chat = this.chatIn(projectId);
-    const question = chat ? this.#questions.byId(questionId) : undefined;
-    return question && fitAnswer(this.#questions.view(question, chat!.id), answer);
   }
 
   /** A question the chat's agent asked, as it stands. */
@@ -257,13 +248,7 @@ export class ChatRoom extends DurableObject<Env> {
   async submissionState(projectId: string, submissionId: string): Promise<SubmissionOutcome> {
     if (!this.chatIn(projectId)) return NOT_HERE;
     const row = this.submissions.byId(submissionId);
-    if (!row) return { kind: "submission_not_found" };
-    const { id, status, task_id: taskId, user_message_id: userMessageId, reply_message_id: replyMessageId, created_at: createdAt } = row;
-    // Submissions from before charges were kept here show 0.
-    const credits = { charged: row.charged ?? 0, refunded: row.refunded };
-    const failure = status === "failed" && row.failure_code ? { code: row.failure_code, message: this.#store.errorOf(row.id) ?? "" } : null;
-    const ifBusy = row.if_busy ?? (row.kind === "steer" ? "steer" : "queue");
-    return { kind: "submission", submission: { id, status, taskId, userMessageId, replyMessageId, createdAt, credits, failure, ifBusy } };
+    return row ? { kind: "submission", submission: stateOf(row, () => this.#store.errorOf(row.id)) } : { kind: "submission_not_found" };
   }
 
   /** One message of the chat, whatever its role, and the event id it is current to (read in the same synchronous stretch). */

@@ -1,4 +1,4 @@
-import type { IfBusy, QueueEntry, QueueEntryChange, SubmissionFailure } from "../schemas";
+import type { IfBusy, QueueEntry, QueueEntryChange, SubmissionFailure, SubmissionState } from "../schemas";
 
 export type SubmissionStatus = "queued" | "steering" | "dispatching" | "running" | "done" | "failed" | "cancelled";
 /** Which call made a submission (an answer is a send to a question): keys are shared by all, but a key is bound to the call that used it first. */
@@ -75,6 +75,16 @@ export const entryOf = (row: EntryFields, status: SubmissionStatus): QueueEntry 
   status: status as QueueEntry["status"],
   createdAt: row.created_at,
 });
+
+/** What a submission became, as GET …/submissions/{id} shows it; `errorOf` reads its error message's text (a failed one's reason). */
+export function stateOf(row: SubmissionRow, errorOf: () => string | undefined): SubmissionState {
+  const { id, status, task_id: taskId, user_message_id: userMessageId, reply_message_id: replyMessageId, created_at: createdAt } = row;
+  // Submissions from before charges were kept here show 0; from before If-Busy, what their call did.
+  const credits = { charged: row.charged ?? 0, refunded: row.refunded };
+  const failure = status === "failed" && row.failure_code ? { code: row.failure_code, message: errorOf() ?? "" } : null;
+  const ifBusy = row.if_busy ?? (row.kind === "steer" ? "steer" : "queue");
+  return { id, status, taskId, userMessageId, replyMessageId, createdAt, credits, failure, ifBusy };
+}
 
 /**
  * A chat's submissions and the queue they form: every change of status goes through here, which
