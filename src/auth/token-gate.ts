@@ -39,7 +39,7 @@ const MIGRATIONS = [
   // The credential's credit limit and what its tasks spent (credential-credits.ts).
   CREDIT_TABLES,
 ];
-const NO_CREDITS_YET: CreditStanding = { creditLimit: null, creditsUsed: 0, committed: 0 };
+const NO_CREDITS_YET: CreditStanding = { creditLimit: null, creditsUsed: 0 };
 // How long a presentation of a refresh token waits for the same token's refresh still under way.
 const REFRESH_WAIT_MS = 10_000;
 
@@ -127,8 +127,8 @@ export class TokenGate extends DurableObject<Env> {
       this.stored = 0;
     }
 
-    const { creditLimit, committed } = this.creditStandingNow();
-    const atCreditLimit = creditLimit !== null && committed >= creditLimit;
+    const { creditLimit, creditsUsed } = this.creditStandingNow();
+    const atCreditLimit = creditLimit !== null && creditsUsed >= creditLimit;
     return { kind: "allowed", accountId: record.accountId, scopes: record.scopes, limit, remaining: limit - count - 1, resetSeconds: frees(oldest ?? now), atCreditLimit };
   }
 
@@ -191,14 +191,14 @@ export class TokenGate extends DurableObject<Env> {
     return this.credits().setLimit(limit);
   }
 
-  /** Holds a task's credits against the limit before the owner's ledger is charged (idempotent per task). */
+  /** Counts a task's credits against the limit before the owner's ledger is charged (idempotent per task). */
   async reserveCredits(taskId: string, amount: number): Promise<ReserveOutcome> {
     return this.credits().reserve(taskId, amount, Date.now());
   }
 
-  /** The ledger charged the task (its credits count as used) or did not (they are let go). */
-  async settleCredits(taskId: string, charged: boolean): Promise<void> {
-    this.credits().settle(taskId, charged);
+  /** The owner's ledger refused the task's charge: its credits no longer count. */
+  async releaseCredits(taskId: string): Promise<void> {
+    this.credits().release(taskId);
   }
 
   /** A charged task's credits went back to the owner: they no longer count against the limit. */

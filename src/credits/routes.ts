@@ -39,8 +39,8 @@ projectCreditRoutes.openapi(
     // An owner whose ledger cannot start (no such account) has nothing to spend.
     const balance = owed ?? 0;
     const taskCost = config(c.env).taskCreditCost;
-    const { creditLimit, creditsUsed, committed } = standing;
-    const credentialCanPay = creditLimit === null || creditLimit - committed >= taskCost;
+    const { creditLimit, creditsUsed } = standing;
+    const credentialCanPay = creditLimit === null || creditLimit - creditsUsed >= taskCost;
     return c.json({ balance: access.role === "owner" ? balance : null, taskCost, canRun: balance >= taskCost && credentialCanPay, credential: { creditLimit, creditsUsed } }, 200);
   },
 );

@@ -1,7 +1,7 @@
 import { describe, expect } from "vitest";
 import { hashSecret } from "../../src/auth/secrets";
 import { runNextAlarm, settle } from "../clock";
-import { crashBeforeGateCall } from "../doubles/stand-ins";
+import { crashBeforeCall } from "../doubles/stand-ins";
 import { admin, call, chatsPath, creditsOf, env, expectProblem, inDays, newChat, peek, queueOf, room, send, type World, world } from "../helpers";
 import { submissionOf } from "../chats/control-helpers";
 import { it } from "../fixtures/chat";
@@ -147,10 +147,10 @@ describe("a token's credit limit", () => {
     expect((await submissionOf(w, chat.id, both.json.submissionId)).state!.failure!.code).toBe("token_credit_limit");
   });
 
-  it("stays exact when the chat object crashes between the owner's charge and the token's count: nothing counted twice or lost", async ({ clock, w, chat }) => {
+  it("stays exact when the chat object crashes between the token's count and the owner's charge: counted once, charged once", async ({ clock, w, chat }) => {
     const L = await limited(w, 2);
-    crashBeforeGateCall(room(chat.id).id, "settleCredits");
-    const sent = await sendWith(w, chat.id, L.token, "charged, then a crash");
+    crashBeforeCall(room(chat.id).id, "ACCOUNT_LEDGER", "charge");
+    const sent = await sendWith(w, chat.id, L.token, "counted, then a crash");
     await expect(runNextAlarm(room(chat.id), clock)).rejects.toThrow();
     // The restarted object finds the submission still dispatching and repeats each step: each answers as done once.
     await settle(room(chat.id), clock);
@@ -158,6 +158,18 @@ describe("a token's credit limit", () => {
     expect(await creditsOf(w.account.id)).toBe(999);
     expect(await recordOf(w, L.id)).toMatchObject({ creditsUsed: 1 });
     const gate = env.TOKEN_GATE.getByName(await hashSecret(L.token));
-    expect(await gate.creditStanding()).toEqual({ creditLimit: 2, creditsUsed: 1, committed: 1 });
+    expect(await gate.creditStanding()).toEqual({ creditLimit: 2, creditsUsed: 1 });
+  });
+
+  it("stays exact when the chat object crashes after the owner's ledger refused, before the token's count was let go", async ({ clock }) => {
+    const w = await world({ credits: 0 });
+    const L = await limited(w, 2);
+    const chat = await newChat(w);
+    crashBeforeCall(room(chat.id).id, "TOKEN_GATE", "releaseCredits");
+    const sent = await sendWith(w, chat.id, L.token, "nobody pays, then a crash");
+    await expect(runNextAlarm(room(chat.id), clock)).rejects.toThrow();
+    await settle(room(chat.id), clock);
+    expect((await submissionOf(w, chat.id, sent.json.submissionId)).state).toMatchObject({ status: "failed", failure: { code: "insufficient_credits" } });
+    expect(await recordOf(w, L.id)).toMatchObject({ creditLimit: 2, creditsUsed: 0 });
   });
 });

@@ -204,10 +204,10 @@ export class TaskRunner {
   }
 
   /**
-   * Takes a task's credits: held against the sending credential's limit in its TokenGate, taken from the owner's
-   * ledger, then the hold settled. Each step is idempotent by task id and a failed dispatch is retried from the
-   * first, so after any crash the credential counts the charge exactly when the ledger took it. The limit is
-   * checked first: when both would refuse, the failure is the credential's.
+   * Takes a task's credits: counted against the sending credential's limit in its TokenGate, then taken from the
+   * owner's ledger, and let go in the gate when the ledger refused them. Each step is idempotent by task id and a
+   * failed dispatch is retried from the first, so after any crash the two agree once the retry is done. The limit
+   * is checked first: when both would refuse, the failure is the credential's.
    */
   private async charge(submission: SubmissionRow, cost: number, ref: TaskRef): Promise<ChargeOutcome | "over_limit"> {
     const taskId = submission.task_id!;
@@ -215,7 +215,7 @@ export class TaskRunner {
     const gate = submission.credential === null ? undefined : this.room.env.TOKEN_GATE.getByName(submission.credential);
     if (gate && (await gate.reserveCredits(taskId, cost)) === "over_limit") return "over_limit";
     const charged = await this.room.env.ACCOUNT_LEDGER.getByName(accountId).charge(accountId, taskId, cost, ref);
-    await gate?.settleCredits(taskId, charged === "charged");
+    if (charged !== "charged") await gate?.releaseCredits(taskId);
     return charged;
   }
 
