@@ -1,4 +1,4 @@
-import { hasTable, migrateSchema } from "../../db/object-schema";
+import { hasTable, metaValue, migrateSchema } from "../../db/object-schema";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { readChatListToMove } from "./moved-chat-lists";
@@ -127,8 +127,7 @@ export class ProjectChats extends DurableObject<Env> {
   }
 
   private metaValue(key: string): number | undefined {
-    if (!hasTable(this.ctx.storage.sql, "meta")) return undefined;
-    return this.ctx.storage.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0]?.value;
+    return hasTable(this.ctx.storage.sql, "meta") ? metaValue(this.ctx.storage.sql, key) : undefined;
   }
 
   /** The project's usage per UTC day from `from` to `to` (YYYY-MM-DD, inclusive), oldest first. */

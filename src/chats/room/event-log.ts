@@ -1,3 +1,4 @@
+import { metaValue } from "../../db/object-schema";
 import { withinUnits } from "../../text";
 import type { ChatEventType } from "../event-registry";
 
@@ -198,8 +199,13 @@ export class EventLog {
 
   /** The row that holds an event, undefined when it is not kept. */
   private rowHolding(id: number): EventRow | undefined {
-    const row = this.sql.exec<EventRow>("SELECT * FROM events WHERE id <= ? ORDER BY id DESC LIMIT 1", id).toArray()[0];
+    const row = this.rowFrom(id);
     return row && (row.last_id ?? row.id) >= id ? row : undefined;
+  }
+
+  /** The newest row that starts at or before an event id (a run starting there may reach past it). */
+  private rowFrom(id: number): EventRow | undefined {
+    return this.sql.exec<EventRow>("SELECT * FROM events WHERE id <= ? ORDER BY id DESC LIMIT 1", id).toArray()[0];
   }
 
   private wholeData(row: EventRow): string {
@@ -209,7 +215,7 @@ export class EventLog {
   }
 
   private metaValue(key: string): number {
-    return this.sql.exec<{ value: number }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0]?.value ?? 0;
+    return metaValue(this.sql, key) ?? 0;
   }
 
   /** Drops events older than the retention (a run goes once its newest is). */
@@ -241,8 +247,8 @@ export class EventLog {
    * where they ended, so resume points at or before it get a snapshot.
    */
   private dropThrough(id: number): void {
-    let row = this.sql.exec<EventRow>("SELECT * FROM events WHERE id <= ? ORDER BY id DESC LIMIT 1", id).toArray()[0];
-    if (row && (row.last_id ?? row.id) > id) row = this.sql.exec<EventRow>("SELECT * FROM events WHERE id < ? ORDER BY id DESC LIMIT 1", row.id).toArray()[0];
+    let row = this.rowFrom(id);
+    if (row && (row.last_id ?? row.id) > id) row = this.rowFrom(row.id - 1);
     if (!row) return;
     this.sql.exec("DELETE FROM events WHERE id <= ?", row.id);
     this.sql.exec("DELETE FROM event_parts WHERE event_id <= ?", row.id);
