@@ -54,26 +54,16 @@ async function viewOf(c: Context<PageEnv>, accountId: string): Promise<AccountVi
 async function formsFor(session: PageSession, view: AccountView): Promise<AccountForms> {
   const nonce = crypto.randomUUID();
   const tokenFor = (purpose: string) => formToken(session, purpose);
-  const pairs = async (ids: string[], purpose: (id: string) => string) => new Map(await Promise.all(ids.map(async (id) => [id, await tokenFor(purpose(id))] as const)));
+  // Each row's form token, by the row's id.
+  const pairs = async (rows: { id: string }[], purpose: (id: string) => string) =>
+    new Map(await Promise.all(rows.map(async ({ id }) => [id, await tokenFor(purpose(id))] as const)));
   return {
     signOut: await tokenFor(purposes.signOut),
     create: { nonce, csrf: await tokenFor(purposes.create(nonce)) },
-    revokeToken: await pairs(
-      view.tokens.map((t) => t.id),
-      purposes.revokeToken,
-    ),
-    revokeApp: await pairs(
-      view.apps.map((a) => a.id),
-      purposes.revokeApp,
-    ),
-    limitToken: await pairs(
-      view.tokens.map((t) => t.id),
-      purposes.limitToken,
-    ),
-    limitApp: await pairs(
-      view.apps.map((a) => a.id),
-      purposes.limitApp,
-    ),
+    revokeToken: await pairs(view.tokens, purposes.revokeToken),
+    revokeApp: await pairs(view.apps, purposes.revokeApp),
+    limitToken: await pairs(view.tokens, purposes.limitToken),
+    limitApp: await pairs(view.apps, purposes.limitApp),
   };
 }
 

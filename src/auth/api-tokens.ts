@@ -65,10 +65,7 @@ export async function listApiTokens(env: Env, accountId: string): Promise<ApiTok
 
 /** Sets the credit limit (null: none) of one of the account's unrevoked tokens; undefined when it has no such token. Tasks dispatched after it returns are held to it. */
 export async function setTokenCreditLimit(env: Env, accountId: string, id: string, creditLimit: number | null): Promise<ApiTokenItem | undefined> {
-  const [row] = await drizzle(env.DB)
-    .select()
-    .from(apiTokens)
-    .where(and(eq(apiTokens.id, id), eq(apiTokens.accountId, accountId), isNull(apiTokens.revokedAt)));
+  const row = await findUnrevokedToken(env.DB, accountId, id);
   if (!row) return undefined;
   await gateOf(env, row.tokenHash).setCreditLimit(creditLimit);
   return withStanding(env, row);
@@ -116,7 +113,7 @@ function listTokens(d1: D1Database, accountId: string) {
 
 async function findUnrevokedToken(d1: D1Database, accountId: string, id: string) {
   const [row] = await drizzle(d1)
-    .select({ tokenHash: apiTokens.tokenHash })
+    .select()
     .from(apiTokens)
     .where(and(eq(apiTokens.id, id), eq(apiTokens.accountId, accountId), isNull(apiTokens.revokedAt)));
   return row;

@@ -103,10 +103,15 @@ export async function listConnectedApps(env: Env, accountId: string): Promise<Co
     .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt));
 }
 
+/** One of the account's grants the library holds, by our id (KV may still list one revoked a moment ago). */
+async function grantNamed(api: OAuthHelpers, accountId: string, id: string): Promise<GrantSummary | undefined> {
+  return (await grantsOf(api, accountId)).find((g) => idOf(g) === id);
+}
+
 /** Sets the credit limit (null: none) of one of the account's standing grants; undefined when it has none with this id. */
 export async function setGrantCreditLimit(env: Env, accountId: string, id: string, creditLimit: number | null): Promise<ConnectedApp | undefined> {
   const api = oauthApi(env);
-  const grant = api && (await grantsOf(api, accountId)).find((g) => idOf(g) === id);
+  const grant = api && (await grantNamed(api, accountId, id));
   if (!grant || !(await gate(env, id).isValid(grantGateName(id)))) return undefined;
   await gate(env, id).setCreditLimit(creditLimit);
   return (await connectedApp(env, grant)).app;
@@ -119,7 +124,7 @@ export async function setGrantCreditLimit(env: Env, accountId: string, id: strin
  */
 export async function disconnectApp(env: Env, accountId: string, id: string): Promise<boolean> {
   const api = oauthApi(env);
-  const grant = api && (await grantsOf(api, accountId)).find((g) => idOf(g) === id);
+  const grant = api && (await grantNamed(api, accountId, id));
   if (!api || !grant) return false;
   const name = grantGateName(id);
   const standing = await gate(env, id).isValid(name);
