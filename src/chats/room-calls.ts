@@ -2,6 +2,7 @@ import type { Answer } from "../agent/question-shapes";
 import type { Seen } from "../db/read-mostly";
 import type { JsonText } from "../http/router";
 import type { ProjectState } from "../projects/access";
+import type { Chain } from "./chain-schemas";
 import type { Question, QuestionStatus } from "./question-schemas";
 import type { Chat, IfBusy, Message, QueueEntry, Submission, SubmissionState } from "./schemas";
 
@@ -40,6 +41,8 @@ export type MessageOutcome = { kind: "message"; message: Message } | { kind: "me
 /** A message read with the newest event id whose effects it shows, for Chat-Event-Id. */
 export type MessageRead = { kind: "message"; message: Message; eventId: number } | { kind: "message_not_found" } | NotHere;
 export type CancelOutcome = { kind: "cancelled" } | { kind: "started" } | { kind: "submission_not_found" } | NotHere;
+// The chain as JSON text: its question's action input is any JSON, which RPC's types cannot name.
+export type ChainOutcome = { kind: "chain"; chain: JsonText<Chain> } | { kind: "submission_not_found" } | NotHere;
 export type SubmissionOutcome = { kind: "submission"; submission: SubmissionState } | { kind: "submission_not_found" } | NotHere;
 // The question as JSON text: an action's input is any JSON, which RPC's types cannot name.
 export type QuestionOutcome = { kind: "question"; question: JsonText<Question> } | { kind: "question_not_found" } | NotHere;

@@ -392,6 +392,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{projectId}/chats/{chatId}/submissions/{submissionId}/chain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A submission's chain: where the work it started stands, across the questions its replies asked
+         * @description A submission whose reply asks a question is followed by the answer's submission, whose reply may ask again: one chain. `state` says where the chain's last submission stands (`awaiting`: a question waits for an answer), `links` lists the chain from this submission on.
+         */
+        get: operations["getChain"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{projectId}/chats/{chatId}/submissions/{submissionId}/chain/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a chain, whatever its last submission is doing
+         * @description By the chain's state: `queued`, its last submission is cancelled (as DELETE …/queue/{id}); `working`, its reply is stopped (as POST …/stop; a reply that ends before the stop lands stays as it ended); `awaiting`, the question is withdrawn: it closes `declined` with `submissionId` null and the answer `{ decline: true, reason: "Cancelled by the client" }`, no task starts, nothing is charged and the agent is not told. A chain that has ended is left as it is, so a retry is safe. Allowed on an archived chat. No body.
+         */
+        post: operations["cancelChain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects/{projectId}/chats/{chatId}/events": {
         parameters: {
             query?: never;
@@ -1363,6 +1403,33 @@ export interface components {
         };
         /** @description Exactly one of these bodies; which ones fit depends on the question's kind */
         Answer: components["schemas"]["ChoiceAnswer"] | components["schemas"]["TextAnswer"] | components["schemas"]["ApprovalAnswer"] | components["schemas"]["ConnectionAnswer"] | components["schemas"]["DeclineAnswer"];
+        /** @description The chain of a submission: it and every answer that followed a question its replies asked, each answer's task asking the next. Answering a question (through any channel, or by a send or steer whose text answers it) continues the chain of the submission whose reply asked it. */
+        Chain: {
+            /**
+             * Format: uuid
+             * @description The submission that leads the chain
+             */
+            rootId: string;
+            /**
+             * @description The end's: `queued` (queued or steering), `working` (dispatching or running), `awaiting` (its reply asked a question still pending), `completed` (its reply ended success and no question is pending: one that closed superseded or expired included), `failed` (its reply failed), `refused` (it could not start: `end.failure` says why), `cancelled` (cancelled, its reply stopped, or its question withdrawn). The last four are final.
+             * @enum {string}
+             */
+            state: "queued" | "working" | "awaiting" | "completed" | "failed" | "refused" | "cancelled";
+            end: components["schemas"]["SubmissionState"] & unknown;
+            reply: components["schemas"]["Message"] & (Record<string, never> | null);
+            question: components["schemas"]["Question"] & (Record<string, never> | null);
+            /** @description The chain from the submission asked about to its end, in order */
+            links: components["schemas"]["ChainLink"][];
+        };
+        ChainLink: {
+            /** Format: uuid */
+            submissionId: string;
+            /**
+             * Format: uuid
+             * @description The question its reply asked; the next link (if any) answered it
+             */
+            questionId: string | null;
+        };
         ChatEvent: {
             id: string;
             /** @enum {string} */
@@ -4116,6 +4183,214 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests (`rate_limited`), or, opening an event stream, too many open at once (`too_many_streams`); wait Retry-After seconds. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the service's side (`internal_error`); quote the x-request-id. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getChain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                chatId: string;
+                submissionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The chain from this submission to its end */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chain"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`). */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not available to the caller (`not_found`; `message_not_found` or `submission_not_found` for an id in a chat that is available); existence is not revealed. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The path exists but not with this method (`method_not_allowed`). */
+            405: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests (`rate_limited`), or, opening an event stream, too many open at once (`too_many_streams`); wait Retry-After seconds. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the service's side (`internal_error`); quote the x-request-id. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelChain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                chatId: string;
+                submissionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The chain after the cancel */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chain"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`). */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not available to the caller (`not_found`; `message_not_found` or `submission_not_found` for an id in a chat that is available); existence is not revealed. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The path exists but not with this method (`method_not_allowed`). */
+            405: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -20,6 +20,7 @@ import { QuestionStorage } from "./question-storage";
 import { RoomStorage, type ChatRow } from "./room-storage";
 import type { Chat, IfBusy } from "../schemas";
 import { stateOf, SubmissionStorage } from "./submission-storage";
+import { Chains } from "./chains";
 import { joining } from "./joining";
 import { TaskRunner, type EndedTask, type PartialOutcome, type SteeringAck, type SteeringOffer } from "./task-runner";
 import { WebhookHandOff } from "./webhook-handoff";
@@ -29,6 +30,7 @@ import { webhookPayload } from "./webhook-payload";
 import type { WebhookSwitch } from "../webhook-switch";
 import type {
   CancelOutcome,
+  ChainOutcome,
   ChatRead,
   Followed,
   MessageOutcome,
@@ -58,6 +60,7 @@ export class ChatRoom extends DurableObject<Env> {
   readonly #refunds: Refunds;
   readonly #listSync: ChatListSync;
   readonly #change: Change;
+  readonly #chains: Chains;
   // What a subclass may use: the submissions and the queue they form, the log's publisher, the open streams,
   // and the one alarm, derived from every deferred job (a subclass may owe more work).
   protected readonly submissions: SubmissionStorage;
@@ -72,6 +75,7 @@ export class ChatRoom extends DurableObject<Env> {
     const outbox = (this.#outbox = new WebhookOutbox(sql));
     const questions = (this.#questions = new QuestionStorage(sql, outbox, config(env).questionTtlMs));
     const store = (this.#store = new RoomStorage(sql, submissions, questions));
+    this.#chains = new Chains(sql, submissions, store, questions);
     const schedule = (this.schedule = new AlarmSchedule(ctx, store));
     const publisher = (this.publisher = new RoomPublisher(sql, store, submissions, questions));
     const streams = (this.streams = new ChatStreams(ctx, env, publisher));
@@ -199,6 +203,8 @@ export class ChatRoom extends DurableObject<Env> {
       const { submissionId } = submission;
       // The question it answered (an answer's, or a pending one that takes its text); any other pending question is superseded.
       const answered = request.kind === "answer" ? this.#questions.answer(question!, request.answer, submissionId, now) : this.#questions.closeBySend(content, submissionId, now);
+      // An answer goes on with the chain of the submission whose reply asked.
+      const chainRootId = this.#chains.rootFor(submissionId, answered);
       this.submissions.insert(
         {
           id: submission.submissionId,
@@ -214,6 +220,7 @@ export class ChatRoom extends DurableObject<Env> {
           question_id: answered ?? null,
           if_busy: ifBusy,
           credential: request.credential.gateName,
+          chain_root_id: chainRootId,
         },
         joins.interrupting,
       );
@@ -249,6 +256,39 @@ export class ChatRoom extends DurableObject<Env> {
     if (!this.chatIn(projectId)) return NOT_HERE;
     const row = this.submissions.byId(submissionId);
     return row ? { kind: "submission", submission: stateOf(row, () => this.#store.errorOf(row.id)) } : { kind: "submission_not_found" };
+  }
+
+  /** The chain of a submission, from it to its end (chains.ts). */
+  async chain(projectId: string, submissionId: string): Promise<ChainOutcome> {
+    const chat = this.chatIn(projectId);
+    if (!chat) return NOT_HERE;
+    const row = this.submissions.byId(submissionId);
+    return row ? { kind: "chain", chain: JSON.stringify(this.#chains.view(row, chat.id)) } : { kind: "submission_not_found" };
+  }
+
+  /**
+   * Cancels a chain by what its end is doing: a waiting end is cancelled (as DELETE …/queue/{id}), a working one
+   * stopped (as POST …/stop), and a question it waits on withdrawn; an ended chain is left as it is. Answers the chain after.
+   */
+  async cancelChain(projectId: string, submissionId: string): Promise<ChainOutcome> {
+    const chat = this.chatIn(projectId);
+    if (!chat) return NOT_HERE;
+    const row = this.submissions.byId(submissionId);
+    if (!row) return { kind: "submission_not_found" };
+    const { end, question } = this.#chains.endOf(row);
+    const now = Date.now();
+    const task = this.#store.runningTask();
+    if (end.status === "queued" || end.status === "steering") {
+      this.#change(now, () => this.submissions.move(end, "cancelled"), end.status === "queued" ? "listed" : "unlisted");
+    } else if (end.status === "dispatching") {
+      // Its reply is written stopped once it is charged, and the agent never starts (as an interrupt does).
+      this.#change(now, () => this.submissions.stopDispatching(end.id), "unlisted");
+    } else if (end.status === "running" && task?.submission_id === end.id) {
+      this.#runner.stop(task, now);
+    } else if (question?.status === "pending") {
+      this.#change(now, () => this.#questions.withdraw(question, now));
+    }
+    return { kind: "chain", chain: JSON.stringify(this.#chains.view(row, chat.id)) };
   }
 
   /** One message of the chat, whatever its role, and the event id it is current to (read in the same synchronous stretch). */

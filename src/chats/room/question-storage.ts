@@ -26,6 +26,8 @@ export type QuestionRow = {
   answer: string | null;
   submission_id: string | null;
 };
+// The reason a withdrawn question's answer gives: nobody answered it, the client that waited on it cancelled.
+const WITHDRAWN_REASON = "Cancelled by the client";
 type Closing = { status: QuestionStatus; answer?: string | null; submissionId?: string | null };
 
 /**
@@ -105,6 +107,14 @@ export class QuestionStorage {
     }
     this.close(pending, { status: "answered", answer: answerJson({ text: content }), submissionId }, now);
     return pending.id;
+  }
+
+  /**
+   * A client cancelled the chain that waits on this question: it closes declined with no submission, so no task
+   * starts, nothing is charged and the agent is not told (as for expiry).
+   */
+  withdraw(row: QuestionRow, now: number): void {
+    this.close(row, { status: "declined", answer: answerJson({ decline: true, reason: WITHDRAWN_REASON }), submissionId: null }, now);
   }
 
   /** Closes a pending question: answered or declined by a submission, superseded (by a send, or by a later question) or expired. */

@@ -145,4 +145,10 @@ export const MIGRATIONS: string[][] = [
     "ALTER TABLE submissions ADD COLUMN credential TEXT",
     "ALTER TABLE pending_refunds ADD COLUMN credential TEXT",
   ],
+  [
+    // The chain of a submission (what MCP and A2A tasks report): the submission whose reply asked the question it answers leads it.
+    // Null for submissions from before it was kept: each leads its own.
+    "ALTER TABLE submissions ADD COLUMN chain_root_id TEXT",
+    "CREATE INDEX submissions_by_chain ON submissions (chain_root_id, seq)",
+  ],
 ];

@@ -39,6 +39,8 @@ export type SubmissionRow = {
   stop_requested: number;
   // The TokenGate name of the credential that made it, whose credit limit its task counts against (null before it was kept).
   credential: string | null;
+  // The submission leading its chain: itself, or for one that answered a question the chain of the submission whose reply asked it (null before it was kept: itself).
+  chain_root_id: string | null;
 };
 /** What the queue bound counts: its entries that wait or are being dispatched, and the UTF-8 bytes of their content. */
 export type QueueLoad = { entries: number; bytes: number };
@@ -185,6 +187,7 @@ export class SubmissionStorage {
       | "question_id"
       | "if_busy"
       | "credential"
+      | "chain_root_id"
     >,
     ahead = false,
   ): SubmissionRow {
@@ -194,8 +197,8 @@ export class SubmissionStorage {
     const inserted = this.sql
       .exec<SubmissionRow>(
         `INSERT INTO submissions (id, idempotency_key, kind, content, content_bytes, content_hash, reply_to, disposition, status, created_at, question_id, charged,
-           if_busy, credential, run_order)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ${runOrder}) RETURNING *`,
+           if_busy, credential, chain_root_id, run_order)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ${runOrder}) RETURNING *`,
         row.id,
         row.idempotency_key,
         row.kind,
@@ -209,6 +212,7 @@ export class SubmissionStorage {
         row.question_id,
         row.if_busy,
         row.credential,
+        row.chain_root_id,
       )
       .one();
     this.moved(inserted, null, row.status);
@@ -227,9 +231,11 @@ export class SubmissionStorage {
     return (counts.dispatching > 0 ? first("dispatching", "seq") : undefined) ?? (counts.queued > 0 ? first("queued", RUN_ORDER) : undefined);
   }
 
-  /** An interrupt was taken: every submission being dispatched now ends stopped once its task is charged, without starting the agent. */
-  stopDispatching(): void {
-    if (this.counts().dispatching > 0) this.sql.exec("UPDATE submissions SET stop_requested = 1 WHERE status = 'dispatching'");
+  /** An interrupt was taken (or a chain cancelled: only its end): what is being dispatched ends stopped once its task is charged, without starting the agent. */
+  stopDispatching(id?: string): void {
+    if (this.counts().dispatching === 0) return;
+    if (id === undefined) this.sql.exec("UPDATE submissions SET stop_requested = 1 WHERE status = 'dispatching'");
+    else this.sql.exec("UPDATE submissions SET stop_requested = 1 WHERE id = ? AND status = 'dispatching'", id);
   }
 
   /** Moves a submission from the status it has (as the caller read it) to another. */

@@ -1,0 +1,90 @@
+import type { Chain, ChainState } from "../chain-schemas";
+import type { Message } from "../schemas";
+import type { QuestionRow, QuestionStorage } from "./question-storage";
+import type { RoomStorage } from "./room-storage";
+import { stateOf, type SubmissionRow, type SubmissionStorage } from "./submission-storage";
+
+/** A link as the chain's one query reads it: the submission, and the question its reply asked. */
+type LinkRow = SubmissionRow & { asked: string | null };
+
+/** The end's state: its status, then its reply's, then its question's (a withdrawn question is the one declined without a submission). */
+function chainState(end: SubmissionRow, reply: Message | null, question: QuestionRow | undefined): ChainState {
+  switch (end.status) {
+    case "queued":
+    case "steering":
+      return "queued";
+    case "dispatching":
+    case "running":
+      return "working";
+    case "failed":
+      return "refused";
+    case "cancelled":
+      return "cancelled";
+  }
+  if (reply?.status === "interrupted_by_user") return "cancelled";
+  if (reply?.status === "failed") return "failed";
+  if (question?.status === "pending") return "awaiting";
+  if (question?.status === "declined" && question.submission_id === null) return "cancelled";
+  return "completed";
+}
+
+/**
+ * The chains of a chat's submissions: every submission records the root of its chain when it is
+ * accepted, so a chain, its end and its state are one indexed query, whatever channel asks (MCP's
+ * tasks and waits, A2A's tasks, the REST read).
+ */
+export class Chains {
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly submissions: SubmissionStorage,
+    private readonly store: RoomStorage,
+    private readonly questions: QuestionStorage,
+  ) {}
+
+  /** The root a new submission records: for one that answers a question, that of the submission whose reply asked it; else its own id. */
+  rootFor(submissionId: string, answeredQuestionId: string | undefined): string {
+    const question = answeredQuestionId ? this.questions.byId(answeredQuestionId) : undefined;
+    const asker = question ? this.submissions.ofTask(question.task_id) : undefined;
+    return asker ? (asker.chain_root_id ?? asker.id) : submissionId;
+  }
+
+  /** The chain from a submission to its end, each with the question its reply asked. */
+  private linksFrom(from: SubmissionRow): LinkRow[] {
+    // A submission from before roots were kept leads a chain of its own.
+    if (from.chain_root_id === null) return [{ ...from, asked: this.questionAskedBy(from.reply_message_id) }];
+    return this.sql
+      .exec<LinkRow>(
+        `SELECT s.*, m.question_id AS asked FROM submissions s LEFT JOIN messages m ON m.id = s.reply_message_id
+           WHERE s.chain_root_id = ? AND s.seq >= ? ORDER BY s.seq`,
+        from.chain_root_id,
+        from.seq,
+      )
+      .toArray();
+  }
+
+  private questionAskedBy(replyId: string | null): string | null {
+    return replyId === null ? null : (this.store.message(replyId)?.questionId ?? null);
+  }
+
+  /** The chain's last submission, seen from one of its submissions. */
+  endOf(from: SubmissionRow): { end: SubmissionRow; question: QuestionRow | undefined } {
+    const end = this.linksFrom(from).at(-1) ?? { ...from, asked: null };
+    return { end, question: end.asked === null ? undefined : this.questions.byId(end.asked) };
+  }
+
+  /** The chain seen from one of its submissions, as the API shows it. */
+  view(from: SubmissionRow, chatId: string): Chain {
+    const links = this.linksFrom(from);
+    const end = links.at(-1) ?? { ...from, asked: null };
+    const reply = end.reply_message_id === null ? null : (this.store.message(end.reply_message_id) ?? null);
+    const question = end.asked === null ? undefined : this.questions.byId(end.asked);
+    return {
+      rootId: from.chain_root_id ?? from.id,
+      state: chainState(end, reply, question),
+      end: stateOf(end, () => this.store.errorOf(end.id)),
+      reply,
+      question: question ? this.questions.view(question, chatId) : null,
+      links: links.map((link) => ({ submissionId: link.id, questionId: link.asked })),
+    };
+  }
+}
