@@ -21,7 +21,7 @@ export function toolJsonSchema(schema: z.ZodType, io: "input" | "output"): JsonS
     },
   }) as JsonSchema;
   delete json.$schema;
-  return singleTypes(json) as JsonSchema & { type: "object" };
+  return withoutEmptySchemas(singleTypes(json)) as JsonSchema & { type: "object" };
 }
 
 /** zod writes a nullable string as `type: ["string", "null"]`; clients that map tools onto single-type dialects (Gemini's OpenAPI subset) refuse that, so it becomes anyOf. */
@@ -32,6 +32,23 @@ function singleTypes(node: unknown): unknown {
   for (const [key, value] of Object.entries(node)) {
     if (key === "type" && Array.isArray(value)) out.anyOf = value.map((type) => ({ type }));
     else out[key] = singleTypes(value);
+  }
+  return out;
+}
+
+/**
+ * A map of any JSON (an approval's `input`) comes out as `additionalProperties: {}` with `propertyNames`; strict
+ * validators warn of the empty schema, and an object admits any property without it, so both go: `{ "type": "object" }`.
+ */
+function withoutEmptySchemas(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutEmptySchemas);
+  if (typeof node !== "object" || node === null) return node;
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(node)) out[key] = withoutEmptySchemas(value);
+  const extra = out.additionalProperties;
+  if (typeof extra === "object" && extra !== null && Object.keys(extra).length === 0) {
+    delete out.additionalProperties;
+    delete out.propertyNames;
   }
   return out;
 }

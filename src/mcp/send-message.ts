@@ -31,10 +31,18 @@ export const SendMessageInput = inChat.extend({
     ),
 });
 
+const Answered = z.object({
+  questionId: z.uuid(),
+  submissionId: z.uuid().describe("The submission that answered it"),
+});
+
 export const SendMessageOutput = z.object({
-  submission: Submission,
-  state: SubmissionState.describe("The submission's state when the call answered"),
-  reply: Message.nullable().describe("The agent's reply as it then stood; null before it exists"),
+  submission: Submission.extend({ questionId: z.uuid().optional().describe("The question this submission answered (answer_question)") }).describe("This call's own submission"),
+  state: SubmissionState.describe(
+    "The state, when the call answered, of the last submission of this call's chain (state.id names it): its own, or the answer to a question its reply asked",
+  ),
+  reply: Message.nullable().describe("That submission's reply as it then stood; null before it exists"),
+  answered: z.array(Answered).describe("The questions this call's chain went on past, in order, each with the submission that answered it; [] when none"),
   replayed: z.literal(true).optional().describe("Present when an earlier call with this idempotencyKey sent the message; this is its submission"),
   question: Question.nullable().describe("The question the reply asked (answer it with answer_question); null when it asked none or is not there yet"),
 });
@@ -69,7 +77,7 @@ export async function sendThenWait(chat: ChatRef, waitSeconds: number, context: 
     const { state, reply } = outcome.body;
     const question = await questionAskedBy(chat, reply, context);
     if (!question.ok) return question;
-    return { ...sent, body: { submission: sent.body, state, reply, ...(sent.replayed ? { replayed: true } : {}), question: question.body } };
+    return { ...sent, body: { submission: sent.body, state, reply, answered: [], ...(sent.replayed ? { replayed: true } : {}), question: question.body } };
   } finally {
     follower?.close();
   }

@@ -7,6 +7,9 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { expect, vi } from "vitest";
 import { call, room } from "../helpers";
 
+/** answer_question's answer: the fields of one /v1 answer body, every other field null (the tool's schema requires them all). */
+export const flatAnswer = (answer: Record<string, unknown>) => ({ optionIds: null, text: null, decision: null, reason: null, connected: null, decline: null, ...answer });
+
 export const MCP_URL = "https://service.test/mcp";
 
 /** The SDK's own client over Streamable HTTP, its requests served by the Worker's fetch handler. */

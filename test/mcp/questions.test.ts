@@ -5,7 +5,7 @@ import { ask, questionOf } from "../chats/question-helpers";
 import { settle } from "../clock";
 import { call, chatsPath, room } from "../helpers";
 import { openEvents } from "../sse";
-import { callTool, connect, success, toolProblem } from "./mcp-helpers";
+import { callTool, connect, success, toolProblem, flatAnswer } from "./mcp-helpers";
 import { it } from "../fixtures/chat";
 
 describe("MCP questions, through the SDK's client", () => {
@@ -25,7 +25,9 @@ describe("MCP questions, through the SDK's client", () => {
     expect(read).toEqual(q);
 
     const key = crypto.randomUUID();
-    const answered = success(await callTool(client, "answer_question", { ...ids, questionId: q.id, answer: { optionIds: ["2"] }, idempotencyKey: key, waitSeconds: 10 }));
+    const answered = success(
+      await callTool(client, "answer_question", { ...ids, questionId: q.id, answer: flatAnswer({ optionIds: ["2"] }), idempotencyKey: key, waitSeconds: 10 }),
+    );
     expect(answered.submission).toMatchObject({ chatId: chat.id, disposition: "started", questionId: q.id });
     expect(answered.state).toMatchObject({ id: answered.submission.submissionId, status: "done" });
     expect(answered.reply).toMatchObject({ status: "success", content: localReply({ content: "Green" }), questionId: null });
@@ -38,9 +40,9 @@ describe("MCP questions, through the SDK's client", () => {
     });
 
     // Retried with its key: the first answer, replayed; with a new key, the question is no longer pending.
-    const again = success(await callTool(client, "answer_question", { ...ids, questionId: q.id, answer: { optionIds: ["2"] }, idempotencyKey: key }));
+    const again = success(await callTool(client, "answer_question", { ...ids, questionId: q.id, answer: flatAnswer({ optionIds: ["2"] }), idempotencyKey: key }));
     expect(again).toMatchObject({ submission: answered.submission, replayed: true });
-    const twice = toolProblem(await callTool(client, "answer_question", { ...ids, questionId: q.id, answer: { optionIds: ["1"] } }), "question_not_pending");
+    const twice = toolProblem(await callTool(client, "answer_question", { ...ids, questionId: q.id, answer: flatAnswer({ optionIds: ["1"] }) }), "question_not_pending");
     expect(twice.detail).toMatch(/answered/);
   });
 
@@ -52,12 +54,12 @@ describe("MCP questions, through the SDK's client", () => {
     expect(sent.reply).toBeNull();
     const approval = success(await callTool(client, "send_message", { ...ids, content: "/approve really deploy", waitSeconds: 10 })).question;
     expect(approval).toMatchObject({ kind: "approval", action: { name: "demo_action", summary: "really deploy", input: {} } });
-    toolProblem(await callTool(client, "answer_question", { ...ids, questionId: approval.id, answer: { optionIds: ["1"] } }), "answer_does_not_fit");
-    const shape = toolProblem(await callTool(client, "answer_question", { ...ids, questionId: approval.id, answer: { decision: "perhaps" } }), "invalid_request");
+    toolProblem(await callTool(client, "answer_question", { ...ids, questionId: approval.id, answer: flatAnswer({ optionIds: ["1"] }) }), "answer_does_not_fit");
+    const shape = toolProblem(await callTool(client, "answer_question", { ...ids, questionId: approval.id, answer: flatAnswer({ decision: "perhaps" }) }), "invalid_request");
     expect(JSON.stringify(shape.errors)).toContain("answer");
     toolProblem(await callTool(client, "get_question", { ...ids, questionId: crypto.randomUUID() }), "question_not_found");
     const denied = success(
-      await callTool(client, "answer_question", { ...ids, questionId: approval.id, answer: { decision: "deny", reason: "not on a Friday" }, waitSeconds: 10 }),
+      await callTool(client, "answer_question", { ...ids, questionId: approval.id, answer: flatAnswer({ decision: "deny", reason: "not on a Friday" }), waitSeconds: 10 }),
     );
     expect(denied.reply.content).toBe(localReply({ content: "Denied. not on a Friday" }));
   });
@@ -68,10 +70,10 @@ describe("MCP questions, through the SDK's client", () => {
     try {
       const client = await connect(w.token);
       const ids = { projectId: w.projectId, chatId: chat.id, questionId: q.id };
-      toolProblem(await callTool(client, "answer_question", { ...ids, answer: { text: "yes" }, waitSeconds: 5 }), "too_many_streams");
+      toolProblem(await callTool(client, "answer_question", { ...ids, answer: flatAnswer({ text: "yes" }), waitSeconds: 5 }), "too_many_streams");
       expect(await questionOf(w, chat.id, q.id)).toMatchObject({ status: "pending", answer: null });
       // Without a wait nothing is held: the answer goes through.
-      expect(success(await callTool(client, "answer_question", { ...ids, answer: { text: "yes" } })).submission.questionId).toBe(q.id);
+      expect(success(await callTool(client, "answer_question", { ...ids, answer: flatAnswer({ text: "yes" }) })).submission.questionId).toBe(q.id);
     } finally {
       await Promise.all(streams.map((s) => s.close()));
     }
@@ -84,7 +86,7 @@ describe("MCP questions, through the SDK's client", () => {
     const pending = callTool(
       client,
       "answer_question",
-      { projectId: w.projectId, chatId: chat.id, questionId: q.id, answer: { text: "Teal" }, waitSeconds: 30 },
+      { projectId: w.projectId, chatId: chat.id, questionId: q.id, answer: flatAnswer({ text: "Teal" }), waitSeconds: 30 },
       { onprogress: (p) => updates.push(p) },
     );
     // Once the answer is in, the built-in agent writes its reply in four parts, one per alarm.
@@ -96,15 +98,51 @@ describe("MCP questions, through the SDK's client", () => {
     expect(updates.map((u) => u.message).join("")).toBe(answered.reply.content);
   });
 
-  it("describes answer_question's answer as one of the bodies and marks it destructive", async ({ w }) => {
+  it("describes answer_question's answer as flat, required, nullable fields and marks it destructive", async ({ w }) => {
     const client = await connect(w.token);
     const { tools } = await client.listTools();
     const tool = tools.find((t) => t.name === "answer_question")!;
     expect(tool.inputSchema.required).toEqual(expect.arrayContaining(["projectId", "chatId", "questionId", "answer"]));
-    const answer = (tool.inputSchema.properties as Record<string, { anyOf?: unknown[]; oneOf?: unknown[] }>).answer!;
-    expect((answer.anyOf ?? answer.oneOf)!.length).toBe(5);
+    const answer = (tool.inputSchema.properties as Record<string, { properties: Record<string, { anyOf?: unknown[] }>; required: string[]; additionalProperties: boolean }>)
+      .answer!;
+    const fields = ["optionIds", "text", "decision", "reason", "connected", "decline"];
+    expect(Object.keys(answer.properties).sort()).toEqual([...fields].sort());
+    expect([...answer.required].sort()).toEqual([...fields].sort());
+    expect(answer.additionalProperties).toBe(false);
+    for (const field of fields) expect(answer.properties[field]!.anyOf, field).toContainEqual({ type: "null" });
     expect(tool.annotations).toMatchObject({ destructiveHint: true, idempotentHint: false });
     expect(tool.outputSchema!.properties).toHaveProperty("question");
-    expect(tools.find((t) => t.name === "send_message")!.outputSchema!.properties).toHaveProperty("question");
+    expect(tools.find((t) => t.name === "send_message")!.outputSchema!.properties).toHaveProperty("answered");
+  });
+
+  it("names the fields of an answer that is not exactly one body, and sends nothing", async ({ clock, w, chat }) => {
+    const client = await connect(w.token);
+    const { question: q } = await ask(w, chat.id, clock, "/approve deploy");
+    const ids = { projectId: w.projectId, chatId: chat.id, questionId: q.id };
+    const two = toolProblem(await callTool(client, "answer_question", { ...ids, answer: flatAnswer({ decision: "approve", connected: true }) }), "invalid_request");
+    expect(JSON.stringify(two.errors)).toContain('"path":"answer');
+    const none = toolProblem(await callTool(client, "answer_question", { ...ids, answer: flatAnswer({}) }), "invalid_request");
+    expect(JSON.stringify(none.errors)).toContain('"path":"answer');
+    // A field left out is missing, as the schema requires every one of them.
+    toolProblem(await callTool(client, "answer_question", { ...ids, answer: { decision: "approve" } }), "invalid_request");
+    expect(await questionOf(w, chat.id, q.id)).toMatchObject({ status: "pending" });
+  });
+
+  it("has no empty schema in any tool's input or output schema", async ({ w }) => {
+    const { tools } = await (await connect(w.token)).listTools();
+    const empties: string[] = [];
+    const walk = (node: unknown, at: string) => {
+      if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${at}[${i}]`));
+      if (typeof node !== "object" || node === null) return;
+      if (Object.keys(node).length === 0) empties.push(at);
+      for (const [key, value] of Object.entries(node)) if (key !== "properties" && key !== "default") walk(value, `${at}.${key}`);
+      const properties = (node as { properties?: Record<string, unknown> }).properties;
+      for (const [name, value] of Object.entries(properties ?? {})) walk(value, `${at}.properties.${name}`);
+    };
+    for (const t of tools) {
+      walk(t.inputSchema, `${t.name}.input`);
+      walk(t.outputSchema, `${t.name}.output`);
+    }
+    expect(empties).toEqual([]);
   });
 });

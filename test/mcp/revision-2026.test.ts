@@ -5,7 +5,7 @@ import { TOOLS } from "../../src/mcp/tools";
 import { alarmOf, runNextAlarm, settle } from "../clock";
 import { call, newToken, room, world } from "../helpers";
 import { it } from "../fixtures/chat";
-import { callTool as callToolV1, connect as connectV1, MCP_URL } from "./mcp-helpers";
+import { callTool as callToolV1, connect as connectV1, MCP_URL, flatAnswer } from "./mcp-helpers";
 
 type V2Client = Client;
 const MODERN = "2026-07-28";
@@ -89,7 +89,9 @@ describe("MCP revision 2026-07-28, with the v2 SDK's client", () => {
     await settle(room(chat.id), clock);
     const { pendingQuestionId } = await answer(client, "get_chat", ids);
     expect(await use("get_question", { ...ids, questionId: pendingQuestionId })).toMatchObject({ kind: "text", status: "pending" });
-    expect((await use("answer_question", { ...ids, questionId: pendingQuestionId, answer: { text: "Blue" } })).submission).toMatchObject({ questionId: pendingQuestionId });
+    expect((await use("answer_question", { ...ids, questionId: pendingQuestionId, answer: flatAnswer({ text: "Blue" }) })).submission).toMatchObject({
+      questionId: pendingQuestionId,
+    });
     await settle(room(chat.id), clock);
 
     const running = await use("send_message", { ...ids, content: "first" });
