@@ -15,6 +15,9 @@ function withoutLocalVars(): Record<string, unknown> {
   return Object.fromEntries(Object.keys(local).map((name) => [name, declared[name] ?? ""]));
 }
 
+// Seals MCP task handles and the like in every project (32 bytes as base64url, as the var must be).
+const TEST_MCP_STATE_KEY = "dGVzdC1tY3Atc3RhdGUta2V5LTMyLWJ5dGVzLWxvbmc";
+
 // Four workerd projects: the default (built-in local agent), property tests, and chats on the http agent and on a model.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
@@ -26,7 +29,7 @@ export default defineConfig(async () => {
         main: "./test/worker.ts",
         wrangler: { configPath },
         miniflare: {
-          bindings: { ...unsetLocalVars, TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", LOCAL_AGENT_DELAY_MS: "50", WEBHOOK_KEY: "test-webhook-key", ...vars },
+          bindings: { ...unsetLocalVars, TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", LOCAL_AGENT_DELAY_MS: "50", WEBHOOK_KEY: "test-webhook-key", MCP_STATE_KEY: TEST_MCP_STATE_KEY, ...vars },
           durableObjects: {
             CHAT_ROOM: { className: "TestChatRoom", useSQLite: true },
             PROJECT_WEBHOOKS: { className: "TestProjectWebhooks", useSQLite: true },

@@ -31,9 +31,13 @@ export function devVarsSets(name) {
   return existsSync(devVarsPath) && new RegExp(`^${name}\\s*=`, "m").test(readFileSync(devVarsPath, "utf8"));
 }
 
-/** Vars local dev needs a value for: PUBLIC_URL, where an http agent calls back, is local dev's own address; webhooks may go to localhost. */
+/**
+ * Vars local dev needs a value for: PUBLIC_URL, where an http agent calls back, is local dev's own address; webhooks may go
+ * to localhost; MCP task handles and the like are sealed with a random key per start (what a restart's clients held is void).
+ */
 export function devVarArgs(url = LOCAL_URL) {
   const args = devVarsSets("PUBLIC_URL") ? [] : ["--var", `PUBLIC_URL:${url}`];
+  if (!devVarsSets("MCP_STATE_KEY")) args.push("--var", `MCP_STATE_KEY:${randomBytes(32).toString("base64url")}`);
   return devVarsSets("WEBHOOK_ALLOW_LOOPBACK") ? args : [...args, "--var", "WEBHOOK_ALLOW_LOOPBACK:true"];
 }
 

@@ -1,4 +1,6 @@
+import { fromBase64Url } from "./crypto";
 import type { Env } from "./env";
+import { log } from "./log";
 
 /** Every var the Worker reads, parsed once with its documented default (README "Vars"). */
 export type Config = {
@@ -16,9 +18,17 @@ export type Config = {
   catalogCacheSeconds: number;
   /** How long a question the agent asks stays pending before it expires (QUESTION_TTL_HOURS). */
   questionTtlMs: number;
+  /**
+   * What seals the values MCP clients hold and send back (task handles, requestStates, 2025 elicitation ids, session
+   * ids): MCP_STATE_KEY and MCP_STATE_KEY_PREVIOUS as AES-256 keys, and how long input is awaited (MCP_INPUT_TTL_SECONDS).
+   * Undefined when the key is unset or not 32 bytes of base64url: then none of it is offered.
+   */
+  mcpState: McpStateConfig | undefined;
   /** DEV_SERVER_ID: set by the project's scripts to a fresh value per wrangler dev they start; unset in every deployment. */
   devServerId: string | undefined;
 };
+
+export type McpStateConfig = { key: Uint8Array; previous: Uint8Array | undefined; inputTtlMs: number };
 
 export type ModelAgentConfig = {
   mode: "openai" | "workers-ai";
@@ -70,7 +80,30 @@ function parse(env: Env): Config {
     catalogCacheSeconds: count(env.CATALOG_CACHE_SECONDS, 30),
     questionTtlMs: positive(env.QUESTION_TTL_HOURS, 168) * 3_600_000,
     devServerId: env.DEV_SERVER_ID || undefined,
+    mcpState: mcpStateConfig(env),
   };
+}
+
+// The longest a person may take to answer a form an MCP client shows (MCP_INPUT_TTL_SECONDS), and its default.
+const INPUT_TTL_MAX_SECONDS = 86_400;
+const INPUT_TTL_DEFAULT_SECONDS = 3600;
+
+/** An AES-256 key given as base64url, or undefined (with one error logged) when it is set to anything else. */
+function stateKey(name: string, value: string | undefined): Uint8Array | undefined {
+  if (!value) return undefined;
+  const key = fromBase64Url(value.trim());
+  if (key?.byteLength === 32) return key;
+  // Never the value itself: it is a secret, however malformed.
+  log.error("mcp_state_key_invalid", { var: name, why: "not 32 bytes of base64url" });
+  return undefined;
+}
+
+function mcpStateConfig(env: Env): McpStateConfig | undefined {
+  const key = stateKey("MCP_STATE_KEY", env.MCP_STATE_KEY);
+  if (!key) return undefined;
+  const ttl = count(env.MCP_INPUT_TTL_SECONDS, INPUT_TTL_DEFAULT_SECONDS);
+  const seconds = Number.isInteger(ttl) && ttl >= 1 && ttl <= INPUT_TTL_MAX_SECONDS ? ttl : INPUT_TTL_DEFAULT_SECONDS;
+  return { key, previous: stateKey("MCP_STATE_KEY_PREVIOUS", env.MCP_STATE_KEY_PREVIOUS), inputTtlMs: seconds * 1000 };
 }
 
 function agentConfig(env: Env): AgentConfig {

@@ -13,6 +13,22 @@ export const fromBase64 = (text: string) => Uint8Array.from(atob(text), (c) => c
 /** Base64 safe in a URL, a cookie or a form field (RFC 4648 §5), without padding. */
 export const toBase64Url = (bytes: Uint8Array) => toBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 
+/** The bytes of base64url text (padding optional); undefined for anything else. */
+export function fromBase64Url(text: string): Uint8Array | undefined {
+  if (!/^[A-Za-z0-9_-]*={0,2}$/.test(text)) return undefined;
+  try {
+    return fromBase64(
+      text
+        .replace(/=+$/, "")
+        .replaceAll("-", "+")
+        .replaceAll("_", "/")
+        .padEnd(Math.ceil(text.replace(/=+$/, "").length / 4) * 4, "="),
+    );
+  } catch {
+    return undefined;
+  }
+}
+
 export function toHex(bytes: Uint8Array): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -20,6 +20,10 @@ declare global {
       AGENT_HISTORY_CHARS?: string;
       // Seals webhook endpoints' signing secrets (AES-GCM); a Worker secret.
       WEBHOOK_KEY?: string;
+      // Seals what MCP clients hold and send back (AES-256-GCM, 32 bytes as base64url); a Worker secret. The previous key only opens.
+      MCP_STATE_KEY?: string;
+      MCP_STATE_KEY_PREVIOUS?: string;
+      MCP_INPUT_TTL_SECONDS?: string;
       // "true" lets webhooks point at http://localhost (npm run dev sets it; production never).
       WEBHOOK_ALLOW_LOOPBACK?: string;
       // A fresh value per wrangler dev that the project's scripts start, answered at /dev/server (never deployed).
