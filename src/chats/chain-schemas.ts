@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { QUESTION_KINDS } from "../agent/question-shapes";
 import { Question } from "./question-schemas";
 import { Message, SubmissionState } from "./schemas";
 
@@ -10,6 +11,7 @@ const ChainLink = z
   .object({
     submissionId: z.uuid(),
     questionId: z.uuid().nullable().openapi({ description: "The question its reply asked; the next link (if any) answered it" }),
+    questionKind: z.enum(QUESTION_KINDS).nullable().openapi({ description: "That question's kind" }),
   })
   .openapi("ChainLink");
 

@@ -1,4 +1,5 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { declaresTasks } from "./tasks";
 
 // While a waiting call has nothing to send, something goes out this often, as on a chat's event stream:
 // a client that went away is noticed by the write that fails (or the runtime's cancel), whatever else the platform tells.
@@ -7,14 +8,15 @@ const SSE_KEEP_ALIVE = new TextEncoder().encode(": keep-alive\n\n");
 // JSON allows white space before the value, so a JSON answer can be kept alive before it is known.
 const JSON_KEEP_ALIVE = new TextEncoder().encode(" ");
 
-// The tools whose calls may wait for a reply (both send through sendThenWait).
-const WAITING_TOOLS = new Set(["send_message", "answer_question"]);
+// The tools whose calls may wait for a reply (both send through sendThenWait), or answer a task.
+export const WAITING_TOOLS = new Set(["send_message", "answer_question"]);
 
 /** How a tools/call answers: `wait` when it may wait for a reply (waitSeconds above 0), `progress` when it also asked for progress. */
-export function callShape(message: JSONRPCMessage): { wait: boolean; progress: boolean } {
+export function callShape(message: JSONRPCMessage, tasksOffered = false): { wait: boolean; progress: boolean } {
   if (!("method" in message) || message.method !== "tools/call" || !("id" in message)) return { wait: false, progress: false };
   const params = message.params as { name?: unknown; arguments?: { waitSeconds?: unknown }; _meta?: { progressToken?: unknown } } | undefined;
-  const wait = typeof params?.name === "string" && WAITING_TOOLS.has(params.name) && Number(params.arguments?.waitSeconds ?? 0) > 0;
+  // A call that answers a task never waits.
+  const wait = typeof params?.name === "string" && WAITING_TOOLS.has(params.name) && Number(params.arguments?.waitSeconds ?? 0) > 0 && !(tasksOffered && declaresTasks(params));
   return { wait, progress: wait && params?._meta?.progressToken !== undefined };
 }
 

@@ -14,7 +14,7 @@ type Read = V1Answer<Outcome> & { eventId?: number };
 const hasEnded = ({ state, reply }: Outcome) => state.status === "failed" || state.status === "cancelled" || (reply !== null && reply.status !== "working");
 
 /** The submission's state and its reply, read through /v1 (two calls at most). */
-export async function readOutcome({ projectId, chatId }: ChatRef, submissionId: string, { v1 }: ToolContext): Promise<Read> {
+export async function readOutcome({ projectId, chatId }: ChatRef, submissionId: string, { v1 }: Pick<ToolContext, "v1">): Promise<Read> {
   const state = await v1<SubmissionState>("GET", v1Path(projectId, "chats", chatId, "submissions", submissionId));
   if (!state.ok) return state;
   const replyId = state.body.replyMessageId;

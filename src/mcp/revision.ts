@@ -88,6 +88,13 @@ export function eraOf(message: JSONRPCMessage, headers: Headers): Era {
     if (name === null) throw mismatch("Mcp-Name", "absent; a tools/call names its tool there.");
     if (headerValue(name) !== params.name) throw mismatch("Mcp-Name", "disagrees with params.name.");
   }
+  // A task's requests name the task there, as a tool call names its tool.
+  const taskId = (params as { taskId?: unknown } | undefined)?.taskId;
+  if (message.method.startsWith("tasks/") && typeof taskId === "string") {
+    const name = headers.get("mcp-name");
+    if (name === null) throw mismatch("Mcp-Name", "absent; a tasks request names its task there.");
+    if (headerValue(name) !== taskId) throw mismatch("Mcp-Name", "disagrees with params.taskId.");
+  }
   return { kind: "modern" };
 }
 

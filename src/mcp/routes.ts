@@ -11,6 +11,7 @@ import { createRouter } from "../http/router";
 import { mcpCredentials } from "../oauth/mcp-credentials";
 import { callShape, liveEventStream, liveJsonAnswer } from "./live-answer";
 import { type Era, eraOf, forLegacyTransport, REVISIONS, RevisionRefusal, refusalBody } from "./revision";
+import { Sealer } from "./sealing";
 import { ToolServer } from "./server";
 import type { AppFetch } from "./v1-call";
 import { v1Access } from "./v1-call";
@@ -113,9 +114,14 @@ export function createMcpRoutes(appFetch: AppFetch) {
     const hangUp = new AbortController();
     // The request's own signal (enable_request_signal) fires when the client goes away, also while a JSON answer is still being made.
     const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
-    const server = new ToolServer(v1Access(c, appFetch), c.get("requestId"), gone, (work) => c.executionCtx.waitUntil(work));
+    const state = config(c.env).mcpState;
+    const sealer = state ? new Sealer(state) : undefined;
+    const server = new ToolServer(v1Access(c, appFetch), c.get("requestId"), gone, (work) => c.executionCtx.waitUntil(work), {
+      sealer,
+      principal: c.get("caller").gateName,
+    });
     // A call that may send progress answers as an event stream; everything else as one JSON body.
-    const shape = callShape(message);
+    const shape = callShape(message, sealer !== undefined);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !shape.progress });
     await server.connect(transport);
     const answer = transport.handleRequest(forLegacyTransport(c.req.raw, era), { parsedBody: message });

@@ -65,12 +65,12 @@ export function sendMessage(args: Args, context: ToolContext): Promise<V1Answer>
  * is taken before anything is sent: with no place free the call does nothing and answers too_many_streams.
  */
 export async function sendThenWait(chat: ChatRef, waitSeconds: number, context: ToolContext, send: () => Promise<V1Answer<Submission>>): Promise<V1Answer> {
-  const following = waitSeconds > 0 ? await ChatFollower.open(context.open, chat.projectId, chat.chatId) : null;
+  const following = waitSeconds > 0 && !context.asTask ? await ChatFollower.open(context.open, chat.projectId, chat.chatId) : null;
   if (following && !following.ok) return following;
   const follower = following?.body;
   try {
     const sent = await send();
-    if (!sent.ok) return sent;
+    if (!sent.ok || context.asTask) return sent;
     const { submissionId } = sent.body;
     const outcome = follower ? await waitForOutcome(chat, submissionId, follower, waitSeconds * 1000, context) : await readOutcome(chat, submissionId, context);
     if (!outcome.ok) return outcome;

@@ -15,7 +15,12 @@ import { type ApiError, fieldProblems, invalidRequest, problemResponse, toApiErr
 import { log } from "../log";
 import { firstCharacters } from "../text";
 import { toolJsonSchema } from "./json-schema";
+import type { OwnSubmission } from "./chain-view";
+import { modesOf } from "./elicitation";
+import { WAITING_TOOLS } from "./live-answer";
 import { discoverResult, inEra, LEGACY_REVISIONS, speaksModern } from "./revision";
+import type { Sealer } from "./sealing";
+import { declaresTasks, extensionRequired, TASKS_EXTENSION, TaskChannel } from "./tasks";
 import { TOOLS, toolNamed } from "./tools";
 import type { V1Access, V1Answer } from "./v1-call";
 
@@ -23,6 +28,8 @@ const [LATEST, OLDEST] = [LEGACY_REVISIONS[0]!, LEGACY_REVISIONS.at(-1)!];
 
 const SERVER_INFO = { name: "project-chat", version: packageJson.version };
 const CAPABILITIES = { tools: { listChanged: false } };
+// What server/discover declares while task handles can be sealed (MCP_STATE_KEY is set).
+const WITH_TASKS = { ...CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
 const INSTRUCTIONS =
   "Project chat: each project has chats, and each chat has an AI agent that works on the messages sent to it, one task at a time, asynchronously. " +
   "Start with list_projects: every other tool needs one of its project ids. Sending (send_message) answers at once with a submission; the reply " +
@@ -52,6 +59,19 @@ const ToolCallRequest = z.object({
 
 // 2026-07-28's own request: what the server offers, asked without any initialize.
 const DiscoverRequest = z.object({ method: z.literal("server/discover"), params: z.looseObject({}).optional() });
+
+// The Tasks extension's requests: each names its task by the handle the call answered.
+const taskRequest = <M extends string>(method: M) =>
+  z.object({ method: z.literal(method), params: z.looseObject({ taskId: z.unknown().optional(), inputResponses: z.unknown().optional() }).default({}) });
+const TaskGet = taskRequest("tasks/get");
+const TaskUpdate = taskRequest("tasks/update");
+const TaskCancel = taskRequest("tasks/cancel");
+
+/** What the channels of this section need: the sealer (undefined: MCP_STATE_KEY unset, none offered) and the principal, the credential. */
+export type NativeChannels = { sealer: Sealer | undefined; principal: string };
+
+/** The elicitation modes a 2026-07-28 request's client capabilities declare. */
+const requestModes = (params: unknown) => modesOf((params as { _meta?: Record<string, unknown> } | undefined)?._meta?.["io.modelcontextprotocol/clientCapabilities"]);
 
 // The SDK's InitializeRequestSchema would fail missing or ill-typed params as an internal error (-32603) with the parser's dump.
 const InitializeRequest = z.object({ method: z.literal("initialize"), params: z.unknown().optional() });
@@ -83,6 +103,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     private readonly requestId: string,
     private readonly hangUp: AbortSignal,
     private readonly waitUntil: (work: Promise<unknown>) => void,
+    private readonly native: NativeChannels,
   ) {
     super();
     this.setRequestHandler(InitializeRequest, (request) => {
@@ -96,12 +117,27 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
         instructions: INSTRUCTIONS,
       };
     });
-    this.setRequestHandler(DiscoverRequest, () => discoverResult(SERVER_INFO, CAPABILITIES, INSTRUCTIONS) as unknown as ServerResult);
+    this.setRequestHandler(DiscoverRequest, () => discoverResult(SERVER_INFO, native.sealer ? WITH_TASKS : CAPABILITIES, INSTRUCTIONS) as unknown as ServerResult);
+    this.setRequestHandler(TaskGet, (request) => this.tasks(request.params).get(request.params.taskId, requestModes(request.params)) as Promise<ServerResult>);
+    this.setRequestHandler(TaskUpdate, (request) => this.tasks(request.params).update(request.params.taskId, request.params.inputResponses) as Promise<ServerResult>);
+    this.setRequestHandler(TaskCancel, (request) => this.tasks(request.params).cancel(request.params.taskId) as Promise<ServerResult>);
     this.setRequestHandler(ListToolsRequestSchema, (request) => inEra(request.params, { tools: toolListing() }, true));
-    this.setRequestHandler(ToolCallRequest, async (request, extra) => inEra(request.params, await this.callTool(request.params, extra)));
+    this.setRequestHandler(ToolCallRequest, async (request, extra) => {
+      const result = await this.callTool(request.params, extra);
+      return "resultType" in result ? (result as ServerResult) : inEra(request.params, result);
+    });
   }
 
-  private async callTool({ name, arguments: args = {} }: { name: unknown; arguments?: unknown }, extra: ToolExtra): Promise<CallToolResult> {
+  /** The task channel for a tasks/* request: only while handles can be sealed, and only to a request that declared the extension. */
+  private tasks(params: unknown): TaskChannel {
+    const { sealer, principal } = this.native;
+    if (!sealer) throw new McpError(ErrorCode.MethodNotFound, "Method not found: this server offers no tasks.");
+    if (!declaresTasks(params)) throw extensionRequired();
+    return new TaskChannel(sealer, principal, this.access.call);
+  }
+
+  private async callTool(params: { name: unknown; arguments?: unknown }, extra: ToolExtra): Promise<CallToolResult | TaskCreated> {
+    const { name, arguments: args = {} } = params;
     const tool = typeof name === "string" ? toolNamed(name) : undefined;
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `There is no tool named ${JSON.stringify(firstCharacters(String(name), 100))}; tools/list names them.`);
     if (typeof args !== "object" || args === null || Array.isArray(args)) throw new McpError(ErrorCode.InvalidParams, "The tool's arguments must be a JSON object.");
@@ -118,7 +154,16 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     let answer: V1Answer;
     try {
       const { call, open, stillAdmitted } = this.access;
-      const running = tool.run(parsed.data, { v1: call, open, stillAdmitted, signal: AbortSignal.any([extra.signal, this.hangUp]), progress });
+      const asTask = this.native.sealer !== undefined && WAITING_TOOLS.has(tool.name) && declaresTasks(params);
+      const running = tool.run(parsed.data, { v1: call, open, stillAdmitted, signal: AbortSignal.any([extra.signal, this.hangUp]), progress, asTask });
+      if (asTask) {
+        // Stored, so a tasks/get for it resolves at once; a /v1 problem is not a task but the same tool error as ever.
+        const sent = await running;
+        if (!sent.ok) return { content: [{ type: "text", text: sent.problem }], isError: true };
+        const { projectId, chatId } = parsed.data as { projectId: string; chatId: string };
+        const channel = new TaskChannel(this.native.sealer!, this.native.principal, call);
+        return await channel.create({ projectId, chatId }, sent.body as OwnSubmission, requestModes(params), tool.name);
+      }
       // A client that hangs up ends the wait, not the work: what a tool started completes.
       this.waitUntil(running.catch(() => undefined));
       answer = await running;
@@ -149,6 +194,8 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     throw new McpError(ErrorCode.InvalidRequest, "This server does not run requests as tasks.");
   }
 }
+
+type TaskCreated = Awaited<ReturnType<TaskChannel["create"]>>;
 
 type ToolExtra = {
   signal: AbortSignal;

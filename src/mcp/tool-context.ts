@@ -12,6 +12,8 @@ export type ToolContext = {
   stillAdmitted: V1Access["stillAdmitted"];
   signal: AbortSignal;
   progress: ((update: { progress: number; message: string }) => Promise<void>) | null;
+  /** The call answers a task (the Tasks extension): a send answers once its submission is stored, without waiting or reading on. */
+  asTask?: boolean;
 };
 
 export type Tool = {

@@ -33,8 +33,8 @@ describe("the chain of a submission", () => {
     const done = await chainOf(w, chat.id, root);
     expect(done).toMatchObject({ state: "completed", end: { id: next, status: "done" }, reply: { status: "success" }, question: null });
     expect(done.links).toEqual([
-      { submissionId: root, questionId: question.id },
-      { submissionId: next, questionId: null },
+      { submissionId: root, questionId: question.id, questionKind: "choice" },
+      { submissionId: next, questionId: null, questionKind: null },
     ]);
     // Read from the answer: the same chain, from there on.
     expect(await chainOf(w, chat.id, next)).toMatchObject({ rootId: root, state: "completed", links: [{ submissionId: next, questionId: null }] });

@@ -64,3 +64,26 @@ export const pulse = (chatId: string) => room(chatId).pulseListeners(Date.now())
 
 /** Waits (real time, briefly) until the chat object holds `count` listeners: a wait attaches once its call has reached the chat. */
 export const untilListening = (chatId: string, count: number) => vi.waitFor(async () => expect(await room(chatId).listenerCount()).toBe(count), { timeout: 5_000, interval: 20 });
+
+export const MODERN = "2026-07-28";
+
+/** A raw 2026-07-28 request, with the headers and envelope its SDK sends unless a test leaves them out. */
+export function modernPost(token: string, method: string, params: Record<string, unknown> = {}, headers: Record<string, string | null> = {}, meta: Record<string, unknown> = {}) {
+  const body = {
+    jsonrpc: "2.0",
+    id: 1,
+    method,
+    params: { ...params, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}, ...meta } },
+  };
+  const all: Record<string, string | null> = {
+    authorization: `Bearer ${token}`,
+    accept: "application/json, text/event-stream",
+    "content-type": "application/json",
+    "mcp-protocol-version": MODERN,
+    "mcp-method": method,
+    ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}),
+    ...headers,
+  };
+  const sent = Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== null));
+  return call("POST", "/mcp", { headers: sent, raw: JSON.stringify(body) });
+}

@@ -131,8 +131,11 @@ describe("MCP questions, through the SDK's client", () => {
   it("has no empty schema in any tool's input or output schema", async ({ w }) => {
     const { tools } = await (await connect(w.token)).listTools();
     const empties: string[] = [];
-    const walk = (node: unknown, at: string) => {
-      if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${at}[${i}]`));
+    const walk = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) {
+        for (const [i, item] of node.entries()) walk(item, `${at}[${i}]`);
+        return;
+      }
       if (typeof node !== "object" || node === null) return;
       if (Object.keys(node).length === 0) empties.push(at);
       for (const [key, value] of Object.entries(node)) if (key !== "properties" && key !== "default") walk(value, `${at}.${key}`);

@@ -5,10 +5,9 @@ import { TOOLS } from "../../src/mcp/tools";
 import { alarmOf, runNextAlarm, settle } from "../clock";
 import { call, newToken, room, world } from "../helpers";
 import { it } from "../fixtures/chat";
-import { callTool as callToolV1, connect as connectV1, MCP_URL, flatAnswer } from "./mcp-helpers";
+import { callTool as callToolV1, connect as connectV1, MCP_URL, flatAnswer, MODERN, modernPost } from "./mcp-helpers";
 
 type V2Client = Client;
-const MODERN = "2026-07-28";
 
 /** The official v2 SDK's client, its requests served by the Worker's fetch handler. */
 async function connectV2(token: string, versionNegotiation?: { mode: "auto" | "legacy" }) {
@@ -27,27 +26,6 @@ async function answer(client: V2Client, name: string, args: Record<string, unkno
   expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
   expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(result.structuredContent);
   return result.structuredContent as any;
-}
-
-/** A raw 2026-07-28 request, with the headers and envelope its SDK sends unless a test leaves them out. */
-function modernPost(token: string, method: string, params: Record<string, unknown> = {}, headers: Record<string, string | null> = {}, meta: Record<string, unknown> = {}) {
-  const body = {
-    jsonrpc: "2.0",
-    id: 1,
-    method,
-    params: { ...params, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}, ...meta } },
-  };
-  const all: Record<string, string | null> = {
-    authorization: `Bearer ${token}`,
-    accept: "application/json, text/event-stream",
-    "content-type": "application/json",
-    "mcp-protocol-version": MODERN,
-    "mcp-method": method,
-    ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}),
-    ...headers,
-  };
-  const sent = Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== null));
-  return call("POST", "/mcp", { headers: sent, raw: JSON.stringify(body) });
 }
 
 describe("MCP revision 2026-07-28, with the v2 SDK's client", () => {

@@ -1429,6 +1429,11 @@ export interface components {
              * @description The question its reply asked; the next link (if any) answered it
              */
             questionId: string | null;
+            /**
+             * @description That question's kind
+             * @enum {string|null}
+             */
+            questionKind: "text" | "choice" | "approval" | "connection" | null;
         };
         ChatEvent: {
             id: string;

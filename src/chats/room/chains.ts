@@ -5,7 +5,7 @@ import type { RoomStorage } from "./room-storage";
 import { stateOf, type SubmissionRow, type SubmissionStorage } from "./submission-storage";
 
 /** A link as the chain's one query reads it: the submission, and the question its reply asked. */
-type LinkRow = SubmissionRow & { asked: string | null };
+type LinkRow = SubmissionRow & { asked: string | null; asked_kind: QuestionRow["kind"] | null };
 
 /** The end's state: its status, then its reply's, then its question's (a withdrawn question is the one declined without a submission). */
 function chainState(end: SubmissionRow, reply: Message | null, question: QuestionRow | undefined): ChainState {
@@ -51,11 +51,14 @@ export class Chains {
   /** The chain from a submission to its end, each with the question its reply asked. */
   private linksFrom(from: SubmissionRow): LinkRow[] {
     // A submission from before roots were kept leads a chain of its own.
-    if (from.chain_root_id === null) return [{ ...from, asked: this.questionAskedBy(from.reply_message_id) }];
+    if (from.chain_root_id === null) {
+      const asked = this.questionAskedBy(from.reply_message_id);
+      return [{ ...from, asked, asked_kind: asked === null ? null : (this.questions.byId(asked)?.kind ?? null) }];
+    }
     return this.sql
       .exec<LinkRow>(
-        `SELECT s.*, m.question_id AS asked FROM submissions s LEFT JOIN messages m ON m.id = s.reply_message_id
-           WHERE s.chain_root_id = ? AND s.seq >= ? ORDER BY s.seq`,
+        `SELECT s.*, m.question_id AS asked, q.kind AS asked_kind FROM submissions s LEFT JOIN messages m ON m.id = s.reply_message_id
+           LEFT JOIN questions q ON q.id = m.question_id WHERE s.chain_root_id = ? AND s.seq >= ? ORDER BY s.seq`,
         from.chain_root_id,
         from.seq,
       )
@@ -68,14 +71,14 @@ export class Chains {
 
   /** The chain's last submission, seen from one of its submissions. */
   endOf(from: SubmissionRow): { end: SubmissionRow; question: QuestionRow | undefined } {
-    const end = this.linksFrom(from).at(-1) ?? { ...from, asked: null };
+    const end = this.linksFrom(from).at(-1) ?? { ...from, asked: null, asked_kind: null };
     return { end, question: end.asked === null ? undefined : this.questions.byId(end.asked) };
   }
 
   /** The chain seen from one of its submissions, as the API shows it. */
   view(from: SubmissionRow, chatId: string): Chain {
     const links = this.linksFrom(from);
-    const end = links.at(-1) ?? { ...from, asked: null };
+    const end = links.at(-1) ?? { ...from, asked: null, asked_kind: null };
     const reply = end.reply_message_id === null ? null : (this.store.message(end.reply_message_id) ?? null);
     const question = end.asked === null ? undefined : this.questions.byId(end.asked);
     return {
@@ -84,7 +87,7 @@ export class Chains {
       end: stateOf(end, () => this.store.errorOf(end.id)),
       reply,
       question: question ? this.questions.view(question, chatId) : null,
-      links: links.map((link) => ({ submissionId: link.id, questionId: link.asked })),
+      links: links.map((link) => ({ submissionId: link.id, questionId: link.asked, questionKind: link.asked_kind })),
     };
   }
 }
