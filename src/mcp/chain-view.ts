@@ -66,7 +66,22 @@ export async function viewChain(ref: ChainRef, chain: Chain, modes: Modes, conte
     case "awaiting":
       if (chain.question && askable(chain.question.kind, modes) && answered.length < QUESTIONS_PER_CALL) return ok({ status: "input_required", question: chain.question });
   }
-  return ok({ status: "completed", result: completed(ref.own, chain.end, chain.reply, answered, chain.question) });
+  return ok({ status: "completed", result: standing(ref.own, chain, answered) });
+}
+
+/** The questions the view went on past: each link's question, answered by the next link, up to where the view ends. */
+export function answeredIn(chain: Chain): Answered[] {
+  const answered: Answered[] = [];
+  for (let i = 0; i < chain.links.length - 1; i++) {
+    const { questionId } = chain.links[i]!;
+    if (questionId !== null) answered.push({ questionId, submissionId: chain.links[i + 1]!.submissionId });
+  }
+  return answered.slice(0, QUESTIONS_PER_CALL);
+}
+
+/** The call's result as the chain now stands, its end's state and reply (a wait that ended first, or a caller that stops asking). */
+export function standing(own: OwnSubmission, chain: Chain, answered: Answered[] = answeredIn(chain)): CallToolResult {
+  return completed(own, chain.end, chain.reply, answered, chain.question);
 }
 
 /** What the creating tool would answer after a wait ending now. */

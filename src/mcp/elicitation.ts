@@ -1,5 +1,6 @@
 import type { Answer } from "../agent/question-shapes";
 import type { Question } from "../chats/question-schemas";
+import { type CallV1, v1Path } from "./v1-call";
 
 /** The elicitation modes a client declared: `elicitation: {}` is form; `{ form?, url? }` names them. */
 export type Modes = { form: boolean; url: boolean };
@@ -57,9 +58,9 @@ type ElicitResult = { action?: unknown; content?: unknown };
  * What an ElicitResult becomes: an answer body for POST …/answer, `cancel` (no answer: the question stays pending),
  * or content that does not fit the question (not an answer; the REST call would refuse it the same way).
  */
-export type Mapped = { kind: "answer"; answer: Answer } | { kind: "cancel" } | { kind: "unfit"; why: string };
+type Mapped = { kind: "answer"; answer: Answer } | { kind: "cancel" } | { kind: "unfit"; why: string };
 
-export function answerOf(question: Question, result: unknown): Mapped {
+function answerOf(question: Question, result: unknown): Mapped {
   const { action, content } = (typeof result === "object" && result !== null ? result : {}) as ElicitResult;
   if (action === "cancel") return { kind: "cancel" };
   if (action === "decline") return { kind: "answer", answer: { decline: true } };
@@ -101,4 +102,32 @@ export async function answerKeyOf(questionId: string): Promise<string> {
   hash[8] = (hash[8]! & 0x3f) | 0x80;
   const hex = Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * What an elicited response did to its question: answered (or another channel had answered first: the chain goes on
+ * either way), left pending (`cancel`), not an answer (content that does not fit, or /v1 refused its shape), or
+ * refused for the answer itself (credit limit, archived, queue full, role or scope lost).
+ */
+export type ResponseOutcome =
+  | { kind: "answered" }
+  | { kind: "cancelled" }
+  | { kind: "unfit"; problem: Record<string, unknown> }
+  | { kind: "refused"; problem: Record<string, unknown>; text: string };
+
+const NOT_AN_ANSWER = new Set(["answer_does_not_fit", "invalid_request"]);
+const ANSWERED_ELSEWHERE = new Set(["question_not_pending", "idempotency_key_reused"]);
+
+/** Sends an ElicitResult as the question's answer under the key derived from the question, so the first channel to answer wins. */
+export async function answerFromResponse(v1: CallV1, chat: { projectId: string; chatId: string }, question: Question, response: unknown): Promise<ResponseOutcome> {
+  const mapped = answerOf(question, response);
+  if (mapped.kind === "cancel") return { kind: "cancelled" };
+  if (mapped.kind === "unfit") return { kind: "unfit", problem: { code: "answer_does_not_fit", detail: mapped.why } };
+  const headers = { "idempotency-key": await answerKeyOf(question.id) };
+  const sent = await v1("POST", v1Path(chat.projectId, "chats", chat.chatId, "questions", question.id, "answer"), { headers, body: mapped.answer });
+  if (sent.ok) return { kind: "answered" };
+  const problem = JSON.parse(sent.problem) as Record<string, unknown>;
+  if (ANSWERED_ELSEWHERE.has(String(problem.code))) return { kind: "answered" };
+  if (NOT_AN_ANSWER.has(String(problem.code))) return { kind: "unfit", problem };
+  return { kind: "refused", problem, text: sent.problem };
 }

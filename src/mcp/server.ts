@@ -16,11 +16,14 @@ import { log } from "../log";
 import { firstCharacters } from "../text";
 import { toolJsonSchema } from "./json-schema";
 import type { OwnSubmission } from "./chain-view";
+import { ChatFollower } from "./chat-follower";
 import { modesOf } from "./elicitation";
+import { afterSend, type ElicitingCall, type ElicitingResult, retry } from "./input-required";
 import { WAITING_TOOLS } from "./live-answer";
 import { discoverResult, inEra, LEGACY_REVISIONS, speaksModern } from "./revision";
 import type { Sealer } from "./sealing";
-import { declaresTasks, extensionRequired, TASKS_EXTENSION, TaskChannel } from "./tasks";
+import { declaresTasks, extensionRequired, RpcError, TASKS_EXTENSION, TaskChannel } from "./tasks";
+import type { Tool, ToolContext } from "./tool-context";
 import { TOOLS, toolNamed } from "./tools";
 import type { V1Access, V1Answer } from "./v1-call";
 
@@ -136,7 +139,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     return new TaskChannel(sealer, principal, this.access.call);
   }
 
-  private async callTool(params: { name: unknown; arguments?: unknown }, extra: ToolExtra): Promise<CallToolResult | TaskCreated> {
+  private async callTool(params: { name: unknown; arguments?: unknown } & Record<string, unknown>, extra: ToolExtra): Promise<CallToolResult | TaskCreated | ElicitingResult> {
     const { name, arguments: args = {} } = params;
     const tool = typeof name === "string" ? toolNamed(name) : undefined;
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `There is no tool named ${JSON.stringify(firstCharacters(String(name), 100))}; tools/list names them.`);
@@ -154,8 +157,11 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     let answer: V1Answer;
     try {
       const { call, open, stillAdmitted } = this.access;
+      const context: ToolContext = { v1: call, open, stillAdmitted, signal: AbortSignal.any([extra.signal, this.hangUp]), progress };
+      const eliciting = this.elicitingCall(tool.name, params, parsed.data);
+      if (eliciting) return await this.elicit(tool, eliciting, params, parsed.data, context);
       const asTask = this.native.sealer !== undefined && WAITING_TOOLS.has(tool.name) && declaresTasks(params);
-      const running = tool.run(parsed.data, { v1: call, open, stillAdmitted, signal: AbortSignal.any([extra.signal, this.hangUp]), progress, asTask });
+      const running = tool.run(parsed.data, { ...context, asTask });
       if (asTask) {
         // Stored, so a tasks/get for it resolves at once; a /v1 problem is not a task but the same tool error as ever.
         const sent = await running;
@@ -168,12 +174,44 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
       this.waitUntil(running.catch(() => undefined));
       answer = await running;
     } catch (error) {
+      // A refused requestState is the request's own error (-32602), not the tool's.
+      if (error instanceof RpcError) throw error;
       log.error("mcp_tool_failed", { requestId: this.requestId, tool: tool.name }, error);
       return this.problem(toApiError(error));
     }
     if (!answer.ok) return { content: [{ type: "text", text: answer.problem }], isError: true };
     const structured = answer.body as Record<string, unknown>;
     return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+  }
+
+  /**
+   * A call that qualifies for MRTR (2026-07-28): send_message or answer_question with waitSeconds above 0, from a
+   * client that declared elicitation and not the Tasks extension, while MCP_STATE_KEY is set.
+   */
+  private elicitingCall(toolName: string, params: Record<string, unknown>, args: unknown): ElicitingCall | undefined {
+    const { sealer, principal } = this.native;
+    const { waitSeconds = 0 } = args as { waitSeconds?: number };
+    const modes = requestModes(params);
+    if (!sealer || !WAITING_TOOLS.has(toolName) || !speaksModern(params) || declaresTasks(params)) return undefined;
+    if (params.requestState === undefined && (waitSeconds <= 0 || (!modes.form && !modes.url))) return undefined;
+    return { sealer, principal, tool: toolName, args: (params.arguments ?? {}) as Record<string, unknown>, modes, waitMs: waitSeconds * 1000 };
+  }
+
+  /** The first call sends (after taking its stream place) and waits on its chain; a retry with a requestState answers and waits again. */
+  private async elicit(tool: Tool, call: ElicitingCall, params: Record<string, unknown>, args: unknown, context: ToolContext): Promise<CallToolResult | ElicitingResult> {
+    if (params.requestState !== undefined) return retry(call, params.requestState, params.inputResponses, context);
+    const { projectId, chatId } = args as { projectId: string; chatId: string };
+    const following = await ChatFollower.open(context.open, projectId, chatId);
+    if (!following.ok) return { content: [{ type: "text", text: following.problem }], isError: true };
+    const sent = await tool.run(args, { ...context, asTask: true }).catch((error: unknown) => {
+      following.body.close();
+      throw error;
+    });
+    if (!sent.ok) {
+      following.body.close();
+      return { content: [{ type: "text", text: sent.problem }], isError: true };
+    }
+    return afterSend(call, { projectId, chatId, own: sent.body as OwnSubmission }, following.body, context);
   }
 
   /** The problem+json body /v1 would send, as the one text item of an error result (no structuredContent: the output schema describes success). */

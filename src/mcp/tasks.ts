@@ -1,7 +1,6 @@
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
-import type { Question } from "../chats/question-schemas";
 import { type ChainView, type OwnSubmission, readChain, viewChain } from "./chain-view";
-import { answerKeyOf, answerOf, askable, elicitationParams, type Modes } from "./elicitation";
+import { answerFromResponse, askable, elicitationParams, type Modes } from "./elicitation";
 import type { Sealer } from "./sealing";
 import type { CallV1, V1Answer } from "./v1-call";
 import { v1Path } from "./v1-call";
@@ -17,7 +16,7 @@ const NOT_FOUND = "Task not found";
 type Handle = { p: string; c: string; own: OwnSubmission; modes: Modes; tool: string; at: number };
 
 /** A JSON-RPC error answered with exactly this message (the SDK's McpError would prefix it with its code). */
-class RpcError extends Error {
+export class RpcError extends Error {
   constructor(
     readonly code: number,
     message: string,
@@ -106,8 +105,9 @@ export class TaskChannel {
     const view = await this.view(handle);
     const responses = typeof inputResponses === "object" && inputResponses !== null ? (inputResponses as Record<string, unknown>) : {};
     if (view.status === "input_required" && view.question.id in responses) {
-      const refused = await this.answer(handle, view.question, responses[view.question.id]);
-      if (refused) throw new RpcError(ErrorCode.InvalidParams, "The input response was not taken as an answer; see data.", refused);
+      const outcome = await answerFromResponse(this.v1, { projectId: handle.p, chatId: handle.c }, view.question, responses[view.question.id]);
+      if (outcome.kind === "unfit" || outcome.kind === "refused")
+        throw new RpcError(ErrorCode.InvalidParams, "The input response was not taken as an answer; see data.", outcome.problem);
     }
     return { resultType: "complete" };
   }
@@ -118,23 +118,6 @@ export class TaskChannel {
     const cancelled = await this.v1("POST", v1Path(p, "chats", c, "submissions", own.submissionId, "chain", "cancel"));
     if (!cancelled.ok) throw notFound();
     return { resultType: "complete" };
-  }
-
-  /**
-   * Answers a question from an ElicitResult under the key derived from the question, so whichever channel answers
-   * first wins. Undefined when it was answered (or another channel had answered); the problem when it was refused.
-   */
-  private async answer(handle: Handle, question: Question, response: unknown): Promise<Record<string, unknown> | undefined> {
-    const mapped = answerOf(question, response);
-    if (mapped.kind === "cancel") return undefined;
-    if (mapped.kind === "unfit") return { code: "answer_does_not_fit", detail: mapped.why };
-    const headers = { "idempotency-key": await answerKeyOf(question.id) };
-    const sent = await this.v1("POST", v1Path(handle.p, "chats", handle.c, "questions", question.id, "answer"), { headers, body: mapped.answer });
-    if (sent.ok) return undefined;
-    const problem = JSON.parse(sent.problem) as Record<string, unknown>;
-    // Another channel answered first: the chain goes on from that answer.
-    if (problem.code === "question_not_pending" || problem.code === "idempotency_key_reused") return undefined;
-    return problem;
   }
 
   private async view(handle: Handle): Promise<ChainView> {

@@ -1,0 +1,57 @@
+import type { Chain } from "../chats/chain-schemas";
+import type { Question } from "../chats/question-schemas";
+import type { ChatFollower } from "./chat-follower";
+import { type ChainView, type OwnSubmission, readChain, viewChain } from "./chain-view";
+import type { Modes } from "./elicitation";
+import type { ToolContext } from "./tool-context";
+import type { V1Answer } from "./v1-call";
+
+export type ChainRef = { projectId: string; chatId: string; own: OwnSubmission };
+/** Where the chain stood when the wait ended: its view from the call's submission, and the chain itself. */
+export type ChainWait = { view: ChainView; chain: Chain };
+
+// Events that cannot move a chain: a reply's text as it grows, and the snapshot a stream starts with.
+const PASSIVE = new Set(["message.delta", "snapshot"]);
+
+/**
+ * Waits on the chat's event stream until the call's chain needs input, has ended, the time is up or the caller went
+ * away, reading the chain (one call to the chat's object) only when an event may have moved it. `onInput` hears of
+ * each question the view reaches; when it answers "wait" the call goes on waiting (a 2025 client answers out of band),
+ * else the wait ends there.
+ */
+export async function waitOnChain(
+  ref: ChainRef,
+  follower: ChatFollower,
+  waitMs: number,
+  modes: Modes,
+  context: ToolContext,
+  onInput: (question: Question) => Promise<"wait" | "end"> = async () => "end",
+): Promise<V1Answer<ChainWait>> {
+  const stop = AbortSignal.any([context.signal, AbortSignal.timeout(waitMs)]);
+  const read = async (): Promise<V1Answer<ChainWait>> => {
+    const chain = await readChain(ref, context.v1);
+    if (!chain.ok) return chain;
+    const view = await viewChain(ref, chain.body, modes, context);
+    return view.ok ? { ok: true, body: { view: view.body, chain: chain.body }, replayed: false } : view;
+  };
+  let last = await read();
+  try {
+    while (last.ok && !stop.aborted) {
+      const { view } = last.body;
+      if (view.status === "completed" || view.status === "cancelled") break;
+      if (view.status === "input_required" && (await onInput(view.question)) === "end") break;
+      let event = await follower.next(stop);
+      while (event && PASSIVE.has(event.type)) event = await follower.next(stop);
+      // The server ended the stream (a revocation, a lost access, its age) or the wait is over: the checks below tell.
+      if (event === null) break;
+      last = await read();
+    }
+  } finally {
+    follower.close();
+  }
+  if (context.signal.aborted) return last;
+  const admitted = await context.stillAdmitted();
+  if (!admitted.ok) return admitted;
+  // As it stands now, which also answers not_found once the project is no longer the caller's.
+  return stop.aborted || !last.ok ? read() : last;
+}
