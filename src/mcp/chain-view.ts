@@ -70,7 +70,7 @@ export async function viewChain(ref: ChainRef, chain: Chain, modes: Modes, conte
 }
 
 /** The questions the view went on past: each link's question, answered by the next link, up to where the view ends. */
-export function answeredIn(chain: Chain): Answered[] {
+function answeredIn(chain: Chain): Answered[] {
   const answered: Answered[] = [];
   for (let i = 0; i < chain.links.length - 1; i++) {
     const { questionId } = chain.links[i]!;
