@@ -29,7 +29,15 @@ export default defineConfig(async () => {
         main: "./test/worker.ts",
         wrangler: { configPath },
         miniflare: {
-          bindings: { ...unsetLocalVars, TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", LOCAL_AGENT_DELAY_MS: "50", WEBHOOK_KEY: "test-webhook-key", MCP_STATE_KEY: TEST_MCP_STATE_KEY, ...vars },
+          bindings: {
+            ...unsetLocalVars,
+            TEST_MIGRATIONS: migrations,
+            ADMIN_TOKEN: "test-admin-token",
+            LOCAL_AGENT_DELAY_MS: "50",
+            WEBHOOK_KEY: "test-webhook-key",
+            MCP_STATE_KEY: TEST_MCP_STATE_KEY,
+            ...vars,
+          },
           durableObjects: {
             CHAT_ROOM: { className: "TestChatRoom", useSQLite: true },
             PROJECT_WEBHOOKS: { className: "TestProjectWebhooks", useSQLite: true },

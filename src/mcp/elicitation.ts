@@ -4,7 +4,7 @@ import { type CallV1, v1Path } from "./v1-call";
 
 /** The elicitation modes a client declared: `elicitation: {}` is form; `{ form?, url? }` names them. */
 export type Modes = { form: boolean; url: boolean };
-const NO_MODES: Modes = { form: false, url: false };
+export const NO_MODES: Modes = { form: false, url: false };
 
 export function modesOf(capabilities: unknown): Modes {
   const elicitation = (capabilities as { elicitation?: unknown } | undefined)?.elicitation;

@@ -12,12 +12,13 @@ const JSON_KEEP_ALIVE = new TextEncoder().encode(" ");
 export const WAITING_TOOLS = new Set(["send_message", "answer_question"]);
 
 /** How a tools/call answers: `wait` when it may wait for a reply (waitSeconds above 0), `progress` when it also asked for progress. */
-export function callShape(message: JSONRPCMessage, tasksOffered = false): { wait: boolean; progress: boolean } {
+export function callShape(message: JSONRPCMessage, tasksOffered = false, elicitingSession = false): { wait: boolean; progress: boolean } {
   if (!("method" in message) || message.method !== "tools/call" || !("id" in message)) return { wait: false, progress: false };
   const params = message.params as { name?: unknown; arguments?: { waitSeconds?: unknown }; _meta?: { progressToken?: unknown } } | undefined;
   // A call that answers a task never waits.
   const wait = typeof params?.name === "string" && WAITING_TOOLS.has(params.name) && Number(params.arguments?.waitSeconds ?? 0) > 0 && !(tasksOffered && declaresTasks(params));
-  return { wait, progress: wait && params?._meta?.progressToken !== undefined };
+  // A call of an eliciting session may send elicitation/create while it waits: an event stream, as for progress.
+  return { wait, progress: wait && (params?._meta?.progressToken !== undefined || elicitingSession) };
 }
 
 /**

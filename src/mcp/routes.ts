@@ -11,7 +11,9 @@ import { createRouter } from "../http/router";
 import { mcpCredentials } from "../oauth/mcp-credentials";
 import { callShape, liveEventStream, liveJsonAnswer } from "./live-answer";
 import { type Era, eraOf, forLegacyTransport, REVISIONS, RevisionRefusal, refusalBody } from "./revision";
+import { NO_MODES } from "./elicitation";
 import { Sealer } from "./sealing";
+import { isResponse, sessionModes as sealedSessionModes, takeResponse } from "./session-elicitation";
 import { ToolServer } from "./server";
 import type { AppFetch } from "./v1-call";
 import { v1Access } from "./v1-call";
@@ -29,7 +31,7 @@ const sameSiteOrigins = createMiddleware<GatedEnv>(async (c, next) => {
   await next();
   c.res.headers.set("access-control-allow-origin", origin);
   c.res.headers.append("vary", "Origin");
-  c.res.headers.set("access-control-expose-headers", "www-authenticate, retry-after, ratelimit, ratelimit-policy, x-request-id");
+  c.res.headers.set("access-control-expose-headers", "www-authenticate, retry-after, ratelimit, ratelimit-policy, x-request-id, mcp-session-id");
 });
 
 const knownRevision = createMiddleware<GatedEnv>(async (c, next) => {
@@ -93,7 +95,7 @@ export function createMcpRoutes(appFetch: AppFetch) {
   mcp.options("/", sameSiteOrigins, (c) =>
     c.body(null, 204, {
       "access-control-allow-methods": ALLOW,
-      "access-control-allow-headers": "authorization, content-type, accept, mcp-protocol-version, last-event-id",
+      "access-control-allow-headers": "authorization, content-type, accept, mcp-protocol-version, mcp-method, mcp-name, mcp-session-id, last-event-id",
       "access-control-max-age": "600",
     }),
   );
@@ -116,18 +118,29 @@ export function createMcpRoutes(appFetch: AppFetch) {
     const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
     const state = config(c.env).mcpState;
     const sealer = state ? new Sealer(state) : undefined;
-    const server = new ToolServer(v1Access(c, appFetch), c.get("requestId"), gone, (work) => c.executionCtx.waitUntil(work), {
-      sealer,
-      principal: c.get("caller").gateName,
-    });
-    // A call that may send progress answers as an event stream; everything else as one JSON body.
-    const shape = callShape(message, sealer !== undefined);
+    const principal = c.get("caller").gateName;
+    const access = v1Access(c, appFetch);
+    // A response to an elicitation/create this server sent (2025): its effect lands in the chat, whichever isolate waits.
+    if (isResponse(message)) {
+      if (!sealer || !(await takeResponse(sealer, principal, message, access.call))) {
+        throw invalidRequest("This is not a response to a request this server sent you.", [{ path: "id", message: "unknown, another credential's, or expired" }]);
+      }
+      return c.body(null, 202);
+    }
+    const sessionModes = sealer && era.kind === "legacy" ? await sealedSessionModes(sealer, principal, c.req.header("mcp-session-id") ?? null) : NO_MODES;
+    const server = new ToolServer(access, c.get("requestId"), gone, (work) => c.executionCtx.waitUntil(work), { sealer, principal, sessionModes });
+    // A call that may send progress (or, in an eliciting session, a question) answers as an event stream; everything else as one JSON body.
+    const shape = callShape(message, sealer !== undefined, sessionModes.form || sessionModes.url);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !shape.progress });
     await server.connect(transport);
     const answer = transport.handleRequest(forLegacyTransport(c.req.raw, era), { parsedBody: message });
     // A call that waits is kept alive like a chat's stream, so its hang-up is noticed whatever the platform tells.
     if (shape.progress) return liveEventStream(await answer, hangUp);
-    return shape.wait ? liveJsonAnswer(answer, hangUp) : answer;
+    if (shape.wait) return liveJsonAnswer(answer, hangUp);
+    const answered = await answer;
+    // An initialize from a client that declared elicitation: its modes, sealed, come back with every request.
+    if (server.sessionId) answered.headers.set("mcp-session-id", server.sessionId);
+    return answered;
   });
   return mcp;
 }

@@ -16,8 +16,12 @@ import { log } from "../log";
 import { firstCharacters } from "../text";
 import { toolJsonSchema } from "./json-schema";
 import type { OwnSubmission } from "./chain-view";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { ChatFollower } from "./chat-follower";
-import { modesOf } from "./elicitation";
+import { type Modes, modesOf } from "./elicitation";
+import { waitOnChain } from "./chain-wait";
+import { standing } from "./chain-view";
+import { elicitationRequest, sessionFor } from "./session-elicitation";
 import { afterSend, type ElicitingCall, type ElicitingResult, retry } from "./input-required";
 import { WAITING_TOOLS } from "./live-answer";
 import { discoverResult, inEra, LEGACY_REVISIONS, speaksModern } from "./revision";
@@ -71,7 +75,7 @@ const TaskUpdate = taskRequest("tasks/update");
 const TaskCancel = taskRequest("tasks/cancel");
 
 /** What the channels of this section need: the sealer (undefined: MCP_STATE_KEY unset, none offered) and the principal, the credential. */
-export type NativeChannels = { sealer: Sealer | undefined; principal: string };
+export type NativeChannels = { sealer: Sealer | undefined; principal: string; sessionModes: Modes };
 
 /** The elicitation modes a 2026-07-28 request's client capabilities declare. */
 const requestModes = (params: unknown) => modesOf((params as { _meta?: Record<string, unknown> } | undefined)?._meta?.["io.modelcontextprotocol/clientCapabilities"]);
@@ -101,6 +105,9 @@ function initializeParams(params: unknown): z.output<typeof InitializeParams> {
  * shaped here, as the contract fixes them.
  */
 export class ToolServer extends Protocol<ServerRequest, ServerNotification, ServerResult> {
+  /** The Mcp-Session-Id an initialize answers (2025 revisions, a client that declared elicitation). */
+  sessionId: string | undefined;
+
   constructor(
     private readonly access: V1Access,
     private readonly requestId: string,
@@ -109,12 +116,15 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     private readonly native: NativeChannels,
   ) {
     super();
-    this.setRequestHandler(InitializeRequest, (request) => {
+    this.setRequestHandler(InitializeRequest, async (request) => {
       // 2026-07-28 has no initialize: it answers it as any method it does not know.
       if (speaksModern(request.params as { _meta?: Record<string, unknown> }))
         throw new McpError(ErrorCode.MethodNotFound, "Method not found: 2026-07-28 has no initialize; ask server/discover.");
+      const params = initializeParams(request.params);
+      const protocolVersion = negotiateVersion(params.protocolVersion);
+      if (native.sealer) this.sessionId = await sessionFor(native.sealer, native.principal, protocolVersion, params.capabilities);
       return {
-        protocolVersion: negotiateVersion(initializeParams(request.params).protocolVersion),
+        protocolVersion,
         capabilities: CAPABILITIES,
         serverInfo: SERVER_INFO,
         instructions: INSTRUCTIONS,
@@ -159,7 +169,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
       const { call, open, stillAdmitted } = this.access;
       const context: ToolContext = { v1: call, open, stillAdmitted, signal: AbortSignal.any([extra.signal, this.hangUp]), progress };
       const eliciting = this.elicitingCall(tool.name, params, parsed.data);
-      if (eliciting) return await this.elicit(tool, eliciting, params, parsed.data, context);
+      if (eliciting) return await this.elicit(tool, eliciting, params, parsed.data, context, extra.requestId);
       const asTask = this.native.sealer !== undefined && WAITING_TOOLS.has(tool.name) && declaresTasks(params);
       const running = tool.run(parsed.data, { ...context, asTask });
       if (asTask) {
@@ -188,17 +198,31 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
    * A call that qualifies for MRTR (2026-07-28): send_message or answer_question with waitSeconds above 0, from a
    * client that declared elicitation and not the Tasks extension, while MCP_STATE_KEY is set.
    */
-  private elicitingCall(toolName: string, params: Record<string, unknown>, args: unknown): ElicitingCall | undefined {
+  private elicitingCall(toolName: string, params: Record<string, unknown>, args: unknown): (ElicitingCall & { session?: boolean }) | undefined {
     const { sealer, principal } = this.native;
     const { waitSeconds = 0 } = args as { waitSeconds?: number };
     const modes = requestModes(params);
-    if (!sealer || !WAITING_TOOLS.has(toolName) || !speaksModern(params) || declaresTasks(params)) return undefined;
+    if (!sealer || !WAITING_TOOLS.has(toolName) || declaresTasks(params)) return undefined;
+    const toolArgs = (params.arguments ?? {}) as Record<string, unknown>;
+    // The 2025 revisions: the session's modes, sealed at initialize.
+    if (!speaksModern(params)) {
+      const { sessionModes } = this.native;
+      if (waitSeconds <= 0 || (!sessionModes.form && !sessionModes.url)) return undefined;
+      return { sealer, principal, tool: toolName, args: toolArgs, modes: sessionModes, waitMs: waitSeconds * 1000, session: true };
+    }
     if (params.requestState === undefined && (waitSeconds <= 0 || (!modes.form && !modes.url))) return undefined;
-    return { sealer, principal, tool: toolName, args: (params.arguments ?? {}) as Record<string, unknown>, modes, waitMs: waitSeconds * 1000 };
+    return { sealer, principal, tool: toolName, args: toolArgs, modes, waitMs: waitSeconds * 1000 };
   }
 
   /** The first call sends (after taking its stream place) and waits on its chain; a retry with a requestState answers and waits again. */
-  private async elicit(tool: Tool, call: ElicitingCall, params: Record<string, unknown>, args: unknown, context: ToolContext): Promise<CallToolResult | ElicitingResult> {
+  private async elicit(
+    tool: Tool,
+    call: ElicitingCall & { session?: boolean },
+    params: Record<string, unknown>,
+    args: unknown,
+    context: ToolContext,
+    requestId: RequestId,
+  ): Promise<CallToolResult | ElicitingResult> {
     if (params.requestState !== undefined) return retry(call, params.requestState, params.inputResponses, context);
     const { projectId, chatId } = args as { projectId: string; chatId: string };
     const following = await ChatFollower.open(context.open, projectId, chatId);
@@ -211,7 +235,19 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
       following.body.close();
       return { content: [{ type: "text", text: sent.problem }], isError: true };
     }
-    return afterSend(call, { projectId, chatId, own: sent.body as OwnSubmission }, following.body, context);
+    const ref = { projectId, chatId, own: sent.body as OwnSubmission };
+    if (!call.session) return afterSend(call, ref, following.body, context);
+    // 2025: each question goes out once as an elicitation/create on this call's stream, and the wait goes on; the response lands in the chat.
+    const asked = new Set<string>();
+    const waited = await waitOnChain(ref, following.body, call.waitMs, call.modes, context, async (question) => {
+      if (!asked.has(question.id)) {
+        asked.add(question.id);
+        await this.transport?.send(await elicitationRequest(call.sealer, call.principal, ref, question, call.modes), { relatedRequestId: requestId });
+      }
+      return "wait";
+    });
+    if (!waited.ok) return { content: [{ type: "text", text: waited.problem }], isError: true };
+    return waited.body.view.status === "completed" ? waited.body.view.result : standing(ref.own, waited.body.chain);
   }
 
   /** The problem+json body /v1 would send, as the one text item of an error result (no structuredContent: the output schema describes success). */
@@ -236,6 +272,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
 type TaskCreated = Awaited<ReturnType<TaskChannel["create"]>>;
 
 type ToolExtra = {
+  requestId: RequestId;
   signal: AbortSignal;
   _meta?: { progressToken?: string | number };
   sendNotification(notification: ServerNotification): Promise<void>;

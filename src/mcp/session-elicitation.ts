@@ -1,0 +1,56 @@
+import type { JSONRPCMessage, JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { Question } from "../chats/question-schemas";
+import type { ChainRef } from "./chain-wait";
+import { answerFromResponse, elicitationParams, type Modes, modesOf, NO_MODES } from "./elicitation";
+import type { Sealer } from "./sealing";
+import type { CallV1 } from "./v1-call";
+import { v1Path } from "./v1-call";
+
+/**
+ * Elicitation on the 2025 revisions: `initialize` from a client that declared elicitation gets a sealed Mcp-Session-Id
+ * carrying its modes; a waiting call of such a session sends `elicitation/create` on its event stream with a sealed id,
+ * and the client's POSTed response answers the question in the chat's object, so nothing waits in memory.
+ */
+
+type Session = { v: string; m: Modes };
+type RequestId = { p: string; c: string; q: string; exp: number };
+
+// Url mode exists from 2025-11-25 on.
+const URL_MODE_SINCE = "2025-11-25";
+
+/** The session id an `initialize` answers: for a client that declared elicitation, its modes sealed; otherwise none, as before. */
+export async function sessionFor(sealer: Sealer, principal: string, revision: string, capabilities: unknown): Promise<string | undefined> {
+  const declared = modesOf(capabilities);
+  const modes = { form: declared.form, url: declared.url && revision >= URL_MODE_SINCE };
+  if (!modes.form && !modes.url) return undefined;
+  return sealer.seal("session", principal, { v: revision, m: modes } satisfies Session);
+}
+
+/** The modes a request's Mcp-Session-Id carries; none for a missing one, or one that does not verify (served without elicitation, never 404). */
+export async function sessionModes(sealer: Sealer, principal: string, header: string | null): Promise<Modes> {
+  if (header === null) return NO_MODES;
+  return (await sealer.open<Session>("session", principal, header))?.m ?? NO_MODES;
+}
+
+/** The `elicitation/create` request for a question, its id sealed so that only this principal's response, in time, answers it. */
+export async function elicitationRequest(sealer: Sealer, principal: string, ref: ChainRef, question: Question, modes: Modes): Promise<JSONRPCRequest> {
+  const id = await sealer.seal("elicitation", principal, { p: ref.projectId, c: ref.chatId, q: question.id, exp: Date.now() + sealer.inputTtlMs } satisfies RequestId);
+  return { jsonrpc: "2.0", id, method: "elicitation/create", params: elicitationParams(question, modes.url) };
+}
+
+/** Whether a POSTed message is a JSON-RPC response (a result or an error), which only this server's own requests may get. */
+export const isResponse = (message: JSONRPCMessage) => !("method" in message) && "id" in message && ("result" in message || "error" in message);
+
+/**
+ * A client's response to an `elicitation/create` this server sent: false when its id does not verify for this
+ * principal or has expired. Otherwise a result answers the question (when it is still pending; a repeated or late
+ * response, or an error, changes nothing).
+ */
+export async function takeResponse(sealer: Sealer, principal: string, message: JSONRPCMessage, v1: CallV1): Promise<boolean> {
+  const request = await sealer.open<RequestId>("elicitation", principal, (message as { id?: unknown }).id);
+  if (!request || Date.now() > request.exp) return false;
+  if (!("result" in message)) return true;
+  const question = await v1<Question>("GET", v1Path(request.p, "chats", request.c, "questions", request.q));
+  if (question.ok && question.body.status === "pending") await answerFromResponse(v1, { projectId: request.p, chatId: request.c }, question.body, message.result);
+  return true;
+}
