@@ -20,8 +20,11 @@ export const askable = (kind: Question["kind"], modes: Modes) => (kind === "conn
 const TEXT_MAX = 100_000;
 const REASON_MAX = 2000;
 
-/** `elicitation/create`'s params for a question: a form of exactly the contract's schema, or url mode for a connection. */
-export function elicitationParams(question: Question, withElicitationId = true): Record<string, unknown> {
+/**
+ * `elicitation/create`'s params for a question: a form of exactly the contract's schema, or url mode for a connection
+ * (with the question's id as `elicitationId` on 2025-11-25; 2026-07-28 names it by the inputRequests key instead).
+ */
+export function elicitationParams(question: Question, withElicitationId = false): Record<string, unknown> {
   if (question.kind === "connection") return { mode: "url", message: question.prompt, url: question.url, ...(withElicitationId ? { elicitationId: question.id } : {}) };
   return { mode: "form", message: messageOf(question), requestedSchema: formOf(question) };
 }

@@ -71,6 +71,19 @@ describe("elicitation on the 2025 revisions", () => {
     expect(structured.reply.content).toContain("Dark");
   });
 
+  it("asks a connection in url mode with its elicitationId on 2025-11-25", async ({ clock, w, chat }) => {
+    const { client, asked } = await elicitingClient(w.token, () => ({ action: "accept" }));
+    const call = client.callTool(
+      { name: "send_message", arguments: { projectId: w.projectId, chatId: chat.id, content: "/connect github", waitSeconds: 30 } },
+      CallToolResultSchema,
+    );
+    const result = await whileWaiting(chat.id, clock, call);
+    expect(asked[0]).toMatchObject({ mode: "url", elicitationId: expect.any(String), url: expect.stringMatching(/\/connections\/github$/) });
+    const { answered } = result.structuredContent as { answered: { questionId: string }[] };
+    expect(answered[0]!.questionId).toBe(asked[0]!.elicitationId);
+    expect(await questionOf(w, chat.id, answered[0]!.questionId)).toMatchObject({ status: "answered", answer: { connected: true } });
+  });
+
   it("keeps the question pending on cancel, and answers today's result when the wait ends", async ({ clock, w, chat }) => {
     const { client, asked } = await elicitingClient(w.token, () => ({ action: "cancel" }));
     const call = client.callTool({ name: "send_message", arguments: { projectId: w.projectId, chatId: chat.id, content: "/ask Name?", waitSeconds: 2 } }, CallToolResultSchema);
