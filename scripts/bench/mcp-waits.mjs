@@ -6,10 +6,12 @@
 //    condition counts and never stops);
 //  - the Worker's CPU and memory, and another account's GET chat latency, meanwhile;
 //  - after every waiting client hangs up: the inner calls that go on, and how soon each token can open 10 streams again.
-// Then one account's 5 tokens sending 300 waits at once: how many are held and how many refused.
+// Then one account's 5 tokens sending 300 waits at once: how many are held and how many refused. Last, what the native
+// channels cost against their plain twins, in calls to the chat's object (every one of its RPC methods counted): a task's
+// tasks/get beside get_submission, an MRTR retry that answers beside answer_question, both waiting the same way.
 // `--project DIR` measures another checkout (a git worktree of an earlier commit) with this same script.
 import { spawnSync } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { resolve } from "node:path";
@@ -26,8 +28,10 @@ const port = 8880;
 const base = `http://127.0.0.1:${port}`;
 const api = jsonApi(base);
 const ADMIN = `waits-admin-${randomUUID()}`;
-const vars = { ADMIN_TOKEN: ADMIN, RATE_LIMIT_PER_MINUTE: "100000000", LOCAL_AGENT_DELAY_MS: "40" };
+const vars = { ADMIN_TOKEN: ADMIN, RATE_LIMIT_PER_MINUTE: "100000000", LOCAL_AGENT_DELAY_MS: "40", MCP_STATE_KEY: randomBytes(32).toString("base64url") };
 const COUNTED = ["submissionState", "message", "messages", "queueEntries", "get"];
+// The other methods of the chat object a request may call: with COUNTED, every one.
+const ROOM_METHODS_BEYOND = ["submit", "question", "chain", "cancelChain", "follow"];
 const WINDOW_MS = 10_000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -46,6 +50,7 @@ try {
   for (const n of values.waits.split(",").map(Number)) await heldWaits(n, inspector, other, otherChat);
   await oneAccountsFlood(inspector);
   must(await api("PUT", "/admin/maintenance", ADMIN, { enabled: false }), 200);
+  await nativeCosts(await inspector.add(ROOM_METHODS_BEYOND, ["__roomCalls"]));
   inspector.close();
 } finally {
   stopWranglerDev(child);
@@ -213,26 +218,32 @@ async function countCalls(methods) {
   await send("Runtime.enable");
   await send("Debugger.enable");
   await sleep(500);
-  let placed = 0;
-  for (const script of scripts) {
-    const source = (await send("Debugger.getScriptSource", { scriptId: script.scriptId }))?.scriptSource ?? "";
-    // The bundle is minified, its class names too, but not the RPC methods': the class that has submissionState is ChatRoom.
-    const anchor = source.indexOf("async submissionState(");
-    if (anchor < 0) continue;
-    const room = source.lastIndexOf("class extends", anchor);
-    for (const method of methods) {
-      const at = source.indexOf("{", source.indexOf(`async ${method}(`, room)) + 1;
-      const before = source.slice(0, at);
-      const location = { scriptId: script.scriptId, lineNumber: before.split("\n").length - 1, columnNumber: at - before.lastIndexOf("\n") - 1 };
-      await send("Debugger.setBreakpoint", { location, condition: "(globalThis.__innerCalls = (globalThis.__innerCalls || 0) + 1, false)" });
-      placed++;
+  /** Counts entries into these methods in each of `counters` (globals); a method takes one breakpoint, so it is named once. */
+  const add = async (names, counters) => {
+    let placed = 0;
+    for (const script of scripts) {
+      const source = (await send("Debugger.getScriptSource", { scriptId: script.scriptId }))?.scriptSource ?? "";
+      // The bundle is minified, its class names too, but not the RPC methods': the class that has submissionState is ChatRoom.
+      const anchor = source.indexOf("async submissionState(");
+      if (anchor < 0) continue;
+      const room = source.lastIndexOf("class extends", anchor);
+      for (const method of names) {
+        const at = source.indexOf("{", source.indexOf(`async ${method}(`, room)) + 1;
+        const before = source.slice(0, at);
+        const location = { scriptId: script.scriptId, lineNumber: before.split("\n").length - 1, columnNumber: at - before.lastIndexOf("\n") - 1 };
+        const bumps = counters.map((counter) => `globalThis.${counter} = (globalThis.${counter} || 0) + 1`).join(", ");
+        await send("Debugger.setBreakpoint", { location, condition: `(${bumps}, false)` });
+        placed++;
+      }
     }
-  }
-  if (placed !== methods.length) throw new Error(`placed ${placed} of ${methods.length} counters`);
-  return {
-    count: async () => (await send("Runtime.evaluate", { expression: "globalThis.__innerCalls ?? 0", contextId: contexts[0].id })).result.value,
-    close: () => ws.close(),
+    if (placed !== names.length) throw new Error(`placed ${placed} of ${names.length} counters`);
+    const counter = counters.at(-1);
+    const count = async () => (await send("Runtime.evaluate", { expression: `globalThis.${counter} ?? 0`, contextId: contexts[0].id })).result.value;
+    return { count };
   };
+  // The methods the waits are measured by count toward every object call too (below).
+  const { count } = await add(methods, ["__roomCalls", "__innerCalls"]);
+  return { count, add, close: () => ws.close() };
 }
 
 /** `tokens` read+write tokens, from as many accounts as the limit of 20 tokens each takes; each account owns one project. */
@@ -289,4 +300,80 @@ function workerRss() {
 
 function git(...args) {
   return spawnSync("git", args, { cwd: projectDir, encoding: "utf8" }).stdout.trim();
+}
+
+/** One /mcp request's JSON-RPC answer (JSON, or the last message of an event stream). */
+async function mcpCall(token, method, params, { modern, declared = {}, name } = {}) {
+  const meta = modern ? { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": declared } : undefined;
+  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
+  if (modern) Object.assign(headers, { "mcp-protocol-version": "2026-07-28", "mcp-method": method, ...(name ? { "mcp-name": name } : {}) });
+  const r = await fetch(`${base}/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: meta ? { ...params, _meta: meta } : params }) });
+  const text = await r.text();
+  const json = text.trim().startsWith("{")
+    ? text
+    : text
+        .split("\n")
+        .filter((l) => l.startsWith("data: "))
+        .at(-1)
+        .slice(6);
+  return JSON.parse(json);
+}
+
+/** The calls to the chat's object that `run` makes. */
+async function counted(counter, run) {
+  const before = await counter.count();
+  const value = await run();
+  return { calls: (await counter.count()) - before, value };
+}
+
+/** Until the chat's agent has answered everything sent to it (its replies take 40 ms here). */
+async function idle(w, chatId) {
+  for (let i = 0; i < 100; i++) {
+    const chat = must(await api("GET", `/v1/projects/${w.callers[0].projectId}/chats/${chatId}`, w.tokens[0]), 200);
+    if (!chat.isWorking && chat.queuedCount === 0) return chat;
+    await sleep(100);
+  }
+  throw new Error("the chat did not settle");
+}
+
+/** What a task poll and an MRTR retry cost the chat object, beside the plain calls they stand for. */
+async function nativeCosts(counter) {
+  const w = await newWorld("native", 1);
+  const chat = await newChat(w, 0);
+  const [token, projectId] = [w.tokens[0], w.callers[0].projectId];
+  const ids = { projectId, chatId: chat.id };
+  const tool = (name, args, options) => mcpCall(token, "tools/call", { name, arguments: { ...ids, ...args } }, { name, ...options });
+  const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+  const FORM = { elicitation: { form: {} } };
+
+  const sent = await tool("send_message", { content: "hello" });
+  await idle(w, chat.id);
+  const plainGet = await counted(counter, () => tool("get_submission", { submissionId: sent.result.structuredContent.submission.submissionId }));
+  const task = (await tool("send_message", { content: "hello again" }, { modern: true, declared: TASKS })).result;
+  await idle(w, chat.id);
+  const taskGet = await counted(counter, () => mcpCall(token, "tasks/get", { taskId: task.taskId }, { modern: true, declared: TASKS, name: task.taskId }));
+  if (taskGet.value.result?.status !== "completed") throw new Error(`tasks/get: ${JSON.stringify(taskGet.value).slice(0, 300)}`);
+
+  // Plain: a question asked, answered with answer_question waiting for the reply.
+  await tool("send_message", { content: "/ask Your name?" });
+  const { pendingQuestionId } = await idle(w, chat.id);
+  const nulls = { optionIds: null, text: null, decision: null, reason: null, connected: null, decline: null };
+  const plainAnswer = await counted(counter, () => tool("answer_question", { questionId: pendingQuestionId, answer: { ...nulls, text: "Ada" }, waitSeconds: 10 }));
+  // MRTR: the same question reached by a waiting call, answered by its retry, which then waits for the reply the same way.
+  const args = { content: "/ask Your name?", waitSeconds: 10 };
+  const first = (await tool("send_message", args, { modern: true, declared: FORM })).result;
+  if (first.resultType !== "input_required") throw new Error(`MRTR: ${JSON.stringify(first).slice(0, 300)}`);
+  const [questionId] = Object.keys(first.inputRequests);
+  const retry = await counted(counter, () =>
+    mcpCall(
+      token,
+      "tools/call",
+      { name: "send_message", arguments: { ...ids, ...args }, requestState: first.requestState, inputResponses: { [questionId]: { action: "accept", content: { text: "Ada" } } } },
+      { modern: true, declared: FORM, name: "send_message" },
+    ),
+  );
+  if (retry.value.result?.resultType !== "complete") throw new Error(`MRTR retry: ${JSON.stringify(retry.value).slice(0, 300)}`);
+  console.log("\nCalls to the chat object per call (every RPC method counted):");
+  console.log(`   get_submission ${plainGet.calls}; tasks/get of a completed task ${taskGet.calls}`);
+  console.log(`   answer_question waiting for the reply ${plainAnswer.calls}; an MRTR retry answering and waiting for the reply ${retry.calls}`);
 }

@@ -1,6 +1,6 @@
 import type { Chain } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
-import type { ChatFollower } from "./chat-follower";
+import type { ChatFollower, FollowedEvent } from "./chat-follower";
 import { type ChainView, type OwnSubmission, readChain, viewChain } from "./chain-view";
 import type { Modes } from "./elicitation";
 import type { ToolContext } from "./tool-context";
@@ -10,8 +10,17 @@ export type ChainRef = { projectId: string; chatId: string; own: OwnSubmission }
 /** Where the chain stood when the wait ended: its view from the call's submission, and the chain itself. */
 export type ChainWait = { view: ChainView; chain: Chain };
 
-// Events that cannot move a chain: a reply's text as it grows, and the snapshot a stream starts with.
-const PASSIVE = new Set(["message.delta", "snapshot"]);
+/** The ids an event that moves the chain names: its submissions, its end's reply and the question it asked. */
+function namedIds(chain: Chain): string[] {
+  return [...chain.links.map((link) => link.submissionId), chain.reply?.id, chain.question?.id].filter((id): id is string => id !== undefined);
+}
+
+/**
+ * Whether an event may move the chain, so it is read again: a question's change (an answer names the submission that
+ * goes on with the chain), or an event naming one of its ids. A reply's text as it grows, and other submissions' and
+ * replies' events, are passed over unread.
+ */
+const movesChain = (event: FollowedEvent, named: string[]) => event.type !== "message.delta" && (event.type === "question" || named.some((id) => event.data.includes(id)));
 
 /**
  * Waits on the chat's event stream until the call's chain needs input, has ended, the time is up or the caller went
@@ -40,8 +49,9 @@ export async function waitOnChain(
       const { view } = last.body;
       if (view.status === "completed" || view.status === "cancelled") break;
       if (view.status === "input_required" && (await onInput(view.question)) === "end") break;
+      const named = namedIds(last.body.chain);
       let event = await follower.next(stop);
-      while (event && PASSIVE.has(event.type)) event = await follower.next(stop);
+      while (event && !movesChain(event, named)) event = await follower.next(stop);
       // The server ended the stream (a revocation, a lost access, its age) or the wait is over: the checks below tell.
       if (event === null) break;
       last = await read();
