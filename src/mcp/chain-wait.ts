@@ -3,6 +3,7 @@ import type { Question } from "../chats/question-schemas";
 import type { ChatFollower, FollowedEvent } from "./chat-follower";
 import { type ChainView, type OwnSubmission, readChain, viewChain } from "./chain-view";
 import type { Modes } from "./elicitation";
+import { replyProgress } from "./reply-wait";
 import type { ToolContext } from "./tool-context";
 import type { V1Answer } from "./v1-call";
 
@@ -43,18 +44,39 @@ export async function waitOnChain(
     const view = await viewChain(ref, chain.body, modes, context);
     return view.ok ? { ok: true, body: { view: view.body, chain: chain.body }, replayed: false } : view;
   };
-  let last = await read();
+  // The end's reply as it grows becomes progress, when the caller asked for it (at most 4 a second; the first reply's only,
+  // since progress counts one text's length and only ever grows).
+  const progress = replyProgress(context);
+  let reply: { id: string; content: string } | undefined;
+  const reported = async (wait: V1Answer<ChainWait>) => {
+    const current = wait.ok ? wait.body.chain.reply : null;
+    reply = current ? { id: current.id, content: current.content } : undefined;
+    if (reply) await progress.grewTo(reply.content);
+    return wait;
+  };
+  let last = await reported(await read());
   try {
     while (last.ok && !stop.aborted) {
       const { view } = last.body;
       if (view.status === "completed" || view.status === "cancelled") break;
       if (view.status === "input_required" && (await onInput(view.question)) === "end") break;
       const named = namedIds(last.body.chain);
-      let event = await follower.next(stop);
-      while (event && !movesChain(event, named)) event = await follower.next(stop);
+      let event: FollowedEvent | null;
+      for (;;) {
+        event = await follower.next(progress.due(stop));
+        if (event === null && !stop.aborted && progress.pending()) {
+          await progress.flush();
+          continue;
+        }
+        if (event === null || movesChain(event, named)) break;
+        if (event.type === "message.delta" && reply && event.data.includes(reply.id)) {
+          const delta = JSON.parse(event.data) as { id: string; text: string };
+          if (delta.id === reply.id) await progress.grewTo((reply.content += delta.text));
+        }
+      }
       // The server ended the stream (a revocation, a lost access, its age) or the wait is over: the checks below tell.
       if (event === null) break;
-      last = await read();
+      last = await reported(await read());
     }
   } finally {
     follower.close();
@@ -63,5 +85,7 @@ export async function waitOnChain(
   const admitted = await context.stillAdmitted();
   if (!admitted.ok) return admitted;
   // As it stands now, which also answers not_found once the project is no longer the caller's.
-  return stop.aborted || !last.ok ? read() : last;
+  const final = stop.aborted || !last.ok ? await read() : last;
+  if (final.ok && final.body.chain.reply) await progress.grewTo(final.body.chain.reply.content, true);
+  return final;
 }

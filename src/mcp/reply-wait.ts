@@ -80,7 +80,7 @@ export async function waitForOutcome(chat: ChatRef, submissionId: string, follow
  * added since the last report, at most one report per PROGRESS_INTERVAL_MS; a report held back by the
  * interval goes out when it ends (`due` wakes the wait for it) or with the answer.
  */
-function replyProgress({ progress }: ToolContext) {
+export function replyProgress({ progress }: Pick<ToolContext, "progress">) {
   let reported = "";
   let waiting: string | undefined;
   let quietUntil = 0;

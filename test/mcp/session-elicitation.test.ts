@@ -84,6 +84,21 @@ describe("elicitation on the 2025 revisions", () => {
     expect(await questionOf(w, chat.id, answered[0]!.questionId)).toMatchObject({ status: "answered", answer: { connected: true } });
   });
 
+  it("goes on sending progress while it waits, as the reply grows", async ({ clock, w, chat }) => {
+    const { client } = await elicitingClient(w.token, () => ({ action: "cancel" }));
+    const progress: { progress: number; message?: string }[] = [];
+    const call = client.callTool(
+      { name: "send_message", arguments: { projectId: w.projectId, chatId: chat.id, content: "write a long answer about the sea", waitSeconds: 30 } },
+      CallToolResultSchema,
+      { onprogress: (p) => progress.push(p) },
+    );
+    const result = await whileWaiting(chat.id, clock, call);
+    const reply = (result.structuredContent as { reply: { content: string } }).reply.content;
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.map((p) => p.progress)).toEqual([...progress.map((p) => p.progress)].sort((a, b) => a - b));
+    expect(progress.map((p) => p.message).join("")).toBe(reply);
+  });
+
   it("keeps the question pending on cancel, and answers today's result when the wait ends", async ({ clock, w, chat }) => {
     const { client, asked } = await elicitingClient(w.token, () => ({ action: "cancel" }));
     const call = client.callTool({ name: "send_message", arguments: { projectId: w.projectId, chatId: chat.id, content: "/ask Name?", waitSeconds: 2 } }, CallToolResultSchema);
