@@ -1,9 +1,8 @@
 import { describe, expect } from "vitest";
 import { chatNow, questionOf } from "../chats/question-helpers";
-import { settle } from "../clock";
-import { historyOf, newToken, room, send } from "../helpers";
+import { historyOf, newToken, send } from "../helpers";
 import { it } from "../fixtures/chat";
-import { flatAnswer, modernPost } from "./mcp-helpers";
+import { flatAnswer, modernPost, whileWaiting } from "./mcp-helpers";
 
 const FORM = { elicitation: { form: {} } };
 const FORM_AND_URL = { elicitation: { form: {}, url: {} } };
@@ -12,19 +11,6 @@ const meta = (declared: Record<string, unknown>) => ({ "io.modelcontextprotocol/
 /** A 2026-07-28 tools/call from a client that declared elicitation, and its retry with a requestState and responses. */
 function callTool(token: string, name: string, args: Record<string, unknown>, declared: Record<string, unknown> = FORM, extra: Record<string, unknown> = {}) {
   return modernPost(token, "tools/call", { name, arguments: args, ...extra }, {}, meta(declared));
-}
-
-/** Runs the chat's alarms while a call waits (the clock is frozen), until the call has answered. */
-async function whileWaiting<T>(chatId: string, clock: Parameters<typeof settle>[1], answer: Promise<T>): Promise<T> {
-  let done = false;
-  const result = answer.finally(() => {
-    done = true;
-  });
-  while (!done) {
-    await settle(room(chatId), clock);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return result;
 }
 
 describe("MRTR: questions as the client's own forms (2026-07-28)", () => {

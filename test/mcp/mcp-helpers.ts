@@ -2,9 +2,10 @@ import { exports } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, type CallToolResult, ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { expect, vi } from "vitest";
+import { type Clock, settle } from "../clock";
 import { call, room } from "../helpers";
 
 /** answer_question's answer: the fields of one /v1 answer body, every other field null (the tool's schema requires them all). */
@@ -86,4 +87,37 @@ export function modernPost(token: string, method: string, params: Record<string,
   };
   const sent = Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== null));
   return call("POST", "/mcp", { headers: sent, raw: JSON.stringify(body) });
+}
+
+/** Runs the chat's alarms while a call waits (the clock is frozen), until the call has answered. */
+export async function whileWaiting<T>(chatId: string, clock: Clock, answer: Promise<T>): Promise<T> {
+  let done = false;
+  const result = answer.finally(() => {
+    done = true;
+  });
+  while (!done) {
+    await settle(room(chatId), clock);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return result;
+}
+
+/** The v1 SDK's client on a 2025 revision, declaring elicitation and answering each form with `respond`. */
+export async function elicitingClient(
+  token: string,
+  respond: (request: { params: Record<string, unknown> }) => ElicitResult,
+  elicitation: Record<string, unknown> = { form: {}, url: {} },
+) {
+  const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+    fetch: (url, init) => exports.default.fetch(new Request(url, init)),
+  });
+  const client = new Client({ name: "mcp-eliciting", version: "1.0.0" }, { capabilities: { elicitation }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  const asked: Record<string, unknown>[] = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params as Record<string, unknown>);
+    return respond(request as { params: Record<string, unknown> });
+  });
+  await client.connect(transport);
+  return { client, asked, transport };
 }

@@ -1,47 +1,9 @@
-import { exports } from "cloudflare:workers";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema, ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import { CallToolResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect } from "vitest";
 import { chatNow, questionOf } from "../chats/question-helpers";
-import { type Clock, settle } from "../clock";
-import { newToken, room } from "../helpers";
+import { newToken } from "../helpers";
 import { it } from "../fixtures/chat";
-import { initialize, MCP_URL, post } from "./mcp-helpers";
-
-/** The v1 SDK's client on a 2025 revision, declaring elicitation and answering each form with `respond`. */
-async function elicitingClient(
-  token: string,
-  respond: (request: { params: Record<string, unknown> }) => ElicitResult,
-  elicitation: Record<string, unknown> = { form: {}, url: {} },
-) {
-  const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
-    fetch: (url, init) => exports.default.fetch(new Request(url, init)),
-  });
-  const client = new Client({ name: "mcp-eliciting", version: "1.0.0" }, { capabilities: { elicitation }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
-  const asked: Record<string, unknown>[] = [];
-  client.setRequestHandler(ElicitRequestSchema, async (request) => {
-    asked.push(request.params as Record<string, unknown>);
-    return respond(request as { params: Record<string, unknown> });
-  });
-  await client.connect(transport);
-  return { client, asked, transport };
-}
-
-/** Runs the chat's alarms while a call waits (the clock is frozen), until the call has answered. */
-async function whileWaiting<T>(chatId: string, clock: Clock, answer: Promise<T>): Promise<T> {
-  let done = false;
-  const result = answer.finally(() => {
-    done = true;
-  });
-  while (!done) {
-    await settle(room(chatId), clock);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return result;
-}
+import { elicitingClient, initialize, post, whileWaiting } from "./mcp-helpers";
 
 const initializeWith = (capabilities: Record<string, unknown>, protocolVersion = "2025-11-25") => ({
   ...initialize(protocolVersion),
