@@ -13,6 +13,8 @@ export const WAITING_TOOLS = new Set(["send_message", "answer_question"]);
 
 /** How a tools/call answers: `wait` when it may wait for a reply (waitSeconds above 0), `progress` when it also asked for progress. */
 export function callShape(message: JSONRPCMessage, tasksOffered = false, elicitingSession = false): { wait: boolean; progress: boolean } {
+  // A listen's acknowledgement goes out before its result, so it is an event stream.
+  if ("method" in message && message.method === "subscriptions/listen" && "id" in message) return { wait: false, progress: true };
   if (!("method" in message) || message.method !== "tools/call" || !("id" in message)) return { wait: false, progress: false };
   const params = message.params as { name?: unknown; arguments?: { waitSeconds?: unknown }; _meta?: { progressToken?: unknown } } | undefined;
   // A call that answers a task never waits.

@@ -80,6 +80,12 @@ export type NativeChannels = { sealer: Sealer | undefined; principal: string; se
 /** The elicitation modes a 2026-07-28 request's client capabilities declare. */
 const requestModes = (params: unknown) => modesOf((params as { _meta?: Record<string, unknown> } | undefined)?._meta?.["io.modelcontextprotocol/clientCapabilities"]);
 
+// 2026-07-28's channel for notifications outside a request; the service sends none (tools never change).
+const ListenRequest = z.object({
+  method: z.literal("subscriptions/listen"),
+  params: z.looseObject({ notifications: z.record(z.string(), z.unknown()).default({}) }).default({ notifications: {} }),
+});
+
 // The SDK's InitializeRequestSchema would fail missing or ill-typed params as an internal error (-32603) with the parser's dump.
 const InitializeRequest = z.object({ method: z.literal("initialize"), params: z.unknown().optional() });
 const InitializeParams = z.object({
@@ -131,6 +137,15 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
       };
     });
     this.setRequestHandler(DiscoverRequest, () => discoverResult(SERVER_INFO, native.sealer ? WITH_TASKS : CAPABILITIES, INSTRUCTIONS) as unknown as ServerResult);
+    // Task notifications are not part of this release: a listen is acknowledged with nothing (taskIds: []) and ends at once.
+    this.setRequestHandler(ListenRequest, async (request, extra) => {
+      const { taskIds: _asked, ...filter } = request.params.notifications;
+      await extra.sendNotification({
+        method: "notifications/subscriptions/acknowledged",
+        params: { notifications: { ...Object.fromEntries(Object.keys(filter).map((name) => [name, Array.isArray(filter[name]) ? [] : false])), taskIds: [] } },
+      } as unknown as ServerNotification);
+      return { resultType: "complete", _meta: { "io.modelcontextprotocol/subscriptionId": extra.requestId } } as unknown as ServerResult;
+    });
     this.setRequestHandler(TaskGet, (request) => this.tasks(request.params).get(request.params.taskId, requestModes(request.params)) as Promise<ServerResult>);
     this.setRequestHandler(TaskUpdate, (request) => this.tasks(request.params).update(request.params.taskId, request.params.inputResponses) as Promise<ServerResult>);
     this.setRequestHandler(TaskCancel, (request) => this.tasks(request.params).cancel(request.params.taskId) as Promise<ServerResult>);

@@ -181,6 +181,17 @@ describe("MCP tasks (the Tasks extension, 2026-07-28)", () => {
     expect(mismatch.json.error.code).toBe(-32020);
   });
 
+  it("acknowledges a subscriptions/listen asking for taskIds with none (task notifications are not sent), and ends it", async ({ w }) => {
+    const r = await modernPost(w.token, "subscriptions/listen", { notifications: { taskIds: [crypto.randomUUID()], toolsListChanged: true } }, {}, capabilities(TASKS));
+    expect(r.status).toBe(200);
+    const messages = r.text
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice(6)));
+    expect(messages[0]).toMatchObject({ method: "notifications/subscriptions/acknowledged", params: { notifications: { taskIds: [], toolsListChanged: false } } });
+    expect(messages.at(-1)).toMatchObject({ id: 1, result: { _meta: { "io.modelcontextprotocol/subscriptionId": 1 } } });
+  });
+
   it("answers a /v1 problem as the same tool error, not a task, and never gives a task to a client that did not declare the extension", async ({ w, chat }) => {
     const problem = await callAsTask(w.token, "send_message", { projectId: w.projectId, chatId: crypto.randomUUID(), content: "hello" });
     expect(problem).toMatchObject({ isError: true, resultType: "complete" });
