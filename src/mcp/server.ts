@@ -19,9 +19,7 @@ import type { OwnSubmission } from "./chain-view";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { ChatFollower } from "./chat-follower";
 import { type Modes, modesOf } from "./elicitation";
-import { waitOnChain } from "./chain-wait";
-import { standing } from "./chain-view";
-import { elicitationRequest, sessionFor } from "./session-elicitation";
+import { sessionFor, waitAsking } from "./session-elicitation";
 import { afterSend, type ElicitingCall, type ElicitingResult, retry } from "./input-required";
 import { WAITING_TOOLS } from "./live-answer";
 import { discoverResult, inEra, LEGACY_REVISIONS, speaksModern } from "./revision";
@@ -252,17 +250,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     }
     const ref = { projectId, chatId, own: sent.body as OwnSubmission };
     if (!call.session) return afterSend(call, ref, following.body, context);
-    // 2025: each question goes out once as an elicitation/create on this call's stream, and the wait goes on; the response lands in the chat.
-    const asked = new Set<string>();
-    const waited = await waitOnChain(ref, following.body, call.waitMs, call.modes, context, async (question) => {
-      if (!asked.has(question.id)) {
-        asked.add(question.id);
-        await this.transport?.send(await elicitationRequest(call.sealer, call.principal, ref, question, call.modes), { relatedRequestId: requestId });
-      }
-      return "wait";
-    });
-    if (!waited.ok) return { content: [{ type: "text", text: waited.problem }], isError: true };
-    return waited.body.view.status === "completed" ? waited.body.view.result : standing(ref.own, waited.body.chain);
+    return waitAsking(call, ref, following.body, context, (request) => this.transport?.send(request, { relatedRequestId: requestId }));
   }
 
   /** The problem+json body /v1 would send, as the one text item of an error result (no structuredContent: the output schema describes success). */

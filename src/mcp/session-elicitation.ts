@@ -1,6 +1,10 @@
-import type { JSONRPCMessage, JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, JSONRPCMessage, JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Question } from "../chats/question-schemas";
-import type { ChainRef } from "./chain-wait";
+import type { ChatFollower } from "./chat-follower";
+import { standing } from "./chain-view";
+import { type ChainRef, waitOnChain } from "./chain-wait";
+import type { ElicitingCall } from "./input-required";
+import type { ToolContext } from "./tool-context";
 import { answerFromResponse, elicitationParams, type Modes, modesOf, NO_MODES } from "./elicitation";
 import type { Sealer } from "./sealing";
 import type { CallV1 } from "./v1-call";
@@ -33,7 +37,7 @@ export async function sessionModes(sealer: Sealer, principal: string, header: st
 }
 
 /** The `elicitation/create` request for a question, its id sealed so that only this principal's response, in time, answers it. */
-export async function elicitationRequest(sealer: Sealer, principal: string, ref: ChainRef, question: Question, modes: Modes): Promise<JSONRPCRequest> {
+async function elicitationRequest(sealer: Sealer, principal: string, ref: ChainRef, question: Question, modes: Modes): Promise<JSONRPCRequest> {
   const id = await sealer.seal("elicitation", principal, { p: ref.projectId, c: ref.chatId, q: question.id, exp: Date.now() + sealer.inputTtlMs } satisfies RequestId);
   return { jsonrpc: "2.0", id, method: "elicitation/create", params: elicitationParams(question, modes.url) };
 }
@@ -53,4 +57,28 @@ export async function takeResponse(sealer: Sealer, principal: string, message: J
   const question = await v1<Question>("GET", v1Path(request.p, "chats", request.c, "questions", request.q));
   if (question.ok && question.body.status === "pending") await answerFromResponse(v1, { projectId: request.p, chatId: request.c }, question.body, message.result);
   return true;
+}
+
+/**
+ * A 2025 session's waiting call: each question its chain reaches goes out once as `elicitation/create` on the call's
+ * stream, and the wait goes on (the response lands in the chat, from whichever request carries it); it answers the
+ * result, or the chain as it stands when the wait ends.
+ */
+export async function waitAsking(
+  call: ElicitingCall,
+  ref: ChainRef,
+  follower: ChatFollower,
+  context: ToolContext,
+  send: (request: JSONRPCRequest) => Promise<void> | undefined,
+): Promise<CallToolResult> {
+  const asked = new Set<string>();
+  const waited = await waitOnChain(ref, follower, call.waitMs, call.modes, context, async (question) => {
+    if (!asked.has(question.id)) {
+      asked.add(question.id);
+      await send(await elicitationRequest(call.sealer, call.principal, ref, question, call.modes));
+    }
+    return "wait";
+  });
+  if (!waited.ok) return { content: [{ type: "text", text: waited.problem }], isError: true };
+  return waited.body.view.status === "completed" ? waited.body.view.result : standing(ref.own, waited.body.chain);
 }
