@@ -16,6 +16,7 @@ export { type Problem, type ProblemCode, ProblemError } from "./problem.ts";
 export {
   type AnswerInput,
   type AnswerSubmission,
+  type Chain,
   type Chat,
   type CreatedWebhook,
   type Message,

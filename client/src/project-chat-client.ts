@@ -20,6 +20,7 @@ export type Question = Schemas["Question"];
 /** One of the answer bodies; which fit depends on the question's kind. */
 export type AnswerInput = Schemas["Answer"];
 export type AnswerSubmission = Schemas["AnswerSubmission"];
+export type Chain = Schemas["Chain"];
 export type UsageOptions = CallOptions & { from?: string; to?: string };
 export type SendInput = { content: string; replyToMessageId?: string };
 export type SendOptions = CallOptions & { idempotencyKey?: string };
@@ -50,6 +51,7 @@ export class ProjectChatClient {
   readonly chats;
   readonly messages;
   readonly questions;
+  readonly chains;
   readonly queue;
   readonly events;
   readonly webhooks;
@@ -156,6 +158,15 @@ export class ProjectChatClient {
        */
       answer: (projectId: string, chatId: string, questionId: string, answer: AnswerInput, options: SendOptions = {}) =>
         keyed<AnswerSubmission>(`${chatPath(projectId, chatId)}/questions/${enc(questionId)}/answer`, answer, options),
+    };
+
+    this.chains = {
+      /** Where the work a submission started stands, across the questions its replies asked (state, the last submission, its reply and question). */
+      get: (projectId: string, chatId: string, submissionId: string, options?: CallOptions) =>
+        call<Chain>("GET", `${chatPath(projectId, chatId)}/submissions/${enc(submissionId)}/chain`, callOptions(options)),
+      /** Cancels the chain by its state: the waiting submission cancelled, the working reply stopped, or the waiting question withdrawn; safe to repeat. */
+      cancel: (projectId: string, chatId: string, submissionId: string, options?: CallOptions) =>
+        call<Chain>("POST", `${chatPath(projectId, chatId)}/submissions/${enc(submissionId)}/chain/cancel`, { repeatable: true, ...callOptions(options) }),
     };
 
     this.queue = {

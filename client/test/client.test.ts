@@ -18,6 +18,15 @@ describe("the project-chat client", () => {
     await p.close();
   });
 
+  it("follows a submission's chain across the question its reply asked, and cancels a waiting one by withdrawing its question", async () => {
+    const w = await world();
+    const chat = await w.client.chats.create(w.projectId, { title: "chains" });
+    const asked = await w.client.messages.sendAndWait(w.projectId, chat.id, { content: "/ask Your name?" });
+    expect(await w.client.chains.get(w.projectId, chat.id, asked.submissionId!)).toMatchObject({ state: "awaiting", question: { id: asked.questionId } });
+    const withdrawn = await w.client.chains.cancel(w.projectId, chat.id, asked.submissionId!);
+    expect(withdrawn).toMatchObject({ state: "cancelled", question: { status: "declined", submissionId: null } });
+  });
+
   it("answers a question once however often a lost answer makes it retry", async () => {
     const p = await dropFirstAnswer("/answer");
     const w = await world(p.url);
