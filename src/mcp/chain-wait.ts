@@ -54,8 +54,9 @@ export async function waitOnChain(
     if (reply) await progress.grewTo(reply.content);
     return wait;
   };
-  let last = await reported(await read());
+  let last: V1Answer<ChainWait> | undefined;
   try {
+    last = await reported(await read());
     while (last.ok && !stop.aborted) {
       const { view } = last.body;
       if (view.status === "completed" || view.status === "cancelled") break;

@@ -63,7 +63,7 @@ type ElicitResult = { action?: unknown; content?: unknown };
  */
 type Mapped = { kind: "answer"; answer: Answer } | { kind: "cancel" } | { kind: "unfit"; why: string };
 
-function answerOf(question: Question, result: unknown): Mapped {
+export function answerOf(question: Question, result: unknown): Mapped {
   const { action, content } = (typeof result === "object" && result !== null ? result : {}) as ElicitResult;
   if (action === "cancel") return { kind: "cancel" };
   if (action === "decline") return { kind: "answer", answer: { decline: true } };
@@ -81,7 +81,8 @@ function answerOf(question: Question, result: unknown): Mapped {
       return { kind: "answer", answer: { decision: fields.decision, ...(reason === undefined ? {} : { reason }) } };
     }
     case "choice": {
-      const picked = question.multiSelect ? fields.choices : fields.choice === undefined ? [] : [fields.choice];
+      // A form that allows a text may come back without picks.
+      const picked = question.multiSelect ? (fields.choices ?? []) : fields.choice === undefined ? [] : [fields.choice];
       if (!Array.isArray(picked) || picked.some((id) => typeof id !== "string")) return { kind: "unfit", why: "choice must be option ids" };
       if (picked.length === 0 && text === undefined) return { kind: "unfit", why: "pick an option" };
       if (picked.length === 0) return { kind: "answer", answer: { text: text! } };
@@ -129,8 +130,17 @@ export async function answerFromResponse(v1: CallV1, chat: { projectId: string; 
   const headers = { "idempotency-key": await answerKeyOf(question.id) };
   const sent = await v1("POST", v1Path(chat.projectId, "chats", chat.chatId, "questions", question.id, "answer"), { headers, body: mapped.answer });
   if (sent.ok) return { kind: "answered" };
-  const problem = JSON.parse(sent.problem) as Record<string, unknown>;
+  const problem = problemOf(sent.problem);
   if (ANSWERED_ELSEWHERE.has(String(problem.code))) return { kind: "answered" };
   if (NOT_AN_ANSWER.has(String(problem.code))) return { kind: "unfit", problem };
   return { kind: "refused", problem, text: sent.problem };
+}
+
+/** A /v1 problem's JSON, or (a body that is not JSON) a problem saying the answer could not be sent. */
+function problemOf(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return { code: "internal_error", detail: "The answer could not be sent." };
+  }
 }

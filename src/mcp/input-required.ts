@@ -26,7 +26,8 @@ type InputRequired = { resultType: "input_required"; inputRequests: Record<strin
 export type ElicitingResult = CallToolResult | InputRequired;
 
 const INVALID_PARAMS = -32602;
-const invalidState = () => new RpcError(INVALID_PARAMS, "The requestState does not belong to this call; call again without it to send anew.", { reason: "request_state_invalid" });
+export const invalidState = () =>
+  new RpcError(INVALID_PARAMS, "The requestState does not belong to this call; call again without it to send anew.", { reason: "request_state_invalid" });
 
 /** JSON with its object keys sorted, so the same arguments always give the same digest. */
 function canonical(value: unknown): string {

@@ -20,7 +20,7 @@ import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { ChatFollower } from "./chat-follower";
 import { type Modes, modesOf } from "./elicitation";
 import { sessionFor, waitAsking } from "./session-elicitation";
-import { afterSend, type ElicitingCall, type ElicitingResult, retry } from "./input-required";
+import { afterSend, type ElicitingCall, type ElicitingResult, invalidState, retry } from "./input-required";
 import { WAITING_TOOLS } from "./live-answer";
 import { discoverResult, inEra, LEGACY_REVISIONS, speaksModern } from "./revision";
 import type { Sealer } from "./sealing";
@@ -183,6 +183,8 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
       const context: ToolContext = { v1: call, open, stillAdmitted, signal: AbortSignal.any([extra.signal, this.hangUp]), progress };
       const eliciting = this.elicitingCall(tool.name, params, parsed.data);
       if (eliciting) return await this.elicit(tool, eliciting, params, parsed.data, context, extra.requestId);
+      // A retry that cannot be verified here (no key to open it, or it now declares tasks) sends nothing, never the message again.
+      if (params.requestState !== undefined && WAITING_TOOLS.has(tool.name)) throw invalidState();
       const asTask = this.native.sealer !== undefined && WAITING_TOOLS.has(tool.name) && declaresTasks(params);
       const running = tool.run(parsed.data, { ...context, asTask });
       if (asTask) {

@@ -2,7 +2,7 @@ import { describe, expect } from "vitest";
 import { Chain } from "../../src/chats/chain-schemas";
 import { runNextAlarm, settle } from "../clock";
 import { admin, call, chatOf, chatsPath, creditsOf, expectProblem, newAccount, newChat, newToken, room, send, signIn, world, type World } from "../helpers";
-import { sql, submissionOf, workingReply } from "./control-helpers";
+import { sql, steer, submissionOf, workingReply } from "./control-helpers";
 import { answer, ask, questionOf } from "./question-helpers";
 import { it } from "../fixtures/chat";
 
@@ -76,6 +76,26 @@ describe("the chain of a submission", () => {
     await settle(room(c.id), clock);
     const chain = await chainOf(poor, c.id, sent.json.submissionId);
     expect(chain).toMatchObject({ state: "refused", end: { status: "failed", failure: { code: "insufficient_credits" } } });
+  });
+
+  it("goes on from a submission kept before roots were: an answer to its question joins its chain", async ({ clock, w, chat }) => {
+    const { question, submissionId: root } = await ask(w, chat.id, clock, "/ask Name?");
+    await sql(chat.id, "UPDATE submissions SET chain_root_id = NULL");
+    const answered = await answer(w, chat.id, question.id, { text: "Ada" });
+    await settle(room(chat.id), clock);
+    expect(await chainOf(w, chat.id, root)).toMatchObject({ rootId: root, state: "completed", end: { id: answered.json.submissionId } });
+  });
+
+  it("is working while a steering text it ended with is in the running task's reply, and cancelling it stops that reply", async ({ clock, w, chat }) => {
+    await send(w, chat.id, "write a long answer");
+    await runNextAlarm(room(chat.id), clock);
+    await runNextAlarm(room(chat.id), clock);
+    const steered = await steer(w, chat.id, "shorter please");
+    await runNextAlarm(room(chat.id), clock);
+    const chain = await chainOf(w, chat.id, steered.json.submissionId);
+    expect(chain).toMatchObject({ state: "working", end: { status: "done" }, reply: { status: "working" } });
+    const r = await cancelChain(w, chat.id, steered.json.submissionId);
+    expect(Chain.parse(r.json)).toMatchObject({ state: "cancelled", reply: { status: "interrupted_by_user" } });
   });
 
   it("reads a submission from before chains were kept as a chain of its own", async ({ clock, w, chat }) => {

@@ -106,6 +106,20 @@ describe("MRTR: questions as the client's own forms (2026-07-28)", () => {
     expect((await historyOf(w, chat.id)).items.filter((m: { role: string }) => m.role === "user")).toHaveLength(1);
   });
 
+  it("refuses a requestState on a call that now declares the Tasks extension, sending nothing", async ({ clock, w, chat }) => {
+    const args = { projectId: w.projectId, chatId: chat.id, content: "/ask Name?", waitSeconds: 30 };
+    const first = (await whileWaiting(chat.id, clock, callTool(w.token, "send_message", args))).json.result;
+    const [questionId] = Object.keys(first.inputRequests);
+    const withTasks = { ...FORM, extensions: { "io.modelcontextprotocol/tasks": {} } };
+    const r = await callTool(w.token, "send_message", args, withTasks, {
+      requestState: first.requestState,
+      inputResponses: { [questionId!]: { action: "accept", content: { text: "Ada" } } },
+    });
+    expect(r.json.error).toMatchObject({ code: -32602, data: { reason: "request_state_invalid" } });
+    expect((await historyOf(w, chat.id)).items.filter((m: { role: string }) => m.role === "user")).toHaveLength(1);
+    expect((await questionOf(w, chat.id, questionId!)).status).toBe("pending");
+  });
+
   it("answers as today to a client that declared no elicitation (plus answered: [])", async ({ clock, w, chat }) => {
     const args = { projectId: w.projectId, chatId: chat.id, content: "/ask Name?", waitSeconds: 30 };
     const plain = (await whileWaiting(chat.id, clock, callTool(w.token, "send_message", args, {}))).json.result;

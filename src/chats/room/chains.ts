@@ -21,6 +21,8 @@ function chainState(end: SubmissionRow, reply: Message | null, question: Questio
     case "cancelled":
       return "cancelled";
   }
+  // A steering text the running task took ends with that task's reply, which may still be working.
+  if (reply?.status === "working") return "working";
   if (reply?.status === "interrupted_by_user") return "cancelled";
   if (reply?.status === "failed") return "failed";
   if (question?.status === "pending") return "awaiting";
@@ -50,23 +52,17 @@ export class Chains {
 
   /** The chain from a submission to its end, each with the question its reply asked. */
   private linksFrom(from: SubmissionRow): LinkRow[] {
-    // A submission from before roots were kept leads a chain of its own.
-    if (from.chain_root_id === null) {
-      const asked = this.questionAskedBy(from.reply_message_id);
-      return [{ ...from, asked, asked_kind: asked === null ? null : (this.questions.byId(asked)?.kind ?? null) }];
-    }
+    // A submission from before roots were kept (its root null) leads its own chain, which answers since then name.
+    const root = from.chain_root_id ?? from.id;
     return this.sql
       .exec<LinkRow>(
         `SELECT s.*, m.question_id AS asked, q.kind AS asked_kind FROM submissions s LEFT JOIN messages m ON m.id = s.reply_message_id
-           LEFT JOIN questions q ON q.id = m.question_id WHERE s.chain_root_id = ? AND s.seq >= ? ORDER BY s.seq`,
-        from.chain_root_id,
+           LEFT JOIN questions q ON q.id = m.question_id WHERE (s.chain_root_id = ? OR s.id = ?) AND s.seq >= ? ORDER BY s.seq`,
+        root,
+        root,
         from.seq,
       )
       .toArray();
-  }
-
-  private questionAskedBy(replyId: string | null): string | null {
-    return replyId === null ? null : (this.store.message(replyId)?.questionId ?? null);
   }
 
   /** The chain's last submission, seen from one of its submissions. */

@@ -283,7 +283,8 @@ export class ChatRoom extends DurableObject<Env> {
     } else if (end.status === "dispatching") {
       // Its reply is written stopped once it is charged, and the agent never starts (as an interrupt does).
       this.#change(now, () => this.submissions.stopDispatching(end.id), "unlisted");
-    } else if (end.status === "running" && task?.submission_id === end.id) {
+    } else if (task && (task.submission_id === end.id || (end.status === "done" && task.reply_message_id === end.reply_message_id))) {
+      // Its task runs (or, a taken steering text, the task that took it): the reply stops.
       this.#runner.stop(task, now);
     } else if (question?.status === "pending") {
       this.#change(now, () => this.#questions.withdraw(question, now));
