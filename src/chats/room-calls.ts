@@ -8,6 +8,9 @@ import type { Chat, IfBusy, Message, QueueEntry, Submission, SubmissionState } f
 
 /** What the Worker asks the chat object over RPC and what it answers: the routes read this, never the object's own files. */
 
+/** The comment a credential's own streams get when an answer it sent from an MCP form was refused: `answer-refused <questionId> <problem as base64url>`. */
+export const ANSWER_REFUSED = "answer-refused";
+
 /** Every answer's way of saying the chat is not in the project asked about (or does not exist): the routes map it to 404 in one place. */
 export type NotHere = { kind: "not_found" };
 

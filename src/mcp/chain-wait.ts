@@ -1,5 +1,7 @@
 import type { Chain } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
+import { fromBase64Url } from "../crypto";
+import { ANSWER_REFUSED } from "../chats/room-calls";
 import type { ChatFollower, FollowedEvent } from "./chat-follower";
 import { type ChainView, type OwnSubmission, readChain, viewChain } from "./chain-view";
 import type { Modes } from "./elicitation";
@@ -67,6 +69,13 @@ export async function waitOnChain(
         event = await follower.next(progress.due(stop));
         if (event === null && !stop.aborted && progress.pending()) {
           await progress.flush();
+          continue;
+        }
+        if (event?.type === ANSWER_REFUSED) {
+          // An answer this credential sent from a form was refused: the call that asked ends with that problem.
+          const [questionId, problem] = event.data.split(" ");
+          const bytes = questionId === last.body.chain.question?.id ? fromBase64Url(problem ?? "") : undefined;
+          if (bytes) return { ok: false, problem: new TextDecoder().decode(bytes) };
           continue;
         }
         if (event === null || movesChain(event, named)) break;

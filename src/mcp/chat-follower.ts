@@ -1,3 +1,4 @@
+import { ANSWER_REFUSED } from "../chats/room-calls";
 import type { OpenV1Stream, V1Answer } from "./v1-call";
 import { v1Path } from "./v1-call";
 
@@ -5,6 +6,7 @@ import { v1Path } from "./v1-call";
 export type FollowedEvent = { id: number; type: string; data: string };
 
 const FRAME_END = "\n\n";
+const REFUSED_COMMENT = `: ${ANSWER_REFUSED} `;
 
 /**
  * A chat's event stream (GET …/events) followed in-process by a waiting tool call. Opening it takes
@@ -58,6 +60,11 @@ export class ChatFollower {
     for (let end = this.buffer.indexOf(FRAME_END); end >= 0; end = this.buffer.indexOf(FRAME_END)) {
       const frame = this.buffer.slice(0, end);
       this.buffer = this.buffer.slice(end + FRAME_END.length);
+      // The one comment a wait reads: an answer its credential sent from a form was refused.
+      if (frame.startsWith(REFUSED_COMMENT)) {
+        this.ready.push({ id: 0, type: ANSWER_REFUSED, data: frame.slice(REFUSED_COMMENT.length) });
+        continue;
+      }
       const fields = new Map<string, string>();
       for (const line of frame.split("\n")) {
         const colon = line.indexOf(": ");

@@ -13,7 +13,7 @@ import { callShape, liveEventStream, liveJsonAnswer } from "./live-answer";
 import { type Era, eraOf, forLegacyTransport, REVISIONS, RevisionRefusal, refusalBody } from "./revision";
 import { NO_MODES } from "./elicitation";
 import { Sealer } from "./sealing";
-import { isResponse, sessionModes as sealedSessionModes, takeResponse } from "./session-elicitation";
+import { isResponse, sessionModes as sealedSessionModes, type TellRefusal, takeResponse } from "./session-elicitation";
 import { ToolServer } from "./server";
 import type { AppFetch } from "./v1-call";
 import { v1Access } from "./v1-call";
@@ -122,7 +122,8 @@ export function createMcpRoutes(appFetch: AppFetch) {
     const access = v1Access(c, appFetch);
     // A response to an elicitation/create this server sent (2025): its effect lands in the chat, whichever isolate waits.
     if (isResponse(message)) {
-      if (!sealer || !(await takeResponse(sealer, principal, message, access.call))) {
+      const tell: TellRefusal = ({ projectId, chatId, questionId }, problem) => c.env.CHAT_ROOM.getByName(chatId).tellAnswerRefused(projectId, questionId, principal, problem);
+      if (!sealer || !(await takeResponse(sealer, principal, message, access.call, tell))) {
         throw invalidRequest("This is not a response to a request this server sent you.", [{ path: "id", message: "unknown, another credential's, or expired" }]);
       }
       return c.body(null, 202);

@@ -50,14 +50,20 @@ export const isResponse = (message: JSONRPCMessage) => !("method" in message) &&
  * principal or has expired. Otherwise a result answers the question (when it is still pending; a repeated or late
  * response, or an error, changes nothing).
  */
-export async function takeResponse(sealer: Sealer, principal: string, message: JSONRPCMessage, v1: CallV1): Promise<boolean> {
+export async function takeResponse(sealer: Sealer, principal: string, message: JSONRPCMessage, v1: CallV1, tell: TellRefusal): Promise<boolean> {
   const request = await sealer.open<RequestId>("elicitation", principal, (message as { id?: unknown }).id);
   if (!request || Date.now() > request.exp) return false;
   if (!("result" in message)) return true;
   const question = await v1<Question>("GET", v1Path(request.p, "chats", request.c, "questions", request.q));
-  if (question.ok && question.body.status === "pending") await answerFromResponse(v1, { projectId: request.p, chatId: request.c }, question.body, message.result);
+  if (!question.ok || question.body.status !== "pending") return true;
+  const outcome = await answerFromResponse(v1, { projectId: request.p, chatId: request.c }, question.body, message.result);
+  // Refused for the answer itself: the call that asked (its credential's stream on the chat) ends with the problem.
+  if (outcome.kind === "refused") await tell({ projectId: request.p, chatId: request.c, questionId: request.q }, outcome.text);
   return true;
 }
+
+/** Tells a credential's own streams on a chat that an answer it sent from a form was refused. */
+export type TellRefusal = (question: { projectId: string; chatId: string; questionId: string }, problem: string) => Promise<void>;
 
 /**
  * A 2025 session's waiting call: each question its chain reaches goes out once as `elicitation/create` on the call's

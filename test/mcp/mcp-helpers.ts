@@ -105,7 +105,7 @@ export async function whileWaiting<T>(chatId: string, clock: Clock, answer: Prom
 /** The v1 SDK's client on a 2025 revision, declaring elicitation and answering each form with `respond`. */
 export async function elicitingClient(
   token: string,
-  respond: (request: { params: Record<string, unknown> }) => ElicitResult,
+  respond: (request: { params: Record<string, unknown> }) => ElicitResult | Promise<ElicitResult>,
   elicitation: Record<string, unknown> = { form: {}, url: {} },
 ) {
   const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), {

@@ -1,7 +1,7 @@
 import { CallToolResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect } from "vitest";
 import { chatNow, questionOf } from "../chats/question-helpers";
-import { newToken } from "../helpers";
+import { call, chatsPath, newToken } from "../helpers";
 import { it } from "../fixtures/chat";
 import { elicitingClient, initialize, post, whileWaiting } from "./mcp-helpers";
 
@@ -59,6 +59,22 @@ describe("elicitation on the 2025 revisions", () => {
     expect(progress.length).toBeGreaterThan(0);
     expect(progress.map((p) => p.progress)).toEqual([...progress.map((p) => p.progress)].sort((a, b) => a - b));
     expect(progress.map((p) => p.message).join("")).toBe(reply);
+  });
+
+  it("ends the waiting call with the problem when the answer itself is refused (the chat was archived meanwhile)", async ({ clock, w, chat }) => {
+    const { client } = await elicitingClient(w.token, async () => {
+      // The person takes a while; meanwhile someone archives the chat.
+      expect((await call("POST", `${chatsPath(w)}/${chat.id}/archive`, { token: w.token })).status).toBe(200);
+      return { action: "accept", content: { text: "Ada" } };
+    });
+    const result = await whileWaiting(
+      chat.id,
+      clock,
+      client.callTool({ name: "send_message", arguments: { projectId: w.projectId, chatId: chat.id, content: "/ask Name?", waitSeconds: 30 } }, CallToolResultSchema),
+    );
+    expect(result.isError).toBe(true);
+    expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toMatchObject({ code: "chat_archived" });
+    expect((await chatNow(w, chat.id)).isAwaitingUser).toBe(true);
   });
 
   it("keeps the question pending on cancel, and answers today's result when the wait ends", async ({ clock, w, chat }) => {

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { agentFor } from "../../agent/select";
 import type { AgentPort, AgentResult } from "../../agent/port";
 import { config } from "../../config";
-import { sha256Hex } from "../../crypto";
+import { sha256Hex, toBase64Url } from "../../crypto";
 import type { Env } from "../../env";
 import { offerProjectState } from "../../projects/access";
 import { iso } from "../../time";
@@ -16,6 +16,8 @@ import type { StreamGrant } from "./listeners";
 import { offerMaintenanceFlag } from "../maintenance";
 import { RoomPublisher } from "./publisher";
 import { ChatStreams } from "./streams";
+import { sseComment } from "./event-log";
+import { ANSWER_REFUSED } from "../room-calls";
 import { QuestionStorage } from "./question-storage";
 import { RoomStorage, type ChatRow } from "./room-storage";
 import type { Chat, IfBusy } from "../schemas";
@@ -290,6 +292,15 @@ export class ChatRoom extends DurableObject<Env> {
       this.#change(now, () => this.#questions.withdraw(question, now));
     }
     return { kind: "chain", chain: JSON.stringify(this.#chains.view(row, chat.id)) };
+  }
+
+  /**
+   * An answer a credential sent from an MCP form was refused (credit limit, archived, queue full, role or scope):
+   * that credential's own streams are told, as a comment (no event of the chat's), so the call that asked ends with the problem.
+   */
+  async tellAnswerRefused(projectId: string, questionId: string, gateName: string, problem: string): Promise<void> {
+    if (!this.chatIn(projectId)) return;
+    this.streams.tell(gateName, sseComment(`${ANSWER_REFUSED} ${questionId} ${toBase64Url(utf8.encode(problem))}`));
   }
 
   /** One message of the chat, whatever its role, and the event id it is current to (read in the same synchronous stretch). */

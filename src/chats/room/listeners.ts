@@ -106,6 +106,16 @@ class Listener {
     return true;
   }
 
+  /** A frame for this stream alone, after what it was handed so far (a comment: it is no event of the log). */
+  tell(frame: Uint8Array): void {
+    if (this.ended) return;
+    try {
+      this.controller.enqueue(frame);
+    } catch {
+      this.finish();
+    }
+  }
+
   /** Ends the stream cleanly after what is queued (with a reconnect hint, if it may still be read): the client resumes with Last-Event-ID. */
   end(hint = true): void {
     if (this.ended) return;
@@ -188,6 +198,11 @@ export class Listeners {
 
   pulse(now: number, timing: ListenerTiming): void {
     for (const listener of [...this.open]) listener.pulse(now, timing);
+  }
+
+  /** A frame for the streams of one credential only (its TokenGate's name). */
+  tell(gateName: string, frame: Uint8Array): void {
+    for (const listener of this.open) if (listener.grant.gateName === gateName) listener.tell(frame);
   }
 
   /** Ends the streams whose grant no longer holds (token revoked or expired, access lost). */

@@ -39,6 +39,11 @@ export class ChatStreams {
     return stream;
   }
 
+  /** A frame for the streams of one credential only. */
+  tell(gateName: string, frame: Uint8Array): void {
+    this.listeners.tell(gateName, frame);
+  }
+
   /** New events are in the log. */
   wake(): void {
     this.listeners.wake();
