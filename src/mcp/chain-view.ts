@@ -19,8 +19,8 @@ export type ChainView =
   | { status: "completed"; result: CallToolResult }
   | { status: "cancelled" };
 
-/** The call's own submission as its result names it (answer_question's names the question it answered). */
-export type OwnSubmission = Submission & { questionId?: string };
+/** The call's own submission as its result names it (answer_question's names the question it answered), and whether its key replayed an earlier call. */
+export type OwnSubmission = Submission & { questionId?: string; replayed?: true };
 type Answered = { questionId: string; submissionId: string };
 type ChainRef = { projectId: string; chatId: string; own: OwnSubmission };
 
@@ -86,7 +86,8 @@ export function standing(own: OwnSubmission, chain: Chain, answered: Answered[] 
 
 /** What the creating tool would answer after a wait ending now. */
 function completed(own: OwnSubmission, state: SubmissionState, reply: Message | null, answered: Answered[], question: Question | null): CallToolResult {
-  return success({ submission: own, state, reply, answered, question });
+  const { replayed, ...submission } = own;
+  return success({ submission, state, reply, answered, ...(replayed ? { replayed } : {}), question });
 }
 
 /** A chain that ended without a reply to show: the agent failed, or its last submission could not start. */
@@ -94,3 +95,9 @@ function ended(code: string, chain: Chain): CallToolResult {
   const detail = code === "agent_failed" ? "The agent's reply failed." : (chain.end.failure?.message ?? "The submission could not start.");
   return { isError: true, content: [{ type: "text", text: JSON.stringify({ code, detail, state: chain.end, reply: chain.reply }) }] };
 }
+
+/** The call's own submission from the send's answer, marked when its key replayed an earlier call. */
+export const ownSubmission = (sent: { body: unknown; replayed: boolean }): OwnSubmission => ({
+  ...(sent.body as Submission & { questionId?: string }),
+  ...(sent.replayed ? { replayed: true as const } : {}),
+});

@@ -15,7 +15,7 @@ import { type ApiError, fieldProblems, invalidRequest, problemResponse, toApiErr
 import { log } from "../log";
 import { firstCharacters } from "../text";
 import { toolJsonSchema } from "./json-schema";
-import type { OwnSubmission } from "./chain-view";
+import { ownSubmission } from "./chain-view";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { ChatFollower } from "./chat-follower";
 import { type Modes, modesOf } from "./elicitation";
@@ -193,7 +193,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
         if (!sent.ok) return { content: [{ type: "text", text: sent.problem }], isError: true };
         const { projectId, chatId } = parsed.data as { projectId: string; chatId: string };
         const channel = new TaskChannel(this.native.sealer!, this.native.principal, call);
-        return await channel.create({ projectId, chatId }, sent.body as OwnSubmission, requestModes(params), tool.name);
+        return await channel.create({ projectId, chatId }, ownSubmission(sent), requestModes(params), tool.name);
       }
       // A client that hangs up ends the wait, not the work: what a tool started completes.
       this.waitUntil(running.catch(() => undefined));
@@ -250,7 +250,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
       following.body.close();
       return { content: [{ type: "text", text: sent.problem }], isError: true };
     }
-    const ref = { projectId, chatId, own: sent.body as OwnSubmission };
+    const ref = { projectId, chatId, own: ownSubmission(sent) };
     if (!call.session) return afterSend(call, ref, following.body, context);
     return waitAsking(call, ref, following.body, context, (request) => this.transport?.send(request, { relatedRequestId: requestId }));
   }

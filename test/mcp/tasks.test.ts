@@ -192,6 +192,17 @@ describe("MCP tasks (the Tasks extension, 2026-07-28)", () => {
     expect(messages.at(-1)).toMatchObject({ id: 1, result: { _meta: { "io.modelcontextprotocol/subscriptionId": 1 } } });
   });
 
+  it("gives a replayed idempotencyKey a task for the first call's submission, whose result says replayed", async ({ clock, w, chat }) => {
+    const args = { projectId: w.projectId, chatId: chat.id, content: "hello", idempotencyKey: crypto.randomUUID() };
+    const first = await callAsTask(w.token, "send_message", args);
+    const again = await callAsTask(w.token, "send_message", args);
+    await settle(room(chat.id), clock);
+    const [one, two] = [(await taskGet(w.token, first.taskId)).result, (await taskGet(w.token, again.taskId)).result];
+    expect(two.result.structuredContent.submission).toEqual(one.result.structuredContent.submission);
+    expect(one.result.structuredContent.replayed).toBeUndefined();
+    expect(two.result.structuredContent.replayed).toBe(true);
+  });
+
   it("answers a /v1 problem as the same tool error, not a task, and never gives a task to a client that did not declare the extension", async ({ w, chat }) => {
     const problem = await callAsTask(w.token, "send_message", { projectId: w.projectId, chatId: crypto.randomUUID(), content: "hello" });
     expect(problem).toMatchObject({ isError: true, resultType: "complete" });
