@@ -4,7 +4,7 @@ import type { Question } from "../chats/question-schemas";
 import type { Message, Submission, SubmissionState } from "../chats/schemas";
 import { askable, type Modes } from "./elicitation";
 import { readOutcome } from "./reply-wait";
-import type { ToolContext } from "./tool-context";
+import { type ToolContext, toolError } from "./tool-context";
 import { type CallV1, type V1Answer, v1Path } from "./v1-call";
 
 // A call follows at most this many questions; the next one ends its view, as a question it cannot be asked does.
@@ -93,7 +93,7 @@ function completed(own: OwnSubmission, state: SubmissionState, reply: Message | 
 /** A chain that ended without a reply to show: the agent failed, or its last submission could not start. */
 function ended(code: string, chain: Chain): CallToolResult {
   const detail = code === "agent_failed" ? "The agent's reply failed." : (chain.end.failure?.message ?? "The submission could not start.");
-  return { isError: true, content: [{ type: "text", text: JSON.stringify({ code, detail, state: chain.end, reply: chain.reply }) }] };
+  return toolError(JSON.stringify({ code, detail, state: chain.end, reply: chain.reply }));
 }
 
 /** The call's own submission from the send's answer, marked when its key replayed an earlier call. */

@@ -7,7 +7,7 @@ import { type OwnSubmission, readChain, standing, viewChain } from "./chain-view
 import { answerFromResponse, elicitationParams, type Modes } from "./elicitation";
 import type { Sealer } from "./sealing";
 import { RpcError } from "./tasks";
-import type { ToolContext } from "./tool-context";
+import { type ToolContext, toolError } from "./tool-context";
 import type { V1Answer } from "./v1-call";
 
 /**
@@ -38,11 +38,9 @@ function canonical(value: unknown): string {
 }
 const digestOf = (args: unknown) => sha256Hex(canonical(args));
 
-const problemResult = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true });
-
 /** The call's answer for where its wait left the chain: a question to ask, the result, or the chain as it stands. */
 async function answerFor(call: ElicitingCall, ref: ChainRef, waited: V1Answer<ChainWait>): Promise<ElicitingResult> {
-  if (!waited.ok) return problemResult(waited.problem);
+  if (!waited.ok) return toolError(waited.problem);
   const { view, chain } = waited.body;
   if (view.status === "input_required") return inputRequired(call, ref, view.question);
   if (view.status === "completed") return view.result;
@@ -86,13 +84,13 @@ export async function retry(call: ElicitingCall, requestState: unknown, inputRes
   const ref: ChainRef = { projectId: state.p, chatId: state.c, own: state.own };
   // Followed before the answer goes in, so nothing it starts is missed; the wait holds a stream place as any wait does.
   const opened = await ChatFollower.open(context.open, ref.projectId, ref.chatId);
-  if (!opened.ok) return problemResult(opened.problem);
+  if (!opened.ok) return toolError(opened.problem);
   const follower = opened.body;
   try {
     const chain = await readChain(ref, context.v1);
-    if (!chain.ok) return problemResult(chain.problem);
+    if (!chain.ok) return toolError(chain.problem);
     const view = await viewChain(ref, chain.body, call.modes, context);
-    if (!view.ok) return problemResult(view.problem);
+    if (!view.ok) return toolError(view.problem);
     // A used state replayed finds its question answered: nothing is answered twice, and the chain is reported as it stands.
     if (view.body.status === "input_required" && view.body.question.id === state.q) {
       const question = view.body.question;
@@ -102,7 +100,7 @@ export async function retry(call: ElicitingCall, requestState: unknown, inputRes
       // The person dismissed the form: stop asking, and answer as a client that cannot be asked would.
       if (outcome.kind === "cancelled") return standing(ref.own, chain.body);
       if (outcome.kind === "unfit") return await inputRequired(call, ref, question);
-      if (outcome.kind === "refused") return problemResult(outcome.text);
+      if (outcome.kind === "refused") return toolError(outcome.text);
     }
     return await answerFor(call, ref, await waitOnChain(ref, follower, call.waitMs, call.modes, context));
   } finally {

@@ -25,7 +25,7 @@ import { WAITING_TOOLS } from "./live-answer";
 import { discoverResult, inEra, LEGACY_REVISIONS, speaksModern } from "./revision";
 import type { Sealer } from "./sealing";
 import { declaresTasks, extensionRequired, RpcError, TASKS_EXTENSION, TaskChannel } from "./tasks";
-import type { Tool, ToolContext } from "./tool-context";
+import { type Tool, type ToolContext, toolError } from "./tool-context";
 import { TOOLS, toolNamed } from "./tools";
 import type { V1Access, V1Answer } from "./v1-call";
 
@@ -190,7 +190,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
       if (asTask) {
         // Stored, so a tasks/get for it resolves at once; a /v1 problem is not a task but the same tool error as ever.
         const sent = await running;
-        if (!sent.ok) return { content: [{ type: "text", text: sent.problem }], isError: true };
+        if (!sent.ok) return toolError(sent.problem);
         const { projectId, chatId } = parsed.data as { projectId: string; chatId: string };
         const channel = new TaskChannel(this.native.sealer!, this.native.principal, call);
         return await channel.create({ projectId, chatId }, ownSubmission(sent), requestModes(params), tool.name);
@@ -204,7 +204,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
       log.error("mcp_tool_failed", { requestId: this.requestId, tool: tool.name }, error);
       return this.problem(toApiError(error));
     }
-    if (!answer.ok) return { content: [{ type: "text", text: answer.problem }], isError: true };
+    if (!answer.ok) return toolError(answer.problem);
     const structured = answer.body as Record<string, unknown>;
     return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
   }
@@ -241,14 +241,14 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     if (params.requestState !== undefined) return retry(call, params.requestState, params.inputResponses, context);
     const { projectId, chatId } = args as { projectId: string; chatId: string };
     const following = await ChatFollower.open(context.open, projectId, chatId);
-    if (!following.ok) return { content: [{ type: "text", text: following.problem }], isError: true };
+    if (!following.ok) return toolError(following.problem);
     const sent = await tool.run(args, { ...context, asTask: true }).catch((error: unknown) => {
       following.body.close();
       throw error;
     });
     if (!sent.ok) {
       following.body.close();
-      return { content: [{ type: "text", text: sent.problem }], isError: true };
+      return toolError(sent.problem);
     }
     const ref = { projectId, chatId, own: ownSubmission(sent) };
     if (!call.session) return afterSend(call, ref, following.body, context);
@@ -257,7 +257,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
 
   /** The problem+json body /v1 would send, as the one text item of an error result (no structuredContent: the output schema describes success). */
   private async problem(error: ApiError): Promise<CallToolResult> {
-    return { content: [{ type: "text", text: await problemResponse(error, this.requestId).text() }], isError: true };
+    return toolError(await problemResponse(error, this.requestId).text());
   }
 
   // This server sends no requests of its own and runs nothing as a task; notifications are progress only.

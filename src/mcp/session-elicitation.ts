@@ -4,7 +4,7 @@ import type { ChatFollower } from "./chat-follower";
 import { standing } from "./chain-view";
 import { type ChainRef, waitOnChain } from "./chain-wait";
 import type { ElicitingCall } from "./input-required";
-import type { ToolContext } from "./tool-context";
+import { type ToolContext, toolError } from "./tool-context";
 import { answerFromResponse, elicitationParams, type Modes, modesOf, NO_MODES } from "./elicitation";
 import type { Sealer } from "./sealing";
 import type { CallV1 } from "./v1-call";
@@ -85,6 +85,6 @@ export async function waitAsking(
     }
     return "wait";
   });
-  if (!waited.ok) return { content: [{ type: "text", text: waited.problem }], isError: true };
+  if (!waited.ok) return toolError(waited.problem);
   return waited.body.view.status === "completed" ? waited.body.view.result : standing(ref.own, waited.body.chain);
 }

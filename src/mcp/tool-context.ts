@@ -1,5 +1,5 @@
 import type { z } from "@hono/zod-openapi";
-import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { CallV1, OpenV1Stream, V1Access, V1Answer } from "./v1-call";
 
 /**
@@ -25,3 +25,6 @@ export type Tool = {
   annotations: ToolAnnotations;
   run(args: unknown, context: ToolContext): Promise<V1Answer>;
 };
+
+/** A /v1 problem (its problem+json text) as a tool's error result: the one text item, no structuredContent (the output schema describes success). */
+export const toolError = (problem: string): CallToolResult => ({ content: [{ type: "text", text: problem }], isError: true });
