@@ -36,6 +36,9 @@ export type Era = { kind: "legacy" } | { kind: "modern" };
 type Params = { _meta?: Record<string, unknown>; name?: unknown } | undefined;
 const paramsOf = (message: JSONRPCMessage): Params => ("params" in message ? (message.params as Params) : undefined);
 
+/** The client capabilities a 2026-07-28 request declares in its envelope (undefined on the 2025 revisions). */
+export const clientCapabilities = (params: unknown): Record<string, unknown> | undefined => (params as Params)?._meta?.[META.capabilities] as Record<string, unknown> | undefined;
+
 /** True for a request or notification that carries a 2026-07-28 envelope (checked by `eraOf` before any handler runs). */
 export const speaksModern = (params: Params): boolean => params?._meta?.[META.revision] === MODERN_REVISION;
 

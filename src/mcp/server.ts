@@ -22,7 +22,7 @@ import { type Modes, modesOf } from "./elicitation";
 import { sessionFor, waitAsking } from "./session-elicitation";
 import { afterSend, type ElicitingCall, type ElicitingResult, invalidState, retry } from "./input-required";
 import { WAITING_TOOLS } from "./live-answer";
-import { discoverResult, inEra, LEGACY_REVISIONS, speaksModern } from "./revision";
+import { clientCapabilities, discoverResult, inEra, LEGACY_REVISIONS, speaksModern } from "./revision";
 import type { Sealer } from "./sealing";
 import { declaresTasks, extensionRequired, RpcError, TASKS_EXTENSION, TaskChannel } from "./tasks";
 import { type Tool, type ToolContext, toolError } from "./tool-context";
@@ -76,7 +76,7 @@ const TaskCancel = taskRequest("tasks/cancel");
 export type NativeChannels = { sealer: Sealer | undefined; principal: string; sessionModes: Modes };
 
 /** The elicitation modes a 2026-07-28 request's client capabilities declare. */
-const requestModes = (params: unknown) => modesOf((params as { _meta?: Record<string, unknown> } | undefined)?._meta?.["io.modelcontextprotocol/clientCapabilities"]);
+const requestModes = (params: unknown) => modesOf(clientCapabilities(params));
 
 // 2026-07-28's channel for notifications outside a request; the service sends none (tools never change).
 const ListenRequest = z.object({

@@ -1,6 +1,7 @@
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { type ChainView, type OwnSubmission, readChain, viewChain } from "./chain-view";
 import { answerFromResponse, askable, elicitationParams, type Modes } from "./elicitation";
+import { clientCapabilities } from "./revision";
 import type { Sealer } from "./sealing";
 import type { CallV1, V1Answer } from "./v1-call";
 import { v1Path } from "./v1-call";
@@ -31,8 +32,7 @@ const notFound = () => new RpcError(ErrorCode.InvalidParams, NOT_FOUND);
 
 /** Whether a request declared the extension in its client capabilities. */
 export function declaresTasks(params: unknown): boolean {
-  const capabilities = (params as { _meta?: Record<string, unknown> } | undefined)?._meta?.["io.modelcontextprotocol/clientCapabilities"];
-  const extensions = (capabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions;
+  const extensions = clientCapabilities(params)?.extensions as Record<string, unknown> | undefined;
   return typeof extensions?.[TASKS_EXTENSION] === "object" && extensions[TASKS_EXTENSION] !== null;
 }
 
