@@ -21,7 +21,7 @@ import { ANSWER_REFUSED } from "../room-calls";
 import { QuestionStorage } from "./question-storage";
 import { RoomStorage, type ChatRow } from "./room-storage";
 import type { Chat, IfBusy } from "../schemas";
-import { stateOf, SubmissionStorage } from "./submission-storage";
+import { stateOf, type SubmissionRow, SubmissionStorage } from "./submission-storage";
 import { Chains } from "./chains";
 import { joining } from "./joining";
 import { TaskRunner, type EndedTask, type PartialOutcome, type SteeringAck, type SteeringOffer } from "./task-runner";
@@ -281,7 +281,7 @@ export class ChatRoom extends DurableObject<Env> {
     const now = Date.now();
     const task = this.#store.runningTask();
     if (end.status === "queued" || end.status === "steering") {
-      this.#change(now, () => this.submissions.move(end, "cancelled"), end.status === "queued" ? "listed" : "unlisted");
+      this.cancelWaiting(end, now);
     } else if (end.status === "dispatching") {
       // Its reply is written stopped once it is charged, and the agent never starts (as an interrupt does).
       this.#change(now, () => this.submissions.stopDispatching(end.id), "unlisted");
@@ -331,9 +331,14 @@ export class ChatRoom extends DurableObject<Env> {
     if (!row) return { kind: "submission_not_found" };
     if (row.status === "cancelled") return { kind: "cancelled" };
     if (row.status !== "queued" && row.status !== "steering" && row.status !== "failed") return { kind: "started" };
-    // Only queuedCount is part of the summary: the chat list must hear that it went down.
-    this.#change(Date.now(), () => this.submissions.move(row, "cancelled"), row.status === "queued" ? "listed" : "unlisted");
+    this.cancelWaiting(row, Date.now());
     return { kind: "cancelled" };
+  }
+
+  /** A submission that has not started leaves for good; its key then answers submission_cancelled. */
+  private cancelWaiting(row: SubmissionRow, now: number): void {
+    // Only queuedCount is part of the summary: the chat list must hear that it went down.
+    this.#change(now, () => this.submissions.move(row, "cancelled"), row.status === "queued" ? "listed" : "unlisted");
   }
 
   /**
