@@ -131,6 +131,24 @@ describe("the stream limit per token", () => {
     await Promise.all([...open, elsewhere, again].map((s) => s.close()));
   }, 15_000);
 
+  it("ends a stream, and frees its place, when its Worker sees the client hang up (no pulse, no write)", async ({ w, chat }) => {
+    const streams = Array.from({ length: MAX_STREAMS_PER_TOKEN }, () => new AbortController());
+    for (const client of streams) {
+      const opened = await exports.default.fetch(
+        new Request(`https://service.test${eventsPath(w, chat.id)}`, { headers: { authorization: `Bearer ${w.token}` }, signal: client.signal }),
+      );
+      expect(opened.status).toBe(200);
+      await opened.body!.getReader().read();
+    }
+    expect(await room(chat.id).listenerCount()).toBe(MAX_STREAMS_PER_TOKEN);
+    streams[0]!.abort();
+    await vi.waitFor(async () => expect(await room(chat.id).listenerCount()).toBe(MAX_STREAMS_PER_TOKEN - 1), { timeout: 5_000, interval: 20 });
+    const again = await openEvents(eventsPath(w, chat.id), w.token);
+    expect(again.status, "the place is free").toBe(200);
+    await again.close();
+    for (const client of streams) client.abort();
+  });
+
   it("frees the place of a stream whose chat object stopped renewing it", async () => {
     const gate = env.TOKEN_GATE.getByName(`lease-test-${crypto.randomUUID()}`);
     for (let i = 0; i < MAX_STREAMS_PER_TOKEN; i++) expect(await gate.openStream(crypto.randomUUID())).toEqual({ kind: "opened" });

@@ -55,6 +55,8 @@ eventRoutes.openapi(
     const followed = await chat.follow(access.projectId, resume === undefined ? null : Number(resume), { gateName, leaseId, accountId, projectId: access.projectId });
     // The place was taken for a stream that did not open.
     if (followed.kind === "not_found") c.executionCtx.waitUntil(gate.closeStream(leaseId));
+    // A hang-up shows first here, at the first write that fails (the object would see it only at its next one): the stream ends and frees its place then.
+    else c.req.raw.signal.addEventListener("abort", () => c.executionCtx.waitUntil(chat.unfollow(leaseId).catch(() => undefined)), { once: true });
     return c.body(found(followed).stream, 200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
   },
 );

@@ -355,6 +355,11 @@ export class ChatRoom extends DurableObject<Env> {
     return { kind: "stream", stream: this.streams.open(cursor, first, grant, now) };
   }
 
+  /** The client of the stream holding this lease hung up. */
+  async unfollow(leaseId: string): Promise<void> {
+    this.streams.hungUp(leaseId);
+  }
+
   /** An agent's result for a task: the http adapter's callback, or the end of a model's run in this object. */
   async completeTask(taskId: string, result: AgentResult): Promise<"done" | EndedTask> {
     const outcome = await this.#runner.complete(taskId, result);

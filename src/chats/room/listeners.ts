@@ -205,7 +205,7 @@ export class Listeners {
     for (const listener of this.open) if (listener.grant.gateName === gateName) listener.tell(frame);
   }
 
-  /** Ends the streams whose grant no longer holds (token revoked or expired, access lost). */
+  /** Ends the streams whose grant no longer holds (token revoked or expired, access lost, the client gone). */
   endWhere(revoked: (grant: StreamGrant) => boolean): void {
     for (const listener of [...this.open]) if (revoked(listener.grant)) listener.end();
   }

@@ -44,6 +44,11 @@ export class ChatStreams {
     this.listeners.tell(gateName, frame);
   }
 
+  /** The stream's client went away (its Worker saw the hang-up): it ends, and frees its place, now rather than at its own next failed write. */
+  hungUp(leaseId: string): void {
+    this.listeners.endWhere((grant) => grant.leaseId === leaseId);
+  }
+
   /** New events are in the log. */
   wake(): void {
     this.listeners.wake();

@@ -1,7 +1,8 @@
-// A hung-up MCP wait against wrangler dev, as a developer meets it under npm run dev: its client is cut off
-// after 2 s, and the wait's stream place must be free again within 15 s. Under wrangler dev a hang-up never
-// reaches the Worker as an abort, so it is noticed by the keep-alive writes, which reach the client only
-// uncompressed. The server of its own: the scenario turns maintenance on, which the other tests' server must not see.
+// Hung-up waits and event streams against wrangler dev, as a developer meets them under npm run dev: each client
+// is cut off after 2 s, and the stream places must be free again within 15 s. Under wrangler dev a hang-up reaches
+// the Worker only as a failed write: an MCP wait notices it by its keep-alive writes, which reach the client only
+// uncompressed; an event stream by its pulse's keep-alive, the Worker's abort then ending it in the chat's object.
+// The server of its own: the MCP scenario turns maintenance on, which the other tests' server must not see.
 import { mkdtempSync, rmSync } from "node:fs";
 import { devNull, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,7 +18,7 @@ let stop: () => void;
 
 beforeAll(async () => {
   const [port, inspectorPort] = [await freePort(), await freePort()];
-  const state = mkdtempSync(join(tmpdir(), "mcp-hang-up-"));
+  const state = mkdtempSync(join(tmpdir(), "hang-up-"));
   const adminToken = `hang-up-admin-${crypto.randomUUID()}`;
   applyLocalMigrations(["--persist-to", state], { quiet: true });
   const server = startWranglerDev({
@@ -35,6 +36,18 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(() => stop?.());
+
+/** Milliseconds from the hang-up until the token's eleventh stream opens (refused 429 while ten hold their places). */
+async function placeFreedAfter(w: { projectId: string; token: string }, chatId: string, hungUpAt: number): Promise<number> {
+  while (Date.now() - hungUpAt < FREED_WITHIN_MS + 5_000) {
+    const opened = await fetch(`${worker.base}/v1/projects/${w.projectId}/chats/${chatId}/events`, { headers: { authorization: `Bearer ${w.token}` } });
+    await opened.body?.cancel();
+    if (opened.status === 200) return Date.now() - hungUpAt;
+    expect(opened.status).toBe(429);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`no place was free ${FREED_WITHIN_MS + 5_000} ms after the hang-up`);
+}
 
 describe("an MCP wait whose client hangs up, under wrangler dev", () => {
   it.each([
@@ -80,24 +93,31 @@ describe("an MCP wait whose client hangs up, under wrangler dev", () => {
         await new Promise((resolve) => setTimeout(resolve, HANG_UP_AFTER_MS + 100));
         const hungUpAt = Date.now();
         expect(await Promise.all(cut)).toEqual(Array(10).fill("hung up"));
-        let freedAfter: number | undefined;
-        while (Date.now() - hungUpAt < FREED_WITHIN_MS + 5_000) {
-          // The token's eleventh stream: refused 429 while the ten waits hold their places.
-          const opened = await fetch(`${worker.base}/v1/projects/${w.projectId}/chats/${chat.id}/events`, { headers: { authorization: `Bearer ${w.token}` } });
-          await opened.body?.cancel();
-          if (opened.status === 200) {
-            freedAfter = Date.now() - hungUpAt;
-            break;
-          }
-          expect(opened.status).toBe(429);
-          await new Promise((resolve) => setTimeout(resolve, 500));
-        }
-        expect(freedAfter, "a place was free again").toBeDefined();
-        expect(freedAfter!).toBeLessThanOrEqual(FREED_WITHIN_MS);
+        expect(await placeFreedAfter(w, chat.id, hungUpAt)).toBeLessThanOrEqual(FREED_WITHIN_MS);
       } finally {
         await admin(worker, "PUT", "/admin/maintenance", { enabled: false });
       }
     },
     90_000,
   );
+});
+
+describe("event streams whose client hangs up, under wrangler dev", () => {
+  it(`free their stream places within ${FREED_WITHIN_MS / 1000} s`, async () => {
+    const w = await world(worker);
+    const chat = await w.client.chats.create(w.projectId, { title: "hang-up" });
+    const clients = Array.from({ length: 10 }, () => new AbortController());
+    for (const client of clients) {
+      const opened = await fetch(`${worker.base}/v1/projects/${w.projectId}/chats/${chat.id}/events`, { signal: client.signal, headers: { authorization: `Bearer ${w.token}` } });
+      expect(opened.status).toBe(200);
+      opened
+        .body!.getReader()
+        .read()
+        .catch(() => undefined);
+    }
+    await new Promise((resolve) => setTimeout(resolve, HANG_UP_AFTER_MS));
+    const hungUpAt = Date.now();
+    for (const client of clients) client.abort();
+    expect(await placeFreedAfter(w, chat.id, hungUpAt)).toBeLessThanOrEqual(FREED_WITHIN_MS);
+  }, 60_000);
 });
