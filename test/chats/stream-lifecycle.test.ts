@@ -58,6 +58,19 @@ describe("keeping streams alive and ending them", () => {
     expect(await room(chat.id).listenerCount()).toBe(0);
   });
 
+  it("writes a keep-alive half-way between two pulses, and checks access only at the pulses", async ({ w, chat }) => {
+    const { token, id } = await tokenWithId(w);
+    const s = await openEvents(eventsPath(w, chat.id), token);
+    await s.next();
+    expect((await call("DELETE", `/auth/api-tokens/${id}`, { token: w.session })).status).toBe(204);
+    await room(chat.id).beatListeners();
+    await s.received(() => s.comments.includes("keep-alive"));
+    expect(await room(chat.id).listenerCount(), "a keep-alive alone checks nothing").toBe(1);
+    await room(chat.id).beatListeners();
+    await s.closed();
+    expect(await room(chat.id).listenerCount(), "the pulse found the revocation").toBe(0);
+  });
+
   it("ends a stream within one pulse of its token's revocation", async ({ w, chat }) => {
     const { token, id } = await tokenWithId(w);
     const s = await openEvents(eventsPath(w, chat.id), token);

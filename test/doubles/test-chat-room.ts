@@ -17,6 +17,11 @@ export class TestChatRoom extends ChatRoom {
     await this.streams.pulse(now);
   }
 
+  /** The streams' timer going off once, at a chosen time: a keep-alive alone, then the pulse, in turn. */
+  async beatListeners(now = Date.now()): Promise<void> {
+    await this.streams.beat(now);
+  }
+
   async listenerCount(): Promise<number> {
     return this.streams.size;
   }
