@@ -8,18 +8,25 @@ import { bindingsWithStandIns } from "./stand-ins";
  * it, through the parts a subclass is given.
  */
 export class TestChatRoom extends ChatRoom {
+  readonly #hungUp: string[] = [];
+
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, bindingsWithStandIns(ctx, env));
   }
 
-  /** The streams' pulse (every 5 s while any is open), at a chosen time. */
+  /** The streams' pulse (every 5 s while any is open, a keep-alive alone between), at a chosen time. */
   async pulseListeners(now = Date.now()): Promise<void> {
     await this.streams.pulse(now);
   }
 
-  /** The streams' timer going off once, at a chosen time: a keep-alive alone, then the pulse, in turn. */
-  async beatListeners(now = Date.now()): Promise<void> {
-    await this.streams.beat(now);
+  /** The leases of the streams whose Worker said their client hung up, in order. */
+  async hungUp(): Promise<string[]> {
+    return [...this.#hungUp];
+  }
+
+  override async unfollow(leaseId: string): Promise<void> {
+    this.#hungUp.push(leaseId);
+    await super.unfollow(leaseId);
   }
 
   async listenerCount(): Promise<number> {

@@ -26,9 +26,9 @@ eventRoutes.openapi(
       `${spokenList(LOGGED_EVENT_TYPES)} events as they happen: the queue is the snapshot's with the entry events applied in order. ` +
       "Ids increase strictly per chat; events are kept at least 24 hours; a resume point older than that, or whose replay would pass 8 MB, gets a " +
       "fresh snapshot. A stream whose reader leaves what it is sent untaken for 30 s is closed. A `: keep-alive` comment comes " +
-      "every 5 s. The server ends a stream after 5 to 5½ minutes, or within 10 s of the token's revocation or expiry or the loss of project access; " +
+      "every 2.5 s. The server ends a stream after 5 to 5½ minutes, or within 10 s of the token's revocation or expiry or the loss of project access; " +
       "reconnect with Last-Event-ID. Opening a stream counts as one request; at most 10 streams per token may be open at once (429 `too_many_streams` " +
-      "beyond, with Retry-After; the per-minute limit stays `rate_limited`); a closed stream frees its place within about 15 s.",
+      "beyond, with Retry-After; the per-minute limit stays `rate_limited`); a closed stream frees its place within 15 s.",
     request: { params: ChatParams, query: EventsQuery, headers: EventsHeaders },
     responses: {
       200: {
@@ -55,8 +55,24 @@ eventRoutes.openapi(
     const followed = await chat.follow(access.projectId, resume === undefined ? null : Number(resume), { gateName, leaseId, accountId, projectId: access.projectId });
     // The place was taken for a stream that did not open.
     if (followed.kind === "not_found") c.executionCtx.waitUntil(gate.closeStream(leaseId));
-    // A hang-up shows first here, at the first write that fails (the object would see it only at its next one): the stream ends and frees its place then.
-    else c.req.raw.signal.addEventListener("abort", () => c.executionCtx.waitUntil(chat.unfollow(leaseId).catch(() => undefined)), { once: true });
+    else untilHangUp(c.req.raw.signal, () => c.executionCtx.waitUntil(chat.unfollow(leaseId).catch(() => undefined)));
     return c.body(found(followed).stream, 200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
   },
 );
+
+/**
+ * The client hung up: the Worker sees it first (at the first write that fails, or at once), the chat object
+ * only at its own next write, so the object is told, and the stream's place is free then. Also when the
+ * client was gone before the stream was handed over.
+ */
+function untilHangUp(signal: AbortSignal, hungUp: () => void): void {
+  const once = () => {
+    try {
+      hungUp();
+    } catch {
+      // The request's context is over: the object's next write finds the hang-up instead.
+    }
+  };
+  if (signal.aborted) once();
+  else signal.addEventListener("abort", once, { once: true });
+}

@@ -45,7 +45,11 @@ export class ChatStreams {
    */
   beat(now = Date.now()): Promise<void> {
     if (this.beats++ % 2 === 0) {
-      this.listeners.pulse(now, TIMING);
+      try {
+        this.listeners.pulse(now, TIMING);
+      } catch (error) {
+        log.warn("stream_pulse_failed", {}, error);
+      }
       return Promise.resolve();
     }
     return this.pulse(now).catch((error) => log.warn("stream_pulse_failed", {}, error));
@@ -92,6 +96,8 @@ export class ChatStreams {
         if (!allowed) for (const g of held) denied.add(g);
       }),
     ]);
+    // A stream that hung up while its lease was renewed may have had its release reach the gate first: released again, after the renewal.
+    for (const grant of grants) if (!this.listeners.holds(grant)) this.release(grant);
     this.listeners.endWhere((g) => denied.has(g));
     if (this.listeners.size === 0 && this.pulseTimer !== undefined) {
       clearInterval(this.pulseTimer);
