@@ -205,12 +205,6 @@ export class Listeners {
     for (const listener of this.open) if (listener.grant.gateName === gateName) listener.tell(frame);
   }
 
-  /** Whether a stream with this grant is still open. */
-  holds(grant: StreamGrant): boolean {
-    for (const listener of this.open) if (listener.grant === grant) return true;
-    return false;
-  }
-
   /** Ends the streams whose grant no longer holds (token revoked or expired, access lost, the client gone). */
   endWhere(revoked: (grant: StreamGrant) => boolean): void {
     for (const listener of [...this.open]) if (revoked(listener.grant)) listener.end();

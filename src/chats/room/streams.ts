@@ -97,7 +97,8 @@ export class ChatStreams {
       }),
     ]);
     // A stream that hung up while its lease was renewed may have had its release reach the gate first: released again, after the renewal.
-    for (const grant of grants) if (!this.listeners.holds(grant)) this.release(grant);
+    const open = new Set(this.listeners.grants());
+    for (const grant of grants) if (!open.has(grant)) this.release(grant);
     this.listeners.endWhere((g) => denied.has(g));
     if (this.listeners.size === 0 && this.pulseTimer !== undefined) {
       clearInterval(this.pulseTimer);
