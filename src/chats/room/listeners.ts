@@ -96,14 +96,8 @@ class Listener {
       return false;
     }
     this.waitingSince = undefined;
-    try {
-      this.controller.enqueue(KEEP_ALIVE);
-    } catch {
-      // The stream broke without telling us (its reader is gone).
-      this.finish();
-      return false;
-    }
-    return true;
+    this.tell(KEEP_ALIVE);
+    return !this.ended;
   }
 
   /** A frame for this stream alone, after what it was handed so far (a comment: it is no event of the log). */
@@ -112,6 +106,7 @@ class Listener {
     try {
       this.controller.enqueue(frame);
     } catch {
+      // The stream broke without telling us (its reader is gone).
       this.finish();
     }
   }
