@@ -35,3 +35,12 @@ export const Chain = z
       "Answering a question (through any channel, or by a send or steer whose text answers it) continues the chain of the submission whose reply asked it.",
   });
 export type Chain = z.infer<typeof Chain>;
+
+/** One submission of a chain as a channel's task shows it: what was asked (the user message once its task started) and the reply it got. */
+export type ChainStep = { submission: SubmissionState; userMessage: Message | null; reply: Message | null };
+
+/**
+ * A chain as a task (A2A's): whether its submission leads a task at all (a steering text a running task took, or an answer,
+ * does not), its steps from the root, and when its state was entered (ms).
+ */
+export type ChainTask = Chain & { chatId: string; isTask: boolean; enteredAt: number; steps: ChainStep[] };

@@ -5,7 +5,7 @@ import { SendMessageHeaders } from "../chats/schemas";
 import { idArgument, inChat } from "./arguments";
 import { SendMessageInput, SendMessageOutput, sendThenWait } from "./send-message";
 import type { ToolContext } from "./tool-context";
-import { type V1Answer, v1Path } from "./v1-call";
+import { type V1Answer, v1Path } from "../channels/v1-call";
 
 /**
  * The answer as flat fields, each required and nullable, which every SDK's strict mode takes (a union of objects

@@ -5,7 +5,7 @@ import type { Message, Submission, SubmissionState } from "../chats/schemas";
 import { askable, type Modes } from "./elicitation";
 import { readOutcome } from "./reply-wait";
 import { type ToolContext, toolError } from "./tool-context";
-import { type CallV1, type V1Answer, v1Path } from "./v1-call";
+import { type CallV1, type V1Answer, v1Path } from "../channels/v1-call";
 
 // A call follows at most this many questions; the next one ends its view, as a question it cannot be asked does.
 const QUESTIONS_PER_CALL = 10;

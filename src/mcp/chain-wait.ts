@@ -7,7 +7,7 @@ import { type ChainView, type OwnSubmission, readChain, viewChain } from "./chai
 import type { Modes } from "./elicitation";
 import { replyProgress } from "./reply-wait";
 import type { ToolContext } from "./tool-context";
-import type { V1Answer } from "./v1-call";
+import type { V1Answer } from "../channels/v1-call";
 
 export type ChainRef = { projectId: string; chatId: string; own: OwnSubmission };
 /** Where the chain stood when the wait ended: its view from the call's submission, and the chain itself. */

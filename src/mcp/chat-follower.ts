@@ -1,6 +1,6 @@
 import { ANSWER_REFUSED } from "../chats/room-calls";
-import type { OpenV1Stream, V1Answer } from "./v1-call";
-import { v1Path } from "./v1-call";
+import type { OpenV1Stream, V1Answer } from "../channels/v1-call";
+import { v1Path } from "../channels/v1-call";
 
 /** One event of a chat's stream: its id, type and the JSON text of its data (parsed only by whoever needs it). */
 export type FollowedEvent = { id: number; type: string; data: string };

@@ -1,6 +1,7 @@
+import { nameUuid } from "../ids";
 import type { Answer } from "../agent/question-shapes";
 import type { Question } from "../chats/question-schemas";
-import { type CallV1, v1Path } from "./v1-call";
+import { type CallV1, v1Path } from "../channels/v1-call";
 
 /** The elicitation modes a client declared: `elicitation: {}` is form; `{ form?, url? }` names them. */
 export type Modes = { form: boolean; url: boolean };
@@ -94,19 +95,8 @@ export function answerOf(question: Question, result: unknown): Mapped {
 // The namespace of the keys answers from elicitation are sent under: one key per question, whichever channel answers.
 const ANSWER_KEY_NAMESPACE = "6f1c2a8e-3b4d-5e6f-8a9b-0c1d2e3f4a5b";
 
-/** The idempotency key of an elicited answer: a name-based UUID (version 5) of the question's id, so the first channel to answer wins. */
-export async function answerKeyOf(questionId: string): Promise<string> {
-  const namespace = Uint8Array.from(ANSWER_KEY_NAMESPACE.replaceAll("-", "").match(/../g)!, (h) => Number.parseInt(h, 16));
-  const name = new TextEncoder().encode(questionId);
-  const input = new Uint8Array(namespace.length + name.length);
-  input.set(namespace);
-  input.set(name, namespace.length);
-  const hash = new Uint8Array(await crypto.subtle.digest("SHA-1", input)).slice(0, 16);
-  hash[6] = (hash[6]! & 0x0f) | 0x50;
-  hash[8] = (hash[8]! & 0x3f) | 0x80;
-  const hex = Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
+/** The idempotency key of an elicited answer: a name-based UUID of the question's id, so the first channel to answer wins. */
+export const answerKeyOf = (questionId: string): Promise<string> => nameUuid(ANSWER_KEY_NAMESPACE, questionId);
 
 /**
  * What an elicited response did to its question: answered (or another channel had answered first: the chain goes on

@@ -8,7 +8,7 @@ import { answerFromResponse, elicitationParams, type Modes } from "./elicitation
 import type { Sealer } from "./sealing";
 import { RpcError } from "./tasks";
 import { type ToolContext, toolError } from "./tool-context";
-import type { V1Answer } from "./v1-call";
+import type { V1Answer } from "../channels/v1-call";
 
 /**
  * Multi round-trip requests (2026-07-28): a waiting call whose chain reaches a question the client can be asked

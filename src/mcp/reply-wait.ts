@@ -1,6 +1,6 @@
 import type { Message, SubmissionState } from "../chats/schemas";
 import type { ChatFollower } from "./chat-follower";
-import { type V1Answer, v1Path } from "./v1-call";
+import { type V1Answer, v1Path } from "../channels/v1-call";
 import type { ToolContext } from "./tool-context";
 
 // Progress goes out at most about 4 times a second, whatever rate the agent writes at.

@@ -15,8 +15,8 @@ import { NO_MODES } from "./elicitation";
 import { Sealer } from "./sealing";
 import { isResponse, sessionModes as sealedSessionModes, type TellRefusal, takeResponse } from "./session-elicitation";
 import { ToolServer } from "./server";
-import type { AppFetch } from "./v1-call";
-import { v1Access } from "./v1-call";
+import type { AppFetch } from "../channels/v1-call";
+import { v1Access } from "../channels/v1-call";
 
 const ALLOW = "POST";
 

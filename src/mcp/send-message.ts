@@ -4,7 +4,7 @@ import { IF_BUSY, Message, SendMessageBody, SendMessageHeaders, Submission, Subm
 import { inChat } from "./arguments";
 import { ChatFollower } from "./chat-follower";
 import { type ChatRef, readOutcome, waitForOutcome } from "./reply-wait";
-import { type V1Answer, v1Path } from "./v1-call";
+import { type V1Answer, v1Path } from "../channels/v1-call";
 import type { ToolContext } from "./tool-context";
 
 // The contract's bound on a call's wait.

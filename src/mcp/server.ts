@@ -27,7 +27,7 @@ import type { Sealer } from "./sealing";
 import { declaresTasks, extensionRequired, RpcError, TASKS_EXTENSION, TaskChannel } from "./tasks";
 import { type Tool, type ToolContext, toolError } from "./tool-context";
 import { TOOLS, toolNamed } from "./tools";
-import type { V1Access, V1Answer } from "./v1-call";
+import type { V1Access, V1Answer } from "../channels/v1-call";
 
 const [LATEST, OLDEST] = [LEGACY_REVISIONS[0]!, LEGACY_REVISIONS.at(-1)!];
 

@@ -7,8 +7,8 @@ import type { ElicitingCall } from "./input-required";
 import { type ToolContext, toolError } from "./tool-context";
 import { answerFromResponse, elicitationParams, type Modes, modesOf, NO_MODES } from "./elicitation";
 import type { Sealer } from "./sealing";
-import type { CallV1 } from "./v1-call";
-import { v1Path } from "./v1-call";
+import type { CallV1 } from "../channels/v1-call";
+import { v1Path } from "../channels/v1-call";
 
 /**
  * Elicitation on the 2025 revisions: `initialize` from a client that declared elicitation gets a sealed Mcp-Session-Id

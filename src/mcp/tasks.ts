@@ -3,8 +3,8 @@ import { type ChainView, type OwnSubmission, readChain, viewChain } from "./chai
 import { answerFromResponse, askable, elicitationParams, type Modes } from "./elicitation";
 import { clientCapabilities } from "./revision";
 import type { Sealer } from "./sealing";
-import type { CallV1, V1Answer } from "./v1-call";
-import { v1Path } from "./v1-call";
+import type { CallV1, V1Answer } from "../channels/v1-call";
+import { v1Path } from "../channels/v1-call";
 
 /** The Tasks extension (2026-07-28): a long call answers a task the client polls, updates with input and cancels. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";

@@ -1,6 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import type { CallV1, OpenV1Stream, V1Access, V1Answer } from "./v1-call";
+import type { CallV1, OpenV1Stream, V1Access, V1Answer } from "../channels/v1-call";
 
 /**
  * What a tool may use while it runs: /v1 in-process for its caller (calls, streams, whether the caller

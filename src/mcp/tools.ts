@@ -21,8 +21,8 @@ import { AnswerQuestionInput, AnswerQuestionOutput, answerQuestion } from "./ans
 import { idArgument, inChat, inProject } from "./arguments";
 import { SendMessageInput, SendMessageOutput, sendMessage } from "./send-message";
 import type { Tool, ToolContext } from "./tool-context";
-import type { V1Answer } from "./v1-call";
-import { v1Path } from "./v1-call";
+import type { V1Answer } from "../channels/v1-call";
+import { v1Path } from "../channels/v1-call";
 
 const tool = <I extends z.ZodType>(definition: Omit<Tool, "input" | "run"> & { input: I; run(args: z.output<I>, context: ToolContext): Promise<V1Answer> }) => definition as Tool;
 

@@ -3,7 +3,7 @@ import { describe, expect, vi } from "vitest";
 import { exports } from "cloudflare:workers";
 import { alarmOf, frozenClock, runNextAlarm, settle } from "../clock";
 import { ChatRoom } from "../../src/chats/room/chat-room";
-import { v1Path } from "../../src/mcp/v1-call";
+import { v1Path } from "../../src/channels/v1-call";
 import { admin, call, chatsPath, env, newAccount, newToken, peek, room, send, signIn, world } from "../helpers";
 import { callTool, connect, MCP_URL, success, toolProblem } from "./mcp-helpers";
 import { it } from "../fixtures/chat";

@@ -1,4 +1,4 @@
-import type { Chain, ChainState } from "../chain-schemas";
+import type { Chain, ChainState, ChainTask } from "../chain-schemas";
 import type { Message } from "../schemas";
 import type { QuestionRow, QuestionStorage } from "./question-storage";
 import type { RoomStorage } from "./room-storage";
@@ -85,5 +85,50 @@ export class Chains {
       question: question ? this.questions.view(question, chatId) : null,
       links: links.map((link) => ({ submissionId: link.id, questionId: link.asked, questionKind: link.asked_kind })),
     };
+  }
+
+  /**
+   * The chain led by a submission as a task: its steps (each submission's user message and reply) and when its state was
+   * entered. A submission leads a task when it leads its chain and is not a steering text some other task took.
+   */
+  task(root: SubmissionRow, chatId: string): ChainTask {
+    const chain = this.view(root, chatId);
+    const links = this.linksFrom(root);
+    const steps = links.map((link) => ({
+      submission: stateOf(link, () => this.store.errorOf(link.id)),
+      userMessage: link.user_message_id === null ? null : (this.store.message(link.user_message_id) ?? null),
+      reply: link.reply_message_id === null ? null : (this.store.message(link.reply_message_id) ?? null),
+    }));
+    const own = steps[0]?.reply;
+    // A steering text leads a task only once it ran as its own (no task took it before that task ended).
+    const taken = root.kind === "steer" && (root.status === "steering" || root.status === "cancelled" || (own != null && own.submissionId !== root.id));
+    const isTask = (root.chain_root_id === null || root.chain_root_id === root.id) && !taken;
+    return { ...chain, chatId, isTask, enteredAt: this.enteredAt(chain, links.at(-1) ?? root), steps };
+  }
+
+  /** When the chain's state was entered (ms): its end's acceptance, start, question, reply's end or failure. */
+  private enteredAt(chain: Chain, end: SubmissionRow): number {
+    const at = (iso: string | null | undefined) => (iso ? Date.parse(iso) : undefined);
+    const question = chain.question;
+    switch (chain.state) {
+      case "queued":
+        return Date.parse(end.created_at);
+      case "working":
+        return at(chain.reply?.createdAt) ?? Date.parse(end.created_at);
+      case "awaiting":
+        return at(question?.createdAt) ?? Date.parse(end.created_at);
+      case "refused":
+        return end.failed_at ?? Date.parse(end.created_at);
+    }
+    // A withdrawn, expired or superseded question closed after the reply ended: the later of the two.
+    const replyEnded = end.reply_message_id === null ? undefined : this.sql.exec<{ ended_at: number | null }>("SELECT ended_at FROM messages WHERE id = ?", end.reply_message_id).toArray()[0]?.ended_at;
+    const closed = at(question?.closedAt);
+    const ended = Math.max(replyEnded ?? 0, closed ?? 0);
+    return ended || (end.left_queue_at ?? at(chain.reply?.createdAt) ?? Date.parse(end.created_at));
+  }
+
+  /** The submissions of the chat that lead a chain, newest first (candidates for tasks: the caller keeps those that are). */
+  roots(): SubmissionRow[] {
+    return this.sql.exec<SubmissionRow>("SELECT * FROM submissions WHERE chain_root_id IS NULL OR chain_root_id = id ORDER BY seq DESC").toArray();
   }
 }

@@ -33,6 +33,8 @@ import type { WebhookSwitch } from "../webhook-switch";
 import type {
   CancelOutcome,
   ChainOutcome,
+  ChainTaskOutcome,
+  ChainTasksOutcome,
   ChatRead,
   Followed,
   MessageOutcome,
@@ -266,6 +268,26 @@ export class ChatRoom extends DurableObject<Env> {
     if (!chat) return NOT_HERE;
     const row = this.submissions.byId(submissionId);
     return row ? { kind: "chain", chain: JSON.stringify(this.#chains.view(row, chat.id)) } : { kind: "submission_not_found" };
+  }
+
+  /** The chain a submission leads, as a task (chains.ts), with the newest event id it shows. */
+  async chainTask(projectId: string, submissionId: string): Promise<ChainTaskOutcome> {
+    const chat = this.chatIn(projectId);
+    if (!chat) return NOT_HERE;
+    const row = this.submissions.byId(submissionId);
+    if (!row) return { kind: "submission_not_found" };
+    return { kind: "task", task: JSON.stringify(this.#chains.task(row, chat.id)), eventId: this.publisher.newestId() };
+  }
+
+  /** Every task of the chat, newest submission first. */
+  async chainTasks(projectId: string): Promise<ChainTasksOutcome> {
+    const chat = this.chatIn(projectId);
+    if (!chat) return NOT_HERE;
+    const tasks = this.#chains
+      .roots()
+      .map((row) => this.#chains.task(row, chat.id))
+      .filter((task) => task.isTask);
+    return { kind: "tasks", tasks: JSON.stringify(tasks), eventId: this.publisher.newestId() };
   }
 
   /**

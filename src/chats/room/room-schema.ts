@@ -151,4 +151,8 @@ export const MIGRATIONS: string[][] = [
     "ALTER TABLE submissions ADD COLUMN chain_root_id TEXT",
     "CREATE INDEX submissions_by_chain ON submissions (chain_root_id, seq)",
   ],
+  [
+    // When a reply ended (ms): the moment its task's state (completed, failed, stopped) was entered, for the chain's tasks.
+    "ALTER TABLE messages ADD COLUMN ended_at INTEGER",
+  ],
 ];

@@ -205,7 +205,15 @@ export class RoomStorage {
 
   /** A reply's end: its status, its final content, what its task cost and the question it asks, fixed from then on. */
   finishMessage(id: string, status: "success" | "failed" | "interrupted_by_user", content: string, usage: Usage, questionId: string | null): void {
-    this.sql.exec("UPDATE messages SET status = ?, content = ?, usage = ?, question_id = ? WHERE id = ?", status, content, JSON.stringify(usage), questionId, id);
+    this.sql.exec(
+      "UPDATE messages SET status = ?, content = ?, usage = ?, question_id = ?, ended_at = ? WHERE id = ?",
+      status,
+      content,
+      JSON.stringify(usage),
+      questionId,
+      Date.now(),
+      id,
+    );
     if (this.messageFacts?.newestOwnerId === id) Object.assign(this.messageFacts, ownerFacts(content));
   }
 

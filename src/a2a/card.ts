@@ -1,0 +1,109 @@
+import packageJson from "../../package.json";
+
+/** The extensions every card names: optional, their data always sent (clients pass over metadata keys they do not know). */
+export const QUESTION_EXTENSION = "urn:project-chat:a2a:question:v1";
+export const USAGE_EXTENSION = "urn:project-chat:a2a:usage:v1";
+export const EVENT_ID_EXTENSION = "urn:project-chat:a2a:event-id:v1";
+export const EXTENSIONS = [
+  { uri: QUESTION_EXTENSION, description: "A question the agent asks comes as text and as a typed Question (a data part); answer it in words or with a data part.", required: false },
+  { uri: USAGE_EXTENSION, description: "What a task cost: credits and model tokens, in the task's metadata.", required: false },
+  { uri: EVENT_ID_EXTENSION, description: "Every stream event carries the chat's event id; subscribe with Last-Event-ID to resume without gaps or repeats.", required: false },
+];
+
+const DESCRIPTION =
+  "The agent of a Project Chat project: it works on the project's chats and answers each message with a reply. " +
+  "A reply may ask a typed question (a text, a choice, an approval or a connection), which the task waits on until it is answered. " +
+  "Work costs the project owner's credits; a task's metadata says what it cost.";
+
+const SCOPES = {
+  "chat:read": "Read the project's chats, tasks and their events.",
+  "chat:write": "Send messages, answer questions and cancel tasks.",
+};
+
+/** Where a project's agent lives: `{PUBLIC_URL}/a2a/projects/{projectId}`. */
+export const agentUrl = (publicOrigin: string, projectId: string) => `${publicOrigin}/a2a/projects/${projectId}`;
+
+/** The A2A 1.0 card of a project's agent (ProtoJSON names), the same for any project id; `projectName` only in the extended card. */
+export function agentCard(publicOrigin: string, projectId: string, projectName?: string): Record<string, unknown> {
+  const url = agentUrl(publicOrigin, projectId);
+  return {
+    name: projectName ?? "Project chat agent",
+    description: projectName ? `The agent of the project "${projectName}". ${DESCRIPTION}` : DESCRIPTION,
+    supportedInterfaces: [
+      { url, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: `${url}/rest`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+      { url, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
+    ],
+    provider: { organization: "Project Chat", url: publicOrigin },
+    version: packageJson.version,
+    capabilities: { streaming: true, pushNotifications: false, extensions: EXTENSIONS, extendedAgentCard: true },
+    securitySchemes: {
+      bearer: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "pct_ personal API token", description: "A personal API token of the account (chat:read, chat:write)." } },
+      oauth2: {
+        oauth2SecurityScheme: {
+          flows: {
+            authorizationCode: {
+              authorizationUrl: `${publicOrigin}/oauth/authorize`,
+              tokenUrl: `${publicOrigin}/oauth/token`,
+              refreshUrl: `${publicOrigin}/oauth/token`,
+              scopes: SCOPES,
+              pkceRequired: true,
+            },
+          },
+          oauth2MetadataUrl: `${publicOrigin}/.well-known/oauth-authorization-server`,
+        },
+      },
+    },
+    securityRequirements: [{ schemes: { bearer: { list: [] } } }, { schemes: { oauth2: { list: Object.keys(SCOPES) } } }],
+    defaultInputModes: ["text/plain", "application/json"],
+    defaultOutputModes: ["text/plain"],
+    skills: [
+      {
+        id: "project-chat",
+        name: "Work on the project",
+        description: "Takes a request about the project in plain words and replies; asks a typed question when it needs a decision.",
+        tags: ["chat", "project"],
+        examples: ["Summarise what changed in the project this week.", "Draft a reply to the latest customer message."],
+      },
+    ],
+  };
+}
+
+/** The same card in the v0.3 shape, with the 1.0 interfaces beside it (what 1.0 clients that send no A2A-Version read). */
+export function legacyAgentCard(publicOrigin: string, projectId: string): Record<string, unknown> {
+  const card = agentCard(publicOrigin, projectId);
+  const url = agentUrl(publicOrigin, projectId);
+  const capabilities = card.capabilities as Record<string, unknown>;
+  return {
+    protocolVersion: "0.3.0",
+    name: card.name,
+    description: card.description,
+    url,
+    preferredTransport: "JSONRPC",
+    additionalInterfaces: [{ url, transport: "JSONRPC" }],
+    supportedInterfaces: card.supportedInterfaces,
+    provider: card.provider,
+    version: card.version,
+    capabilities: { streaming: capabilities.streaming, pushNotifications: capabilities.pushNotifications, extensions: EXTENSIONS },
+    securitySchemes: {
+      bearer: { type: "http", scheme: "bearer", bearerFormat: "pct_ personal API token" },
+      oauth2: {
+        type: "oauth2",
+        flows: {
+          authorizationCode: {
+            authorizationUrl: `${publicOrigin}/oauth/authorize`,
+            tokenUrl: `${publicOrigin}/oauth/token`,
+            refreshUrl: `${publicOrigin}/oauth/token`,
+            scopes: SCOPES,
+          },
+        },
+        oauth2MetadataUrl: `${publicOrigin}/.well-known/oauth-authorization-server`,
+      },
+    },
+    security: [{ bearer: [] }, { oauth2: Object.keys(SCOPES) }],
+    supportsAuthenticatedExtendedCard: true,
+    defaultInputModes: card.defaultInputModes,
+    defaultOutputModes: card.defaultOutputModes,
+    skills: card.skills,
+  };
+}
