@@ -21,6 +21,7 @@ import { methodAndBodyFirst, notFoundOrMethodNotAllowed } from "./http/not-found
 import { registerComponents } from "./http/openapi-components";
 import { ApiError, problemResponse, toApiError } from "./http/problem";
 import { createMcpRoutes } from "./mcp/routes";
+import { createA2aRoutes } from "./a2a/routes";
 import { createRouter } from "./http/router";
 import { AUTHORIZE_PATH, isOAuthPath, oauthRoles } from "./oauth/authorization-server";
 import { authorizeRoutes } from "./oauth/authorize-routes";
@@ -49,7 +50,14 @@ export function createApp() {
   // PUBLIC_URL is unset: a 405 there would tell that they exist.
   app.use(
     "*",
-    methodAndBodyFirst(app, (c) => (c.req.path.startsWith("/admin") && !config(c.env).adminToken) || devServerHidden(c) || (isOAuthPath(c.req.path) && !oauthRoles(c.env))),
+    methodAndBodyFirst(
+      app,
+      (c) =>
+        (c.req.path.startsWith("/admin") && !config(c.env).adminToken) ||
+        devServerHidden(c) ||
+        (isOAuthPath(c.req.path) && !oauthRoles(c.env)) ||
+        (c.req.path.startsWith("/a2a/") && !config(c.env).publicOrigin),
+    ),
   );
 
   app.route("/v1", catalogRoutes);
@@ -68,6 +76,11 @@ export function createApp() {
   app.route(
     "/mcp",
     createMcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
+  );
+  // Every project's agent over A2A: its methods call /v1 in-process too.
+  app.route(
+    "/a2a/projects",
+    createA2aRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
   );
   registerComponents(app.openAPIRegistry);
   registerWebhookEvents(app);

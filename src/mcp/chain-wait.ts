@@ -2,7 +2,7 @@ import type { Chain } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
 import { fromBase64Url } from "../crypto";
 import { ANSWER_REFUSED } from "../chats/room-calls";
-import type { ChatFollower, FollowedEvent } from "./chat-follower";
+import type { ChatFollower, FollowedEvent } from "../channels/chat-follower";
 import { type ChainView, type OwnSubmission, readChain, viewChain } from "./chain-view";
 import type { Modes } from "./elicitation";
 import { replyProgress } from "./reply-wait";

@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { sha256Hex } from "../crypto";
 import type { Question } from "../chats/question-schemas";
-import { ChatFollower } from "./chat-follower";
+import { ChatFollower } from "../channels/chat-follower";
 import { type ChainRef, type ChainWait, waitOnChain } from "./chain-wait";
 import { type OwnSubmission, readChain, standing, viewChain } from "./chain-view";
 import { answerFromResponse, elicitationParams, type Modes } from "./elicitation";

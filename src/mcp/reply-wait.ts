@@ -1,5 +1,5 @@
 import type { Message, SubmissionState } from "../chats/schemas";
-import type { ChatFollower } from "./chat-follower";
+import type { ChatFollower } from "../channels/chat-follower";
 import { type V1Answer, v1Path } from "../channels/v1-call";
 import type { ToolContext } from "./tool-context";
 

@@ -8,8 +8,9 @@ import { jsonBodyGuard } from "../http/json-body";
 import { limitBody, MiB } from "../http/middleware";
 import { ApiError, invalidRequest } from "../http/problem";
 import { createRouter } from "../http/router";
-import { mcpCredentials } from "../oauth/mcp-credentials";
-import { callShape, liveEventStream, liveJsonAnswer } from "./live-answer";
+import { resourceCredentials } from "../oauth/resource-credentials";
+import { liveEventStream, liveJsonAnswer } from "../channels/live-answer";
+import { callShape } from "./live-answer";
 import { type Era, eraOf, forLegacyTransport, REVISIONS, RevisionRefusal, refusalBody } from "./revision";
 import { NO_MODES } from "./elicitation";
 import { Sealer } from "./sealing";
@@ -19,6 +20,7 @@ import type { AppFetch } from "../channels/v1-call";
 import { v1Access } from "../channels/v1-call";
 
 const ALLOW = "POST";
+const mcpCredentials = resourceCredentials("mcp");
 
 /**
  * A request from a browser page of another site is refused (DNS rebinding); one with no Origin (any

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { Question } from "../chats/question-schemas";
 import { IF_BUSY, Message, SendMessageBody, SendMessageHeaders, Submission, SubmissionState } from "../chats/schemas";
 import { inChat } from "./arguments";
-import { ChatFollower } from "./chat-follower";
+import { ChatFollower } from "../channels/chat-follower";
 import { type ChatRef, readOutcome, waitForOutcome } from "./reply-wait";
 import { type V1Answer, v1Path } from "../channels/v1-call";
 import type { ToolContext } from "./tool-context";

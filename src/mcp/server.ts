@@ -17,7 +17,7 @@ import { firstCharacters } from "../text";
 import { toolJsonSchema } from "./json-schema";
 import { ownSubmission } from "./chain-view";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { ChatFollower } from "./chat-follower";
+import { ChatFollower } from "../channels/chat-follower";
 import { type Modes, modesOf } from "./elicitation";
 import { sessionFor, waitAsking } from "./session-elicitation";
 import { afterSend, type ElicitingCall, type ElicitingResult, invalidState, retry } from "./input-required";

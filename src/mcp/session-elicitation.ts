@@ -1,6 +1,6 @@
 import type { CallToolResult, JSONRPCMessage, JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Question } from "../chats/question-schemas";
-import type { ChatFollower } from "./chat-follower";
+import type { ChatFollower } from "../channels/chat-follower";
 import { standing } from "./chain-view";
 import { type ChainRef, waitOnChain } from "./chain-wait";
 import type { ElicitingCall } from "./input-required";

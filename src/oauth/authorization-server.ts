@@ -15,8 +15,13 @@ const REFRESH_TOKEN_SECONDS = 30 * 86_400;
 /** The paths OAuth serves, all 404 without PUBLIC_URL. */
 export const isOAuthPath = (path: string) => path.startsWith("/oauth/") || path.startsWith("/.well-known/oauth-");
 
-/** The two roles of the library for one deployment: the authorization server, and /mcp's metadata as a protected resource. */
-export type OAuthRoles = { issuer: string; server: OAuthAuthorizationServer; resource: OAuthResourceServer; mcpUrl: string; metadataUrl: string };
+/** The protected resources, each with a gate of its own that takes grants made for it: /mcp and /a2a. */
+export type ResourceName = "mcp" | "a2a";
+/** A protected resource: its URL (a grant's `resource`), where its RFC 9728 metadata is, and the library's role serving that. */
+export type ProtectedResource = { url: string; metadataUrl: string; metadata: OAuthResourceServer };
+/** The roles of the library for one deployment: the authorization server, and each resource's metadata. */
+export type OAuthRoles = { issuer: string; server: OAuthAuthorizationServer; resources: Record<ResourceName, ProtectedResource> };
+const RESOURCE_NAMES: Record<ResourceName, string> = { mcp: "Project Chat MCP server", a2a: "Project Chat A2A agents" };
 
 // One pair per PUBLIC_URL an isolate has seen (one in practice); null where the library refused it as an issuer.
 const built = new Map<string, OAuthRoles | null>();
@@ -48,11 +53,11 @@ export const atIssuer = (roles: OAuthRoles, request: Request): Request => {
 export const oauthApi = (env: Env): OAuthHelpers | undefined => oauthRoles(env)?.server.getOAuthApi(env);
 
 function build(issuer: string): OAuthRoles | null {
-  const mcpUrl = `${issuer}/mcp`;
+  const urls: Record<ResourceName, string> = { mcp: `${issuer}/mcp`, a2a: `${issuer}/a2a` };
   try {
     const server = new OAuthAuthorizationServer<Env>({
       issuer,
-      resources: [mcpUrl],
+      resources: [urls.mcp, urls.a2a],
       authorizeEndpoint: AUTHORIZE_PATH,
       tokenEndpoint: TOKEN_PATH,
       clientRegistrationEndpoint: REGISTER_PATH,
@@ -70,14 +75,18 @@ function build(issuer: string): OAuthRoles | null {
         if (status >= 500) log.warn("oauth_error", { status, code, reason: internal.reason });
       },
     });
-    const resource = new OAuthResourceServer<Env>({
-      resourceMetadata: { resource: mcpUrl, authorization_servers: [issuer], bearer_methods_supported: ["header"], resource_name: "Project Chat MCP server" },
-      requiredScopes: [...SCOPES],
-      validateToken: (env) => (target, token) => server.validateToken(target, token, env),
-      // Only its metadata document is routed here: /mcp has a gate of its own, for personal tokens and grants alike.
-      handler: { fetch: () => new Response(null, { status: 404 }) },
+    const resource = (name: ResourceName): ProtectedResource => ({
+      url: urls[name],
+      metadataUrl: `${issuer}/.well-known/oauth-protected-resource/${name}`,
+      metadata: new OAuthResourceServer<Env>({
+        resourceMetadata: { resource: urls[name], authorization_servers: [issuer], bearer_methods_supported: ["header"], resource_name: RESOURCE_NAMES[name] },
+        requiredScopes: [...SCOPES],
+        validateToken: (env) => (target, token) => server.validateToken(target, token, env),
+        // Only its metadata document is routed here: each resource has a gate of its own, for personal tokens and grants alike.
+        handler: { fetch: () => new Response(null, { status: 404 }) },
+      }),
     });
-    return { issuer, server, resource, mcpUrl, metadataUrl: `${issuer}/.well-known/oauth-protected-resource/mcp` };
+    return { issuer, server, resources: { mcp: resource("mcp"), a2a: resource("a2a") } };
   } catch (error) {
     // The library takes https issuers, and http only on a loopback host.
     log.error("oauth_disabled", { reason: "PUBLIC_URL is not an https origin (or http on a loopback host)" }, error);

@@ -9,7 +9,8 @@ import { atIssuer, oauthRoles, REGISTER_PATH, TOKEN_PATH, type OAuthRoles } from
 import { tokenEndpoint } from "./token-endpoint";
 
 const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server";
-const RESOURCE_METADATA_PATHS = ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"];
+// Each resource's document at its own path; the bare path is /mcp's, the first resource there was.
+const RESOURCE_METADATA_PATHS = { "/.well-known/oauth-protected-resource/mcp": "mcp", "/.well-known/oauth-protected-resource/a2a": "a2a", "/.well-known/oauth-protected-resource": "mcp" } as const;
 // Both documents change only with a deploy; clients may keep them an hour.
 const METADATA_CACHE = "public, max-age=3600";
 // Client registrations one address may make in 15 minutes. Hosted connectors register from their own servers, a few
@@ -58,12 +59,12 @@ oauthEndpointRoutes.on(["GET", "HEAD"], AUTHORIZATION_SERVER_METADATA_PATH, (c) 
   return metadataDocument(c, (request) => server.fetch(request, c.env, workerContext(c)), `${issuer}${AUTHORIZATION_SERVER_METADATA_PATH}`);
 });
 
-for (const path of RESOURCE_METADATA_PATHS) {
+for (const [path, name] of Object.entries(RESOURCE_METADATA_PATHS)) {
   oauthEndpointRoutes.use(path, publicCors);
   oauthEndpointRoutes.on(["GET", "HEAD"], path, (c) => {
-    const { resource, metadataUrl } = rolesOf(c);
-    // The library serves the document at /mcp's own well-known URL: the bare path gets the same one.
-    return metadataDocument(c, (request) => resource.fetch(request, c.env, workerContext(c)), metadataUrl);
+    const { metadata, metadataUrl } = rolesOf(c).resources[name];
+    // The library serves each document at its resource's own well-known URL.
+    return metadataDocument(c, (request) => metadata.fetch(request, c.env, workerContext(c)), metadataUrl);
   });
 }
 

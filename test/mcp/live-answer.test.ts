@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ANSWER_KEEP_ALIVE_MS, callShape, liveEventStream, liveJsonAnswer } from "../../src/mcp/live-answer";
+import { ANSWER_KEEP_ALIVE_MS, liveEventStream, liveJsonAnswer } from "../../src/channels/live-answer";
+import { callShape } from "../../src/mcp/live-answer";
 
 const text = new TextDecoder();
 const read = async (reader: ReadableStreamDefaultReader<Uint8Array>) => {

@@ -9,6 +9,8 @@ import { SWITCH_CLOCK_MARGIN_MS, SWITCH_LEASE_MS, type SwitchLease, type Webhook
 import { log } from "../../log";
 
 export type ListMoveOutcome = "moved" | "already_moved";
+/** A channel's message key: new (send to chatId), a replay of the same message (its chat, and its task once recorded), or a different message. */
+export type MessageClaim = { kind: "new"; chatId: string } | { kind: "replay"; chatId: string; taskId: string | null } | { kind: "conflict" };
 export type CreateClaim = { kind: "new"; chatId: string } | { kind: "replay"; chatId: string; answer: string | null } | { kind: "conflict" };
 // Keys of chat creations are remembered this long per project.
 const CREATE_KEYS_KEPT_MS = 24 * 3600_000;
@@ -28,6 +30,11 @@ const MIGRATIONS = [
   ["UPDATE chats SET summary = json_insert(summary, '$.pendingQuestionId', NULL)"],
   // Until when each chat was told the project has no webhook endpoint (chats/webhook-switch.ts).
   ["ALTER TABLE chats ADD COLUMN switch_lease_until INTEGER NOT NULL DEFAULT 0"],
+  // A channel's message keys (A2A's messageId, per account), with what the message was and the chat and task it made; and which chat each task is in.
+  [
+    "CREATE TABLE message_keys (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, chat_id TEXT NOT NULL, task_id TEXT)",
+    "CREATE TABLE task_chats (task_id TEXT PRIMARY KEY, chat_id TEXT NOT NULL)",
+  ],
 ];
 // Chats told at once when the webhook switch flips on, and the tries each gets.
 const TELL_AT_ONCE = 50;
@@ -224,6 +231,33 @@ export class ProjectChats extends DurableObject<Env> {
   async recordCreateAnswer(key: string, answer: string): Promise<void> {
     this.createSchema();
     this.ctx.storage.sql.exec("UPDATE create_keys SET answer = ? WHERE key = ? AND answer IS NULL", answer, key);
+  }
+
+  /**
+   * A channel's message key (one per project and sending account), serialised here so concurrent retries agree: the
+   * first claim binds it to its message's fingerprint and chat (`chatId`, a new chat's id when the message names none).
+   */
+  async claimMessageKey(key: string, fingerprint: string, chatId: string): Promise<MessageClaim> {
+    this.createSchema();
+    const sql = this.ctx.storage.sql;
+    const held = sql.exec<{ fingerprint: string; chat_id: string; task_id: string | null }>("SELECT fingerprint, chat_id, task_id FROM message_keys WHERE key = ?", key).toArray()[0];
+    if (held) return held.fingerprint === fingerprint ? { kind: "replay", chatId: held.chat_id, taskId: held.task_id } : { kind: "conflict" };
+    sql.exec("INSERT INTO message_keys (key, fingerprint, chat_id) VALUES (?, ?, ?)", key, fingerprint, chatId);
+    return { kind: "new", chatId };
+  }
+
+  /** Which chat a task is in (its id is its submission's), for channels that name a task without its chat; the message key that made it, if any. */
+  async recordTask(taskId: string, chatId: string, key?: string): Promise<void> {
+    this.createSchema();
+    const sql = this.ctx.storage.sql;
+    sql.exec("INSERT OR IGNORE INTO task_chats (task_id, chat_id) VALUES (?, ?)", taskId, chatId);
+    if (key) sql.exec("UPDATE message_keys SET task_id = ? WHERE key = ? AND task_id IS NULL", taskId, key);
+  }
+
+  /** The chat a recorded task is in, or null. */
+  async chatOfTask(taskId: string): Promise<string | null> {
+    this.createSchema();
+    return this.ctx.storage.sql.exec<{ chat_id: string }>("SELECT chat_id FROM task_chats WHERE task_id = ?", taskId).toArray()[0]?.chat_id ?? null;
   }
 
   private createSchema(): void {

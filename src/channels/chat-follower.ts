@@ -1,6 +1,6 @@
 import { ANSWER_REFUSED } from "../chats/room-calls";
-import type { OpenV1Stream, V1Answer } from "../channels/v1-call";
-import { v1Path } from "../channels/v1-call";
+import type { OpenV1Stream, V1Answer } from "./v1-call";
+import { v1Path } from "./v1-call";
 
 /** One event of a chat's stream: its id, type and the JSON text of its data (parsed only by whoever needs it). */
 export type FollowedEvent = { id: number; type: string; data: string };
@@ -27,9 +27,12 @@ export class ChatFollower {
     this.reader = body.getReader();
   }
 
-  /** The stream of a chat the caller may read, or the problem /v1 answered (429 too_many_streams with no place free). */
-  static async open(open: OpenV1Stream, projectId: string, chatId: string): Promise<V1Answer<ChatFollower>> {
-    const opened = await open(v1Path(projectId, "chats", chatId, "events"));
+  /**
+   * The stream of a chat the caller may read, or the problem /v1 answered (429 too_many_streams with no place free);
+   * `after`: resumes after that event id (a snapshot first when it is no longer kept).
+   */
+  static async open(open: OpenV1Stream, projectId: string, chatId: string, after?: number): Promise<V1Answer<ChatFollower>> {
+    const opened = await open(v1Path(projectId, "chats", chatId, "events"), after === undefined ? undefined : { after: String(after) });
     return opened.ok ? { ...opened, body: new ChatFollower(opened.body) } : opened;
   }
 

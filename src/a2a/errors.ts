@@ -1,0 +1,103 @@
+import { A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
+import { ERROR_INFO_TYPE } from "@a2a-js/sdk/errors";
+import { ApiError, problemResponse } from "../http/problem";
+
+/** The problem code's domain in an A2A error's details: the /v1 code that explains it. */
+export const PROJECT_DOMAIN = "project-chat";
+
+/** A refusal answered at the HTTP level on both bindings (credentials, rate, scope, role, streams), as on /v1 and /mcp. */
+export class HttpRefusal extends Error {
+  constructor(readonly respond: (requestId: string) => Response) {
+    super("refused at the HTTP level");
+  }
+
+  /** A /v1 problem as it was sent. */
+  static ofProblem(status: number, text: string): HttpRefusal {
+    return new HttpRefusal(() => new Response(text, { status, headers: { "content-type": "application/problem+json" } }));
+  }
+
+  static ofApiError(error: ApiError): HttpRefusal {
+    return new HttpRefusal((requestId) => problemResponse(error, requestId));
+  }
+}
+
+/** An A2A error that also names the /v1 problem code behind it. */
+export const withReason = <E extends A2AError>(error: E, code: string): E => Object.assign(error, { projectReason: code.toUpperCase() });
+
+/** The /v1 code an A2A error carries, for the second ErrorInfo of its details. */
+export const projectReasonOf = (error: unknown): string | undefined => (error as { projectReason?: string } | undefined)?.projectReason;
+
+/** The detail entry naming a /v1 code. */
+export const projectDetail = (reason: string) => ({ "@type": ERROR_INFO_TYPE, reason, domain: PROJECT_DOMAIN });
+
+/** The one answer for a task, chat or project the caller cannot reach: the same bytes whether it is foreign, made up or gone. */
+export const taskNotFound = () => new TaskNotFoundError({ message: "Task not found" });
+
+export const malformed = (message: string, code?: string) => {
+  const error = new RequestMalformedError({ message });
+  return code ? withReason(error, code) : error;
+};
+
+export const unsupported = (message: string, code?: string) => {
+  const error = new UnsupportedOperationError({ message });
+  return code ? withReason(error, code) : error;
+};
+
+type Problem = { status: number; code: string; detail: string };
+
+const HTTP_LEVEL = new Set(["unauthorized", "insufficient_scope", "forbidden", "rate_limited", "too_many_streams", "payload_too_large", "service_unavailable"]);
+const MALFORMED = new Set(["invalid_request", "answer_does_not_fit", "idempotency_key_reused"]);
+
+/** A /v1 problem (its problem+json text, as the route sent it) as the A2A answer: an HTTP-level refusal, or an A2A error. */
+export function fromProblem(text: string): Error {
+  let problem: Problem;
+  try {
+    problem = JSON.parse(text) as Problem;
+  } catch {
+    return new Error("A /v1 call failed without a problem body.");
+  }
+  if (HTTP_LEVEL.has(problem.code)) return HttpRefusal.ofProblem(problem.status, text);
+  if (problem.status === 404) return taskNotFound();
+  if (MALFORMED.has(problem.code)) return malformed(problem.detail, problem.code === "invalid_request" ? undefined : problem.code);
+  if (problem.status >= 500) return new Error(problem.detail);
+  return unsupported(problem.detail, problem.code);
+}
+
+/** An error a method threw, as the request answers it: an HTTP refusal (an ApiError other than not found is one), or left to the transport. */
+export const asRefusal = (error: unknown): HttpRefusal | undefined =>
+  error instanceof HttpRefusal ? error : error instanceof ApiError && error.status !== 404 ? HttpRefusal.ofApiError(error) : undefined;
+
+type Handler = object;
+
+/**
+ * The request handler with every error a method throws (or its stream throws) kept, since the transport turns each into
+ * a JSON-RPC error: the route answers an HTTP refusal as one, and adds the /v1 code behind an A2A error to its details.
+ */
+export function keepingErrors<H extends Handler>(handler: H): { handler: H; errors: unknown[] } {
+  const errors: unknown[] = [];
+  const keep = (error: unknown) => {
+    errors.push(error);
+    return error;
+  };
+  const wrapped = new Proxy(handler, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        const result = value.apply(target, args);
+        if (result instanceof Promise) return result.catch((error: unknown) => Promise.reject(keep(error)));
+        if (result && typeof result === "object" && Symbol.asyncIterator in result) {
+          return (async function* () {
+            try {
+              yield* result as AsyncGenerator<unknown>;
+            } catch (error) {
+              throw keep(error);
+            }
+          })();
+        }
+        return result;
+      };
+    },
+  });
+  return { handler: wrapped, errors };
+}

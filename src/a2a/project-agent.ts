@@ -1,0 +1,344 @@
+import {
+  type AgentCard,
+  type CancelTaskRequest,
+  type DeleteTaskPushNotificationConfigRequest,
+  type GetExtendedAgentCardRequest,
+  type GetTaskPushNotificationConfigRequest,
+  type GetTaskRequest,
+  type ListTaskPushNotificationConfigsRequest,
+  type ListTaskPushNotificationConfigsResponse,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type Message as A2AMessage,
+  Role,
+  type SendMessageRequest,
+  type StreamResponse,
+  type SubscribeToTaskRequest,
+  type Task,
+  type TaskPushNotificationConfig,
+  TaskState,
+} from "@a2a-js/sdk";
+import { ContentTypeNotSupportedError, PushNotificationNotSupportedError, TaskNotCancelableError } from "@a2a-js/sdk/errors";
+import type { A2ARequestHandler } from "@a2a-js/sdk/server";
+import { AgentCard as AgentCardShape } from "@a2a-js/sdk";
+import type { Context } from "hono";
+import type { GatedEnv } from "../auth/gate";
+import { ChatFollower } from "../channels/chat-follower";
+import { type V1Access, v1Path } from "../channels/v1-call";
+import type { ChainTask } from "../chats/chain-schemas";
+import type { Question } from "../chats/question-schemas";
+import type { Submission } from "../chats/schemas";
+import { config } from "../config";
+import { sha256, toHex } from "../crypto";
+import { ApiError } from "../http/problem";
+import { isUuid, nameUuid } from "../ids";
+import { authorise } from "../projects/guards";
+import { answerFromText } from "./answers";
+import { agentCard } from "./card";
+import { fromProblem, malformed, taskNotFound, unsupported } from "./errors";
+import { type ChainFeed, streamTask, waitForTask } from "./task-feed";
+import { isInterrupted, isTerminal, taskOf, taskStateOf } from "./task-shape";
+
+// The namespace of the chat keys A2A messages are sent under: a name-based UUID of the project, the account and the messageId.
+const MESSAGE_KEY_NAMESPACE = "2b7d9e41-6c3a-4f58-9d2e-8a1b4c7f0e63";
+// A blocking SendMessage answers after this long at most, with the task as it then stands.
+export const BLOCKING_WAIT_MS = 60_000;
+const MESSAGE_ID_MAX = 128;
+const TITLE_MAX = 160;
+const PAGE_SIZE_DEFAULT = 50;
+const PAGE_SIZE_MAX = 100;
+const TEXT_MODES = new Set(["text/plain", "text/*", "*/*"]);
+
+/** What a send asks of the chat, read from the A2A message: its text, or the data part that answers a question. */
+type Content = { text: string; data: unknown | undefined };
+
+/** A chat's title from a message's text: its first line, whitespace collapsed, 160 code points at most. */
+export function titleOf(text: string): string {
+  const line = (text.split(/\r?\n/)[0] ?? "").replace(/\s+/g, " ").trim();
+  return [...line].slice(0, TITLE_MAX).join("") || "A2A task";
+}
+
+/**
+ * One project's agent as A2A sees it, for one request of one admitted caller: every method is a view of the project's
+ * chats, through the same routes (in-process /v1) and the chat's object, so /v1, MCP and the web application see its work
+ * as their own. contextId is a chat; a task is the chain of a submission, from its root.
+ */
+export class ProjectAgent implements A2ARequestHandler {
+  constructor(
+    private readonly c: Context<GatedEnv>,
+    private readonly projectId: string,
+    private readonly v1: V1Access,
+    private readonly signal: AbortSignal,
+    // SubscribeToTask's resume point: its Last-Event-ID (header or query).
+    private readonly resumeAfter: number | undefined,
+  ) {}
+
+  private get publicOrigin(): string {
+    return config(this.c.env).publicOrigin!;
+  }
+
+  async getAgentCard(): Promise<AgentCard> {
+    return AgentCardShape.fromJSON(agentCard(this.publicOrigin, this.projectId));
+  }
+
+  async getAuthenticatedExtendedAgentCard(_params: GetExtendedAgentCardRequest): Promise<AgentCard> {
+    await this.access("read");
+    const project = await this.v1.call<{ name: string }>("GET", v1Path(this.projectId));
+    if (!project.ok) throw fromProblem(project.problem);
+    return AgentCardShape.fromJSON(agentCard(this.publicOrigin, this.projectId, project.body.name));
+  }
+
+  async sendMessage(params: SendMessageRequest): Promise<Task> {
+    const { configuration } = params;
+    historyLengthOf(configuration?.historyLength);
+    const { chatId, taskId, follower } = await this.submit(params, !configuration?.returnImmediately);
+    if (!follower) return taskOf((await this.read(chatId, taskId)).task, { historyLength: configuration?.historyLength });
+    try {
+      const stop = AbortSignal.any([this.signal, AbortSignal.timeout(BLOCKING_WAIT_MS)]);
+      return taskOf(await waitForTask(this.feed(chatId, taskId), follower, stop), { historyLength: configuration?.historyLength });
+    } finally {
+      follower.close();
+    }
+  }
+
+  async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const { chatId, taskId, follower } = await this.submit(params, true);
+    yield* this.stream(chatId, taskId, follower!, undefined);
+  }
+
+  async getTask(params: GetTaskRequest): Promise<Task> {
+    const historyLength = historyLengthOf(params.historyLength);
+    const chatId = await this.locate(params.id);
+    return taskOf((await this.read(chatId, params.id)).task, { historyLength });
+  }
+
+  async cancelTask(params: CancelTaskRequest): Promise<Task> {
+    const chatId = await this.locate(params.id, "write");
+    const { task } = await this.read(chatId, params.id);
+    const state = taskStateOf(task);
+    if (state === TaskState.TASK_STATE_CANCELED) return taskOf(task);
+    if (isTerminal(state)) throw new TaskNotCancelableError({ message: "The task has ended; only a task that has not can be cancelled." });
+    const cancelled = await this.v1.call("POST", v1Path(this.projectId, "chats", chatId, "submissions", params.id, "chain", "cancel"));
+    if (!cancelled.ok) throw fromProblem(cancelled.problem);
+    return taskOf((await this.read(chatId, params.id)).task);
+  }
+
+  async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    const pageSize = params.pageSize ?? PAGE_SIZE_DEFAULT;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > PAGE_SIZE_MAX) throw malformed(`pageSize must be 1 to ${PAGE_SIZE_MAX}.`);
+    const historyLength = historyLengthOf(params.historyLength) ?? 0;
+    const offset = params.pageToken ? offsetOf(params.pageToken) : 0;
+    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
+    if (Number.isNaN(after)) throw malformed("statusTimestampAfter must be an RFC 3339 time.");
+    if (!params.contextId) throw malformed("contextId is required: tasks are listed per chat.");
+    await this.access("read");
+    const empty = { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
+    if (!isUuid(params.contextId)) return empty;
+    const outcome = await this.c.env.CHAT_ROOM.getByName(params.contextId.toLowerCase()).chainTasks(this.projectId);
+    if (outcome.kind !== "tasks") return empty;
+    const matching = (JSON.parse(outcome.tasks) as ChainTask[])
+      .filter((task) => params.status === TaskState.TASK_STATE_UNSPECIFIED || taskStateOf(task) === params.status)
+      .filter((task) => after === undefined || task.enteredAt > after)
+      .sort((a, b) => b.enteredAt - a.enteredAt || (a.rootId < b.rootId ? -1 : 1));
+    const page = matching.slice(offset, offset + pageSize);
+    const next = offset + pageSize < matching.length ? tokenOf(offset + pageSize) : "";
+    const includeArtifacts = params.includeArtifacts ?? false;
+    return { tasks: page.map((task) => taskOf(task, { historyLength, includeArtifacts })), nextPageToken: next, pageSize, totalSize: matching.length };
+  }
+
+  async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const chatId = await this.locate(params.id);
+    const resumeAfter = this.resumeAfter;
+    const { task } = await this.read(chatId, params.id);
+    if (resumeAfter === undefined && isTerminal(taskStateOf(task))) throw unsupported("The task has ended: subscribe with Last-Event-ID to replay its events.");
+    const follower = await this.follow(chatId, resumeAfter);
+    yield* this.stream(chatId, params.id, follower, resumeAfter);
+  }
+
+  async createTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  async getTaskPushNotificationConfig(_params: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  async listTaskPushNotificationConfigs(_params: ListTaskPushNotificationConfigsRequest): Promise<ListTaskPushNotificationConfigsResponse> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  async deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  /** The caller's access to the project; a project it cannot reach is a task not found, like any other. */
+  private async access(need: "read" | "write") {
+    try {
+      return await authorise(this.c, need, this.projectId);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) throw taskNotFound();
+      throw error;
+    }
+  }
+
+  /** The chat a task is in, for a caller who may reach the project. */
+  private async locate(taskId: string, need: "read" | "write" = "read"): Promise<string> {
+    await this.access(need);
+    if (!isUuid(taskId)) throw taskNotFound();
+    const chatId = await this.c.env.PROJECT_CHATS.getByName(this.projectId).chatOfTask(taskId.toLowerCase());
+    if (!chatId) throw taskNotFound();
+    return chatId;
+  }
+
+  /** A task as its chat's object has it, with the newest event id it shows; a submission that leads no task is not found. */
+  private async read(chatId: string, taskId: string): Promise<{ task: ChainTask; eventId: number }> {
+    const outcome = await this.c.env.CHAT_ROOM.getByName(chatId).chainTask(this.projectId, taskId.toLowerCase());
+    if (outcome.kind !== "task") throw taskNotFound();
+    const task = JSON.parse(outcome.task) as ChainTask;
+    if (!task.isTask) throw taskNotFound();
+    return { task, eventId: outcome.eventId };
+  }
+
+  private feed(chatId: string, taskId: string): ChainFeed {
+    return { read: () => this.read(chatId, taskId), stillAdmitted: () => this.stillAdmitted() };
+  }
+
+  /** The chat's event stream, taking one of the token's stream places (429 too_many_streams when none is free). */
+  private async follow(chatId: string, after?: number): Promise<ChatFollower> {
+    const opened = await ChatFollower.open(this.v1.open, this.projectId, chatId, after);
+    if (!opened.ok) throw fromProblem(opened.problem);
+    return opened.body;
+  }
+
+  private async question(chatId: string, questionId: string): Promise<Question | undefined> {
+    const read = await this.v1.call<Question>("GET", v1Path(this.projectId, "chats", chatId, "questions", questionId));
+    return read.ok ? read.body : undefined;
+  }
+
+  private async stillAdmitted(): Promise<void> {
+    const admitted = await this.v1.stillAdmitted();
+    if (!admitted.ok) throw fromProblem(admitted.problem);
+  }
+
+  private async *stream(chatId: string, taskId: string, follower: ChatFollower, resumeAfter: number | undefined): AsyncGenerator<StreamResponse, void, undefined> {
+    try {
+      yield* streamTask(this.feed(chatId, taskId), follower, this.signal, resumeAfter, (id) => this.question(chatId, id));
+    } finally {
+      follower.close();
+    }
+  }
+
+  /**
+   * Sends the message where its ids say: a new chat, a chat (contextId), or the task (taskId), answering its question or
+   * steering its work by its state. messageId is the key: the same message again is the same task. With `follow`, the
+   * chat's stream is opened before anything is sent, so a caller with no stream place free sends nothing.
+   */
+  private async submit(params: SendMessageRequest, follow: boolean): Promise<{ chatId: string; taskId: string; follower: ChatFollower | undefined }> {
+    const message = params.message;
+    if (!message) throw malformed("message is required.");
+    const content = contentOf(message, params.configuration?.acceptedOutputModes ?? []);
+    if (params.configuration?.taskPushNotificationConfig) throw new PushNotificationNotSupportedError();
+    const access = await this.access("write");
+    const key = await nameUuid(MESSAGE_KEY_NAMESPACE, `${this.projectId}/${access.accountId}/${message.messageId}`);
+    const fingerprint = toHex(await sha256(JSON.stringify({ parts: message.parts, contextId: message.contextId || null, taskId: message.taskId || null })));
+    const named = message.taskId ? await this.locate(message.taskId) : undefined;
+    const contextId = message.contextId ? message.contextId.toLowerCase() : undefined;
+    if (named && contextId && named !== contextId) throw malformed("taskId names a task of another chat than contextId.");
+    if (contextId && !isUuid(contextId)) throw taskNotFound();
+    const chats = this.c.env.PROJECT_CHATS.getByName(this.projectId);
+    const claim = await chats.claimMessageKey(key, fingerprint, named ?? contextId ?? crypto.randomUUID());
+    if (claim.kind === "conflict") throw malformed("This messageId was used for another message; use a new messageId for a new one.", "idempotency_key_reused");
+    const chatId = claim.chatId;
+    if (!named && !contextId) {
+      // Creating is idempotent in the chat's object: a retry racing the first creates nothing twice.
+      await this.c.env.CHAT_ROOM.getByName(chatId).create(chatId, this.projectId, titleOf(content.text));
+    }
+    const follower = follow ? await this.follow(chatId) : undefined;
+    try {
+      if (claim.kind === "replay" && claim.taskId) return { chatId, taskId: claim.taskId, follower };
+      const taskId = named ? await this.continueTask(chatId, message.taskId.toLowerCase(), content, key) : await this.send(chatId, content, key);
+      await chats.recordTask(taskId, chatId, key);
+      return { chatId, taskId, follower };
+    } catch (error) {
+      follower?.close();
+      throw error;
+    }
+  }
+
+  private async send(chatId: string, content: Content, key: string): Promise<string> {
+    if (content.data !== undefined) throw new ContentTypeNotSupportedError({ message: "A data part is taken only as the answer to a task's question." });
+    const sent = await this.v1.call<Submission>("POST", v1Path(this.projectId, "chats", chatId, "messages"), {
+      headers: { "idempotency-key": key },
+      body: { content: content.text },
+    });
+    if (!sent.ok) throw fromProblem(sent.problem);
+    return sent.body.submissionId;
+  }
+
+  /** A message to a task: the answer to the question it waits on, or steering for its work; any other state takes none. */
+  private async continueTask(chatId: string, taskId: string, content: Content, key: string): Promise<string> {
+    const { task } = await this.read(chatId, taskId);
+    const state = taskStateOf(task);
+    if ((state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED) && task.question) {
+      let answer: unknown = content.data;
+      if (answer === undefined) {
+        const read = answerFromText(task.question, content.text);
+        if (read.kind === "unfit") throw malformed(read.why, "answer_does_not_fit");
+        answer = read.answer;
+      }
+      const answered = await this.v1.call("POST", v1Path(this.projectId, "chats", chatId, "questions", task.question.id, "answer"), {
+        headers: { "idempotency-key": key },
+        body: answer,
+      });
+      if (!answered.ok) throw fromProblem(answered.problem);
+      return taskId;
+    }
+    if (state === TaskState.TASK_STATE_WORKING) {
+      if (content.data !== undefined) throw new ContentTypeNotSupportedError({ message: "A data part is taken only as the answer to a task's question." });
+      const steered = await this.v1.call("POST", v1Path(this.projectId, "chats", chatId, "steer"), { headers: { "idempotency-key": key }, body: { content: content.text } });
+      if (!steered.ok) throw fromProblem(steered.problem);
+      return taskId;
+    }
+    throw unsupported(
+      isInterrupted(state) ? "The task has ended; send a new message (without taskId) for new work." : "The task has not started yet; it takes no message until it works or asks.",
+    );
+  }
+}
+
+/** A message's text (its text parts joined by line breaks) and data part; other kinds of part, and output modes without text, are refused. */
+function contentOf(message: A2AMessage, acceptedOutputModes: string[]): Content {
+  if (message.role !== Role.ROLE_USER) throw malformed('message.role must be "ROLE_USER".');
+  if (message.messageId.length < 1 || message.messageId.length > MESSAGE_ID_MAX) throw malformed(`message.messageId must be 1 to ${MESSAGE_ID_MAX} characters.`);
+  if (message.parts.length === 0) throw malformed("message.parts must hold at least one part.");
+  if (acceptedOutputModes.length > 0 && !acceptedOutputModes.some((mode) => TEXT_MODES.has(mode))) {
+    throw new ContentTypeNotSupportedError({ message: "This agent answers in text/plain; include it (or text/*) in acceptedOutputModes." });
+  }
+  const texts: string[] = [];
+  let data: unknown;
+  for (const part of message.parts) {
+    const value = part.content;
+    if (value?.$case === "text") texts.push(value.value);
+    else if (value?.$case === "data") data = value.value;
+    else throw new ContentTypeNotSupportedError({ message: "Send text parts (and a data part only to answer a question); files are not taken." });
+  }
+  return { text: texts.join("\n"), data };
+}
+
+const historyLengthOf = (value: number | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 0) throw malformed("historyLength must be a non-negative integer.");
+  return value;
+};
+
+const tokenOf = (offset: number) => btoa(`o:${offset}`).replaceAll("=", "");
+function offsetOf(token: string): number {
+  let text: string;
+  try {
+    text = atob(token);
+  } catch {
+    throw malformed("pageToken is not one this server gave out.");
+  }
+  const offset = /^o:(\d{1,9})$/.exec(text)?.[1];
+  if (offset === undefined) throw malformed("pageToken is not one this server gave out.");
+  return Number(offset);
+}

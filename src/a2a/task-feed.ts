@@ -1,0 +1,202 @@
+import { type Message as A2AMessage, type StreamResponse, TaskState } from "@a2a-js/sdk";
+import type { ChatFollower, FollowedEvent } from "../channels/chat-follower";
+import type { ChainTask } from "../chats/chain-schemas";
+import type { Question } from "../chats/question-schemas";
+import type { Message, QueueEntry } from "../chats/schemas";
+import { EVENT_ID_EXTENSION } from "./card";
+import { isInterrupted, questionMessage, replyArtifact, taskOf, taskStateOf, textPart, usageOf } from "./task-shape";
+import { USAGE_EXTENSION } from "./card";
+import { Role } from "@a2a-js/sdk";
+
+/** How a feed reads its task (with the newest chat event id the read shows) and checks the caller is still admitted. */
+export type ChainFeed = { read(): Promise<{ task: ChainTask; eventId: number }>; stillAdmitted(): Promise<void> };
+
+/** The metadata that names the chat event a stream event came from (for readers that drop SSE `id:` lines). */
+export const eventIdMetadata = (eventId: number) => ({ [EVENT_ID_EXTENSION]: { eventId: String(eventId) } });
+
+/**
+ * Waits until the task stops where it is (ended, or waiting on a question) or `stop` fires, reading it again after each
+ * event that may have moved it (a reply's growth does not). Answers the task as last read.
+ */
+export async function waitForTask(feed: ChainFeed, follower: ChatFollower, stop: AbortSignal): Promise<ChainTask> {
+  let { task } = await feed.read();
+  while (!isInterrupted(taskStateOf(task)) && !stop.aborted) {
+    const event = await follower.next(stop);
+    if (event === null) break;
+    if (event.type !== "message.delta" && event.type !== "snapshot") task = (await feed.read()).task;
+  }
+  await feed.stillAdmitted();
+  return (await feed.read()).task;
+}
+
+/**
+ * What the task's events look like to a follower of the chat's log: which submissions and replies are the task's, the state
+ * last told and how much of each reply was sent. Pure over the events, so a replay tells what happened then, not now.
+ */
+class TaskTrack {
+  private readonly submissions: Set<string>;
+  private readonly replies = new Set<string>();
+  private readonly started = new Set<string>();
+  private told: string | undefined;
+  state: TaskState | undefined;
+
+  constructor(
+    private readonly task: ChainTask,
+    private readonly readQuestion: (id: string) => Promise<Question | undefined>,
+  ) {
+    this.submissions = new Set(task.steps.map((step) => step.submission.id));
+    for (const step of task.steps) if (step.reply) this.replies.add(step.reply.id);
+  }
+
+  /** A task shown whole (the stream's first event): its replies so far count as started. */
+  shown(task: ChainTask): void {
+    for (const step of task.steps) if (step.reply) this.started.add(step.reply.id);
+    this.state = taskStateOf(task);
+    this.told = `${this.state}/${task.question?.id ?? ""}/${task.question?.status ?? ""}`;
+  }
+
+  private status(state: TaskState, message: A2AMessage | undefined, metadata: Record<string, unknown>): StreamResponse | undefined {
+    const key = `${state}/${message?.messageId ?? ""}/${message ? JSON.stringify(message.parts[1]?.content?.value?.status ?? "") : ""}`;
+    if (key === this.told) return undefined;
+    this.told = key;
+    this.state = state;
+    const { rootId: taskId, chatId: contextId } = this.task;
+    return { payload: { $case: "statusUpdate", value: { taskId, contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata } } };
+  }
+
+  /** The stream events one chat event becomes, in order (none when it is not the task's). */
+  async take(event: FollowedEvent, current: () => Promise<ChainTask>): Promise<StreamResponse[]> {
+    const { rootId: taskId, chatId: contextId } = this.task;
+    const out: (StreamResponse | undefined)[] = [];
+    switch (event.type) {
+      case "queue.entry": {
+        const entry = JSON.parse(event.data) as QueueEntry;
+        if (!this.submissions.has(entry.id)) break;
+        if (entry.status === "queued" || entry.status === "steering") out.push(this.status(TaskState.TASK_STATE_SUBMITTED, undefined, {}));
+        else if (entry.status === "dispatching") out.push(this.status(TaskState.TASK_STATE_WORKING, undefined, {}));
+        else if (entry.status === "failed") {
+          const task = await current();
+          const failure = task.steps.find((step) => step.submission.id === entry.id)?.submission.failure;
+          const message = failure ? agentText(this.task, entry.id, failure.message) : undefined;
+          out.push(this.status(TaskState.TASK_STATE_REJECTED, message, { [USAGE_EXTENSION]: usageOf(task) }));
+        }
+        break;
+      }
+      case "queue.removed": {
+        const { id } = JSON.parse(event.data) as { id: string };
+        if (!this.submissions.has(id)) break;
+        // Removed without starting: cancelled (a start or a steering text's take shows in its messages instead).
+        const task = await current();
+        if (task.steps.find((step) => step.submission.id === id)?.submission.status === "cancelled") out.push(this.status(TaskState.TASK_STATE_CANCELED, undefined, {}));
+        break;
+      }
+      case "message": {
+        const message = JSON.parse(event.data) as Message;
+        if (message.role !== "owner" || message.submissionId === null || !this.submissions.has(message.submissionId)) break;
+        this.replies.add(message.id);
+        if (message.status === "working") {
+          out.push(this.status(TaskState.TASK_STATE_WORKING, undefined, {}));
+          break;
+        }
+        // The reply's end: its whole text (authoritative over the chunks), then the state it leaves the task in.
+        out.push({ payload: { $case: "artifactUpdate", value: { taskId, contextId, artifact: replyArtifact(message.id, message.content), append: false, lastChunk: true, metadata: undefined } } });
+        const usage = { [USAGE_EXTENSION]: usageOf(await current()) };
+        if (message.status === "failed") out.push(this.status(TaskState.TASK_STATE_FAILED, undefined, usage));
+        else if (message.status === "interrupted_by_user") out.push(this.status(TaskState.TASK_STATE_CANCELED, undefined, usage));
+        else if (message.questionId === null) out.push(this.status(TaskState.TASK_STATE_COMPLETED, undefined, usage));
+        else {
+          const question = await this.readQuestion(message.questionId);
+          if (question) out.push(this.asked({ ...question, status: "pending", closedAt: null, answer: null, submissionId: null }, usage));
+        }
+        break;
+      }
+      case "message.delta": {
+        const delta = JSON.parse(event.data) as { id: string; text: string };
+        if (!this.replies.has(delta.id)) break;
+        const append = this.started.has(delta.id);
+        this.started.add(delta.id);
+        out.push({ payload: { $case: "artifactUpdate", value: { taskId, contextId, artifact: replyArtifact(delta.id, delta.text), append, lastChunk: false, metadata: undefined } } });
+        break;
+      }
+      case "question": {
+        const question = JSON.parse(event.data) as Question;
+        if (!this.replies.has(question.messageId)) break;
+        const usage = { [USAGE_EXTENSION]: usageOf(await current()) };
+        if (question.status === "pending") out.push(this.asked(question, usage));
+        else if ((question.status === "answered" || question.status === "declined") && question.submissionId !== null) this.submissions.add(question.submissionId);
+        else if (question.status === "declined") out.push(this.status(TaskState.TASK_STATE_CANCELED, questionMessage(question, taskId), usage));
+        else out.push(this.status(TaskState.TASK_STATE_COMPLETED, questionMessage(question, taskId), usage));
+        break;
+      }
+    }
+    return out.filter((response): response is StreamResponse => response !== undefined);
+  }
+
+  private asked(question: Question, metadata: Record<string, unknown>): StreamResponse | undefined {
+    const state = question.kind === "connection" ? TaskState.TASK_STATE_AUTH_REQUIRED : TaskState.TASK_STATE_INPUT_REQUIRED;
+    return this.status(state, questionMessage(question, this.task.rootId), metadata);
+  }
+}
+
+function agentText(task: ChainTask, messageId: string, text: string): A2AMessage {
+  return { messageId, contextId: task.chatId, taskId: task.rootId, role: Role.ROLE_AGENT, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+}
+
+/** The event id goes on the last stream event a chat event became (in the payload's metadata; the route writes it as `id:` too). */
+function stamped(responses: StreamResponse[], eventId: number): StreamResponse[] {
+  const last = responses.at(-1)?.payload;
+  if (last && last.$case !== "message") last.value.metadata = { ...last.value.metadata, ...eventIdMetadata(eventId) };
+  return responses;
+}
+
+/** The event id a stream event carries, if any (the route writes it as the SSE `id:`). */
+export function eventIdOf(response: StreamResponse): string | undefined {
+  const payload = response.payload;
+  if (!payload || payload.$case === "message") return undefined;
+  return (payload.value.metadata?.[EVENT_ID_EXTENSION] as { eventId?: string } | undefined)?.eventId;
+}
+
+/**
+ * A task's stream: the Task first (unless it resumes after a chat event id), then the task's events from the chat's log in
+ * order, each with its chat event id; it ends after the event that leaves the task ended or waiting on a question.
+ * A resume point the log no longer keeps (its stream starts with a snapshot) gets a fresh Task first, as without one.
+ */
+export async function* streamTask(
+  feed: ChainFeed,
+  follower: ChatFollower,
+  stop: AbortSignal,
+  resumeAfter: number | undefined,
+  readQuestion: (id: string) => Promise<Question | undefined>,
+): AsyncGenerator<StreamResponse, void, undefined> {
+  const first = await feed.read();
+  const track = new TaskTrack(first.task, readQuestion);
+  const current = async () => (await feed.read()).task;
+  let shownUpTo: number | undefined;
+  const showTask = async function* (read: { task: ChainTask; eventId: number }) {
+    track.shown(read.task);
+    shownUpTo = read.eventId;
+    yield { payload: { $case: "task" as const, value: taskOf(read.task, { metadata: eventIdMetadata(read.eventId) }) } };
+  };
+  if (resumeAfter === undefined) {
+    yield* showTask(first);
+    if (isInterrupted(taskStateOf(first.task))) return;
+  } else if (resumeAfter >= first.eventId && isInterrupted(taskStateOf(first.task))) {
+    // Resumed after everything there is, on a task that has stopped: nothing to replay, nothing to wait for.
+    return;
+  }
+  for (;;) {
+    const event = await follower.next(stop);
+    if (event === null) return;
+    if (event.type === "snapshot") {
+      // Without a resume point the snapshot only opens the stream; with one, the point was no longer kept.
+      if (resumeAfter !== undefined && shownUpTo === undefined) {
+        yield* showTask(await feed.read());
+        if (isInterrupted(track.state!)) return;
+      }
+      continue;
+    }
+    if (shownUpTo !== undefined && event.id <= shownUpTo) continue;
+    for (const response of stamped(await track.take(event, current), event.id)) yield response;
+    if (track.state !== undefined && isInterrupted(track.state)) return;
+  }
+}

@@ -1,0 +1,112 @@
+import { type Artifact, type Message as A2AMessage, type Part, Role, type Task, TaskState } from "@a2a-js/sdk";
+import type { ChainState, ChainTask } from "../chats/chain-schemas";
+import type { Question } from "../chats/question-schemas";
+import { QUESTION_EXTENSION, USAGE_EXTENSION } from "./card";
+
+// At most this many history entries on a task (the newest).
+export const HISTORY_MAX = 100;
+
+const STATES: Record<Exclude<ChainState, "awaiting">, TaskState> = {
+  queued: TaskState.TASK_STATE_SUBMITTED,
+  working: TaskState.TASK_STATE_WORKING,
+  completed: TaskState.TASK_STATE_COMPLETED,
+  failed: TaskState.TASK_STATE_FAILED,
+  refused: TaskState.TASK_STATE_REJECTED,
+  cancelled: TaskState.TASK_STATE_CANCELED,
+};
+
+/** The A2A state of a chain: waiting on a connection is AUTH_REQUIRED, on any other question INPUT_REQUIRED. */
+export const taskStateOf = (task: ChainTask): TaskState =>
+  task.state === "awaiting" ? (task.question?.kind === "connection" ? TaskState.TASK_STATE_AUTH_REQUIRED : TaskState.TASK_STATE_INPUT_REQUIRED) : STATES[task.state];
+
+const TERMINAL = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED]);
+/** Whether a task has ended for good (a question's wait is not an end: an answer goes on with it). */
+export const isTerminal = (state: TaskState) => TERMINAL.has(state);
+/** Whether a task stops where it is until someone acts: ended, or waiting on a question. */
+export const isInterrupted = (state: TaskState) =>
+  isTerminal(state) || state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED;
+
+export const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" });
+
+/** A question as words: the prompt, then a choice's options one per line as "<id>. <label>". */
+export function questionText(question: Question): string {
+  const options = question.kind === "choice" ? (question.options ?? []).map((option) => `${option.id}. ${option.label}`) : [];
+  return [question.prompt, ...options].join("\n");
+}
+
+/** The agent's message that asks a question: the prompt as text, and the Question itself as a data part. */
+export function questionMessage(question: Question, taskId: string): A2AMessage {
+  return {
+    messageId: question.id,
+    contextId: question.chatId,
+    taskId,
+    role: Role.ROLE_AGENT,
+    parts: [
+      textPart(questionText(question)),
+      { content: { $case: "data", value: question }, metadata: { [QUESTION_EXTENSION]: { questionId: question.id } }, filename: "", mediaType: "application/json" },
+    ],
+    metadata: undefined,
+    extensions: [QUESTION_EXTENSION],
+    referenceTaskIds: [],
+  };
+}
+
+/** What the task's status says in words: the question it waits on, or why it could not start. */
+function statusMessage(task: ChainTask): A2AMessage | undefined {
+  if (task.question && (task.state === "awaiting" || task.state === "completed")) return questionMessage(task.question, task.rootId);
+  if (task.state === "refused" && task.end.failure) {
+    return { ...agentMessage(task, task.end.id, task.end.failure.message) };
+  }
+  return undefined;
+}
+
+function agentMessage(task: ChainTask, messageId: string, text: string): A2AMessage {
+  return { messageId, contextId: task.chatId, taskId: task.rootId, role: Role.ROLE_AGENT, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+}
+
+/** What the task cost so far: its ended replies' credits and tokens, and why it could not start. */
+export function usageOf(task: ChainTask): Record<string, unknown> {
+  const ended = task.steps.map((step) => step.reply?.usage).filter((usage) => usage != null);
+  const sum = (pick: (usage: (typeof ended)[number]) => number | null) => {
+    const counted = ended.map(pick).filter((n): n is number => n !== null);
+    return counted.length === 0 ? null : counted.reduce((a, b) => a + b, 0);
+  };
+  return {
+    credits: ended.reduce((total, usage) => total + usage.credits, 0),
+    inputTokens: sum((usage) => usage.inputTokens),
+    outputTokens: sum((usage) => usage.outputTokens),
+    failure: task.end.failure,
+  };
+}
+
+/** One artifact per reply of the task, in order: a working reply's text so far. */
+export const replyArtifact = (replyId: string, text: string): Artifact => ({ artifactId: replyId, name: "reply", description: "", parts: [textPart(text)], metadata: undefined, extensions: [] });
+
+/** The user's messages and the agent's question, oldest first. */
+function historyOf(task: ChainTask): A2AMessage[] {
+  const history: A2AMessage[] = [];
+  for (const step of task.steps) {
+    const user = step.userMessage;
+    if (user) {
+      history.push({ messageId: user.id, contextId: task.chatId, taskId: task.rootId, role: Role.ROLE_USER, parts: [textPart(user.content)], metadata: undefined, extensions: [], referenceTaskIds: [] });
+    }
+  }
+  const status = statusMessage(task);
+  if (status) history.push(status);
+  return history;
+}
+
+export type TaskShapeOptions = { historyLength?: number; includeArtifacts?: boolean; metadata?: Record<string, unknown> };
+
+/** The A2A Task of a chain: its state and when it was entered, its replies as artifacts, its history and what it cost. */
+export function taskOf(task: ChainTask, { historyLength, includeArtifacts = true, metadata = {} }: TaskShapeOptions = {}): Task {
+  const history = historyLength === 0 ? [] : historyOf(task).slice(-Math.min(historyLength ?? HISTORY_MAX, HISTORY_MAX));
+  return {
+    id: task.rootId,
+    contextId: task.chatId,
+    status: { state: taskStateOf(task), message: statusMessage(task), timestamp: new Date(task.enteredAt).toISOString() },
+    artifacts: includeArtifacts ? task.steps.flatMap((step) => (step.reply ? [replyArtifact(step.reply.id, step.reply.content)] : [])) : [],
+    history,
+    metadata: { ...metadata, [USAGE_EXTENSION]: usageOf(task) },
+  };
+}
