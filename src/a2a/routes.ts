@@ -188,7 +188,7 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
     }
     const encoder = new TextEncoder();
     const frame = (event: JsonRpcResponse) => {
-      const eventId = event.result ? eventIdOf(event.result as never) : undefined;
+      const eventId = eventIdOf(event.result);
       return encoder.encode(`${eventId === undefined ? "" : `id: ${eventId}\n`}data: ${JSON.stringify(event)}\n\n`);
     };
     const body = new ReadableStream<Uint8Array>({

@@ -149,11 +149,11 @@ function stamped(responses: StreamResponse[], eventId: number): StreamResponse[]
   return responses;
 }
 
-/** The event id a stream event carries, if any (the route writes it as the SSE `id:`). */
-export function eventIdOf(response: StreamResponse): string | undefined {
-  const payload = response.payload;
-  if (!payload || payload.$case === "message") return undefined;
-  return (payload.value.metadata?.[EVENT_ID_EXTENSION] as { eventId?: string } | undefined)?.eventId;
+/** The event id a stream event carries in its JSON (`{ task | statusUpdate | artifactUpdate: { metadata } }`), if any: the route writes it as the SSE `id:`. */
+export function eventIdOf(result: unknown): string | undefined {
+  const [value] = Object.values((result ?? {}) as Record<string, { metadata?: Record<string, { eventId?: unknown }> }>);
+  const eventId = value?.metadata?.[EVENT_ID_EXTENSION]?.eventId;
+  return typeof eventId === "string" ? eventId : undefined;
 }
 
 /**
