@@ -33,6 +33,7 @@ import { sha256, toHex } from "../crypto";
 import { ApiError } from "../http/problem";
 import { isUuid, nameUuid } from "../ids";
 import { authorise } from "../projects/guards";
+import { memberProjects } from "../projects/store";
 import { answerFromText } from "./answers";
 import { agentCard } from "./card";
 import { fromProblem, malformed, taskNotFound, unsupported } from "./errors";
@@ -82,10 +83,10 @@ export class ProjectAgent implements A2ARequestHandler {
   }
 
   async getAuthenticatedExtendedAgentCard(_params: GetExtendedAgentCardRequest): Promise<AgentCard> {
-    await this.access("read");
-    const project = await this.v1.call<{ name: string }>("GET", v1Path(this.projectId));
-    if (!project.ok) throw fromProblem(project.problem);
-    return AgentCardShape.fromJSON(agentCard(this.publicOrigin, this.projectId, project.body.name));
+    const access = await this.access("read");
+    const project = (await memberProjects(this.c.env.DB, access.accountId)).find((p) => p.id === this.projectId);
+    if (!project) throw taskNotFound();
+    return AgentCardShape.fromJSON(agentCard(this.publicOrigin, this.projectId, project.name));
   }
 
   async sendMessage(params: SendMessageRequest): Promise<Task> {
