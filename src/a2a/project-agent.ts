@@ -45,6 +45,8 @@ const MESSAGE_KEY_NAMESPACE = "2b7d9e41-6c3a-4f58-9d2e-8a1b4c7f0e63";
 // A blocking SendMessage answers after this long at most, with the task as it then stands.
 export const BLOCKING_WAIT_MS = 60_000;
 const MESSAGE_ID_MAX = 128;
+// How long CancelTask waits for a task being dispatched to stop.
+const CANCEL_WAIT_MS = 10_000;
 const TITLE_MAX = 160;
 const PAGE_SIZE_DEFAULT = 50;
 const PAGE_SIZE_MAX = 100;
@@ -121,7 +123,15 @@ export class ProjectAgent implements A2ARequestHandler {
     if (isTerminal(state)) throw new TaskNotCancelableError({ message: "The task has ended; only a task that has not can be cancelled." });
     const cancelled = await this.v1.call("POST", v1Path(this.projectId, "chats", chatId, "submissions", params.id, "chain", "cancel"));
     if (!cancelled.ok) throw fromProblem(cancelled.problem);
-    return taskOf((await this.read(chatId, params.id)).task);
+    // A task still being dispatched stops as soon as its reply exists: looked at again, less and less often, for a while
+    // (counted in pauses taken, not the clock's time).
+    for (let waited = 0, pause = 25; ; waited += pause, pause = Math.min(pause * 2, 500)) {
+      const { task: now } = await this.read(chatId, params.id);
+      if (isTerminal(taskStateOf(now))) return taskOf(now);
+      if (waited >= CANCEL_WAIT_MS) break;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+    throw new TaskNotCancelableError({ message: "The task did not stop in time; cancel it again." });
   }
 
   async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
