@@ -5,7 +5,11 @@ export const QUESTION_EXTENSION = "urn:project-chat:a2a:question:v1";
 export const USAGE_EXTENSION = "urn:project-chat:a2a:usage:v1";
 export const EVENT_ID_EXTENSION = "urn:project-chat:a2a:event-id:v1";
 export const EXTENSIONS = [
-  { uri: QUESTION_EXTENSION, description: "A question the agent asks comes as text and as a typed Question (a data part); answer it in words or with a data part.", required: false },
+  {
+    uri: QUESTION_EXTENSION,
+    description: "A question the agent asks comes as text and as a typed Question (a data part); answer it in words or with a data part.",
+    required: false,
+  },
   { uri: USAGE_EXTENSION, description: "What a task cost: credits and model tokens, in the task's metadata.", required: false },
   { uri: EVENT_ID_EXTENSION, description: "Every stream event carries the chat's event id; subscribe with Last-Event-ID to resume without gaps or repeats.", required: false },
 ];
@@ -38,7 +42,9 @@ export function agentCard(publicOrigin: string, projectId: string, projectName?:
     version: packageJson.version,
     capabilities: { streaming: true, pushNotifications: false, extensions: EXTENSIONS, extendedAgentCard: true },
     securitySchemes: {
-      bearer: { httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "pct_ personal API token", description: "A personal API token of the account (chat:read, chat:write)." } },
+      bearer: {
+        httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "pct_ personal API token", description: "A personal API token of the account (chat:read, chat:write)." },
+      },
       oauth2: {
         oauth2SecurityScheme: {
           flows: {

@@ -1,4 +1,4 @@
-import { A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
+import { type A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import { ERROR_INFO_TYPE } from "@a2a-js/sdk/errors";
 import { ApiError, problemResponse } from "../http/problem";
 

@@ -26,7 +26,6 @@ import type { GatedEnv } from "../auth/gate";
 import { ChatFollower } from "../channels/chat-follower";
 import { type V1Access, v1Path } from "../channels/v1-call";
 import type { ChainTask } from "../chats/chain-schemas";
-import type { Question } from "../chats/question-schemas";
 import type { Submission } from "../chats/schemas";
 import { config } from "../config";
 import { sha256, toHex } from "../crypto";
@@ -221,11 +220,6 @@ export class ProjectAgent implements A2ARequestHandler {
     return opened.body;
   }
 
-  private async question(chatId: string, questionId: string): Promise<Question | undefined> {
-    const read = await this.v1.call<Question>("GET", v1Path(this.projectId, "chats", chatId, "questions", questionId));
-    return read.ok ? read.body : undefined;
-  }
-
   private async stillAdmitted(): Promise<void> {
     const admitted = await this.v1.stillAdmitted();
     if (!admitted.ok) throw fromProblem(admitted.problem);
@@ -233,7 +227,7 @@ export class ProjectAgent implements A2ARequestHandler {
 
   private async *stream(chatId: string, taskId: string, follower: ChatFollower, resumeAfter: number | undefined): AsyncGenerator<StreamResponse, void, undefined> {
     try {
-      yield* streamTask(this.feed(chatId, taskId), follower, this.signal, resumeAfter, (id) => this.question(chatId, id));
+      yield* streamTask(this.feed(chatId, taskId), follower, this.signal, resumeAfter);
     } finally {
       follower.close();
     }

@@ -91,7 +91,14 @@ async function serveCard(c: Context<AppEnv>): Promise<Response> {
 
 /** An A2A error as an HTTP+JSON error body (google.rpc.Status). */
 function restError(error: VersionNotSupportedError) {
-  return { error: { code: 400, status: "FAILED_PRECONDITION", message: error.message, details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: error.reason, domain: "a2a-protocol.org" }] } };
+  return {
+    error: {
+      code: 400,
+      status: "FAILED_PRECONDITION",
+      message: error.message,
+      details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: error.reason, domain: "a2a-protocol.org" }],
+    },
+  };
 }
 
 type JsonRpcResponse = { jsonrpc: "2.0"; id: string | number | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };
@@ -120,7 +127,12 @@ export function createA2aRoutes(appFetch: AppFetch) {
   a2a.use("*", requirePublicUrl);
   a2a.on(["GET", "HEAD"], "/:projectId/.well-known/agent-card.json", serveCard);
   a2a.options("/:projectId/.well-known/agent-card.json", (c) =>
-    c.body(null, 204, { "access-control-allow-origin": "*", "access-control-allow-methods": "GET, HEAD", "access-control-allow-headers": "a2a-version, if-none-match", "access-control-max-age": "86400" }),
+    c.body(null, 204, {
+      "access-control-allow-origin": "*",
+      "access-control-allow-methods": "GET, HEAD",
+      "access-control-allow-headers": "a2a-version, if-none-match",
+      "access-control-max-age": "86400",
+    }),
   );
   const credentials = resourceCredentials("a2a");
   for (const path of ["/:projectId", "/:projectId/"]) {
@@ -149,7 +161,15 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
   const version = requestedVersion(c);
   const legacy = version === undefined || version === "0.3";
   if (!legacy && version !== "1.0") {
-    return c.json({ jsonrpc: "2.0", id, error: { ...JsonRpcTransportHandler.mapToJSONRPCError(new VersionNotSupportedError({ message: `A2A-Version ${version.slice(0, 20)} is not supported; this agent speaks 1.0 and 0.3.` })) } });
+    return c.json({
+      jsonrpc: "2.0",
+      id,
+      error: {
+        ...JsonRpcTransportHandler.mapToJSONRPCError(
+          new VersionNotSupportedError({ message: `A2A-Version ${version.slice(0, 20)} is not supported; this agent speaks 1.0 and 0.3.` }),
+        ),
+      },
+    });
   }
   const method = typeof request.method === "string" ? request.method : "";
   const scope = (legacy ? LEGACY_METHODS.has(method) : !LEGACY_METHODS.has(method)) ? SCOPES[method] : undefined;
@@ -163,7 +183,10 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
   const hangUp = new AbortController();
   const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
   const { handler: agent, errors } = keepingErrors(new ProjectAgent(c, projectId, v1Access(c, appFetch), gone, resume));
-  const requested = (c.req.header("a2a-extensions") ?? "").split(",").map((uri) => uri.trim()).filter(Boolean);
+  const requested = (c.req.header("a2a-extensions") ?? "")
+    .split(",")
+    .map((uri) => uri.trim())
+    .filter(Boolean);
   const context = new ServerCallContext({ requestedVersion: version ?? "0.3", requestedExtensions: requested });
   const echoed = requested.filter((uri) => EXTENSIONS.some((extension) => extension.uri === uri));
   const extensionHeaders: Record<string, string> = echoed.length > 0 ? { "a2a-extensions": echoed.join(", ") } : {};
@@ -218,4 +241,3 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
   const early = await Promise.race([answer, new Promise<undefined>((resolve) => setTimeout(resolve, ANSWER_SETTLE_MS))]);
   return early ?? liveJsonAnswer(answer, hangUp);
 }
-

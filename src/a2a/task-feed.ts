@@ -30,49 +30,40 @@ export async function waitForTask(feed: ChainFeed, follower: ChatFollower, stop:
 }
 
 /**
- * What the task's events look like to a follower of the chat's log: which submissions and replies are the task's, the state
- * last told and how much of each reply was sent. Pure over the events, so a replay tells what happened then, not now.
+ * What the task's events look like to a follower of the chat's log: which submissions and replies are the task's, and
+ * the state it last entered. It reads only the events (and the task for a failure's text or a cancel), so a replay from
+ * any event id tells exactly what a stream that was there told: every state-changing event its status, a reply's start
+ * an empty artifact (append false), each growth an appended chunk, its end the whole text.
  */
 class TaskTrack {
   private readonly submissions: Set<string>;
   private readonly replies = new Set<string>();
-  private readonly started = new Set<string>();
-  private told: string | undefined;
   state: TaskState | undefined;
 
-  constructor(
-    private readonly task: ChainTask,
-    private readonly readQuestion: (id: string) => Promise<Question | undefined>,
-  ) {
+  constructor(private readonly task: ChainTask) {
     this.submissions = new Set(task.steps.map((step) => step.submission.id));
     for (const step of task.steps) if (step.reply) this.replies.add(step.reply.id);
   }
 
-  /** A task shown whole (the stream's first event): its replies so far count as started. */
-  shown(task: ChainTask): void {
-    for (const step of task.steps) if (step.reply) this.started.add(step.reply.id);
-    this.state = taskStateOf(task);
-    this.told = `${this.state}/${task.question?.id ?? ""}/${task.question?.status ?? ""}`;
-  }
-
-  private status(state: TaskState, message: A2AMessage | undefined, metadata: Record<string, unknown>): StreamResponse | undefined {
-    const key = `${state}/${message?.messageId ?? ""}/${message ? JSON.stringify(message.parts[1]?.content?.value?.status ?? "") : ""}`;
-    if (key === this.told) return undefined;
-    this.told = key;
+  private status(state: TaskState, message: A2AMessage | undefined, metadata: Record<string, unknown>, at?: string): StreamResponse {
     this.state = state;
     const { rootId: taskId, chatId: contextId } = this.task;
-    return { payload: { $case: "statusUpdate", value: { taskId, contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata } } };
+    return { payload: { $case: "statusUpdate", value: { taskId, contextId, status: { state, message, timestamp: at ?? new Date().toISOString() }, metadata } } };
+  }
+
+  private artifact(replyId: string, text: string, append: boolean, lastChunk: boolean): StreamResponse {
+    const { rootId: taskId, chatId: contextId } = this.task;
+    return { payload: { $case: "artifactUpdate", value: { taskId, contextId, artifact: replyArtifact(replyId, text), append, lastChunk, metadata: undefined } } };
   }
 
   /** The stream events one chat event becomes, in order (none when it is not the task's). */
   async take(event: FollowedEvent, current: () => Promise<ChainTask>): Promise<StreamResponse[]> {
-    const { rootId: taskId, chatId: contextId } = this.task;
-    const out: (StreamResponse | undefined)[] = [];
+    const out: StreamResponse[] = [];
     switch (event.type) {
       case "queue.entry": {
         const entry = JSON.parse(event.data) as QueueEntry;
         if (!this.submissions.has(entry.id)) break;
-        if (entry.status === "queued" || entry.status === "steering") out.push(this.status(TaskState.TASK_STATE_SUBMITTED, undefined, {}));
+        if (entry.status === "queued" || entry.status === "steering") out.push(this.status(TaskState.TASK_STATE_SUBMITTED, undefined, {}, entry.createdAt));
         else if (entry.status === "dispatching") out.push(this.status(TaskState.TASK_STATE_WORKING, undefined, {}));
         else if (entry.status === "failed") {
           const task = await current();
@@ -95,46 +86,44 @@ class TaskTrack {
         if (message.role !== "owner" || message.submissionId === null || !this.submissions.has(message.submissionId)) break;
         this.replies.add(message.id);
         if (message.status === "working") {
-          out.push(this.status(TaskState.TASK_STATE_WORKING, undefined, {}));
+          out.push(this.artifact(message.id, message.content, false, false));
           break;
         }
-        // The reply's end: its whole text (authoritative over the chunks), then the state it leaves the task in.
-        out.push({ payload: { $case: "artifactUpdate", value: { taskId, contextId, artifact: replyArtifact(message.id, message.content), append: false, lastChunk: true, metadata: undefined } } });
+        // The reply's end: its whole text (authoritative over the chunks), then the state it leaves the task in; a
+        // question it asked follows as its own event, which says so.
+        out.push(this.artifact(message.id, message.content, false, true));
+        if (message.questionId !== null && message.status === "success") break;
         const usage = { [USAGE_EXTENSION]: usageOf(await current()) };
-        if (message.status === "failed") out.push(this.status(TaskState.TASK_STATE_FAILED, undefined, usage));
-        else if (message.status === "interrupted_by_user") out.push(this.status(TaskState.TASK_STATE_CANCELED, undefined, usage));
-        else if (message.questionId === null) out.push(this.status(TaskState.TASK_STATE_COMPLETED, undefined, usage));
-        else {
-          const question = await this.readQuestion(message.questionId);
-          if (question) out.push(this.asked({ ...question, status: "pending", closedAt: null, answer: null, submissionId: null }, usage));
-        }
+        const state =
+          message.status === "failed" ? TaskState.TASK_STATE_FAILED : message.status === "interrupted_by_user" ? TaskState.TASK_STATE_CANCELED : TaskState.TASK_STATE_COMPLETED;
+        out.push(this.status(state, undefined, usage));
         break;
       }
       case "message.delta": {
         const delta = JSON.parse(event.data) as { id: string; text: string };
-        if (!this.replies.has(delta.id)) break;
-        const append = this.started.has(delta.id);
-        this.started.add(delta.id);
-        out.push({ payload: { $case: "artifactUpdate", value: { taskId, contextId, artifact: replyArtifact(delta.id, delta.text), append, lastChunk: false, metadata: undefined } } });
+        if (this.replies.has(delta.id)) out.push(this.artifact(delta.id, delta.text, true, false));
         break;
       }
       case "question": {
         const question = JSON.parse(event.data) as Question;
         if (!this.replies.has(question.messageId)) break;
+        const taskId = this.task.rootId;
+        if ((question.status === "answered" || question.status === "declined") && question.submissionId !== null) {
+          // Answered: the answer's submission goes on with the task, and its own events tell how.
+          this.submissions.add(question.submissionId);
+          break;
+        }
         const usage = { [USAGE_EXTENSION]: usageOf(await current()) };
-        if (question.status === "pending") out.push(this.asked(question, usage));
-        else if ((question.status === "answered" || question.status === "declined") && question.submissionId !== null) this.submissions.add(question.submissionId);
-        else if (question.status === "declined") out.push(this.status(TaskState.TASK_STATE_CANCELED, questionMessage(question, taskId), usage));
-        else out.push(this.status(TaskState.TASK_STATE_COMPLETED, questionMessage(question, taskId), usage));
+        const message = questionMessage(question, taskId);
+        if (question.status === "pending") {
+          const state = question.kind === "connection" ? TaskState.TASK_STATE_AUTH_REQUIRED : TaskState.TASK_STATE_INPUT_REQUIRED;
+          out.push(this.status(state, message, usage, question.createdAt));
+        } else if (question.status === "declined") out.push(this.status(TaskState.TASK_STATE_CANCELED, message, usage, question.closedAt ?? undefined));
+        else out.push(this.status(TaskState.TASK_STATE_COMPLETED, message, usage, question.closedAt ?? undefined));
         break;
       }
     }
-    return out.filter((response): response is StreamResponse => response !== undefined);
-  }
-
-  private asked(question: Question, metadata: Record<string, unknown>): StreamResponse | undefined {
-    const state = question.kind === "connection" ? TaskState.TASK_STATE_AUTH_REQUIRED : TaskState.TASK_STATE_INPUT_REQUIRED;
-    return this.status(state, questionMessage(question, this.task.rootId), metadata);
+    return out;
   }
 }
 
@@ -161,19 +150,13 @@ export function eventIdOf(result: unknown): string | undefined {
  * order, each with its chat event id; it ends after the event that leaves the task ended or waiting on a question.
  * A resume point the log no longer keeps (its stream starts with a snapshot) gets a fresh Task first, as without one.
  */
-export async function* streamTask(
-  feed: ChainFeed,
-  follower: ChatFollower,
-  stop: AbortSignal,
-  resumeAfter: number | undefined,
-  readQuestion: (id: string) => Promise<Question | undefined>,
-): AsyncGenerator<StreamResponse, void, undefined> {
+export async function* streamTask(feed: ChainFeed, follower: ChatFollower, stop: AbortSignal, resumeAfter: number | undefined): AsyncGenerator<StreamResponse, void, undefined> {
   const first = await feed.read();
-  const track = new TaskTrack(first.task, readQuestion);
+  const track = new TaskTrack(first.task);
   const current = async () => (await feed.read()).task;
   let shownUpTo: number | undefined;
   const showTask = async function* (read: { task: ChainTask; eventId: number }) {
-    track.shown(read.task);
+    track.state = taskStateOf(read.task);
     shownUpTo = read.eventId;
     yield { payload: { $case: "task" as const, value: taskOf(read.task, { metadata: eventIdMetadata(read.eventId) }) } };
   };

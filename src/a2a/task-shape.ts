@@ -23,8 +23,7 @@ const TERMINAL = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_F
 /** Whether a task has ended for good (a question's wait is not an end: an answer goes on with it). */
 export const isTerminal = (state: TaskState) => TERMINAL.has(state);
 /** Whether a task stops where it is until someone acts: ended, or waiting on a question. */
-export const isInterrupted = (state: TaskState) =>
-  isTerminal(state) || state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED;
+export const isInterrupted = (state: TaskState) => isTerminal(state) || state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED;
 
 export const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" });
 
@@ -80,7 +79,14 @@ export function usageOf(task: ChainTask): Record<string, unknown> {
 }
 
 /** One artifact per reply of the task, in order: a working reply's text so far. */
-export const replyArtifact = (replyId: string, text: string): Artifact => ({ artifactId: replyId, name: "reply", description: "", parts: [textPart(text)], metadata: undefined, extensions: [] });
+export const replyArtifact = (replyId: string, text: string): Artifact => ({
+  artifactId: replyId,
+  name: "reply",
+  description: "",
+  parts: [textPart(text)],
+  metadata: undefined,
+  extensions: [],
+});
 
 /** The user's messages and the agent's question, oldest first. */
 function historyOf(task: ChainTask): A2AMessage[] {
@@ -88,7 +94,16 @@ function historyOf(task: ChainTask): A2AMessage[] {
   for (const step of task.steps) {
     const user = step.userMessage;
     if (user) {
-      history.push({ messageId: user.id, contextId: task.chatId, taskId: task.rootId, role: Role.ROLE_USER, parts: [textPart(user.content)], metadata: undefined, extensions: [], referenceTaskIds: [] });
+      history.push({
+        messageId: user.id,
+        contextId: task.chatId,
+        taskId: task.rootId,
+        role: Role.ROLE_USER,
+        parts: [textPart(user.content)],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      });
     }
   }
   const status = statusMessage(task);

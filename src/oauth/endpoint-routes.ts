@@ -10,7 +10,11 @@ import { tokenEndpoint } from "./token-endpoint";
 
 const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server";
 // Each resource's document at its own path; the bare path is /mcp's, the first resource there was.
-const RESOURCE_METADATA_PATHS = { "/.well-known/oauth-protected-resource/mcp": "mcp", "/.well-known/oauth-protected-resource/a2a": "a2a", "/.well-known/oauth-protected-resource": "mcp" } as const;
+const RESOURCE_METADATA_PATHS = {
+  "/.well-known/oauth-protected-resource/mcp": "mcp",
+  "/.well-known/oauth-protected-resource/a2a": "a2a",
+  "/.well-known/oauth-protected-resource": "mcp",
+} as const;
 // Both documents change only with a deploy; clients may keep them an hour.
 const METADATA_CACHE = "public, max-age=3600";
 // Client registrations one address may make in 15 minutes. Hosted connectors register from their own servers, a few

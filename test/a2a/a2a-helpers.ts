@@ -37,7 +37,12 @@ export const reasonsOf = (error: { data?: { reason: string }[] }) => (error.data
 
 let messages = 0;
 /** A user message as A2A sends it. */
-export const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({ messageId: `msg-${++messages}-${crypto.randomUUID()}`, role: "ROLE_USER", parts: [{ text }], ...extra });
+export const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({
+  messageId: `msg-${++messages}-${crypto.randomUUID()}`,
+  role: "ROLE_USER",
+  parts: [{ text }],
+  ...extra,
+});
 
 export type SseFrame = { id: string | undefined; data: any };
 

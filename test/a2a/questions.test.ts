@@ -132,12 +132,23 @@ describe("A2A questions, cancel and lists", () => {
   });
 
   it("every root submission is a task whichever channel sent it; a steering text a task took is not", async ({ clock, w, chat }) => {
-    const sent = await call("POST", `/v1/projects/${w.projectId}/chats/${chat.id}/messages`, { token: w.token, headers: { "idempotency-key": crypto.randomUUID() }, body: { content: "from /v1" } });
+    const sent = await call("POST", `/v1/projects/${w.projectId}/chats/${chat.id}/messages`, {
+      token: w.token,
+      headers: { "idempotency-key": crypto.randomUUID() },
+      body: { content: "from /v1" },
+    });
     expect(sent.status).toBe(202);
-    const steer = await call("POST", `/v1/projects/${w.projectId}/chats/${chat.id}/steer`, { token: w.token, headers: { "idempotency-key": crypto.randomUUID() }, body: { content: "and steer" } });
+    const steer = await call("POST", `/v1/projects/${w.projectId}/chats/${chat.id}/steer`, {
+      token: w.token,
+      headers: { "idempotency-key": crypto.randomUUID() },
+      body: { content: "and steer" },
+    });
     expect(steer.status).toBe(202);
     await settle(room(chat.id), clock);
     const list = await resultOf(rpc(w.token, w.projectId, "ListTasks", { contextId: chat.id }));
     expect(list.tasks.map((t: { id: string }) => t.id)).toEqual([sent.json.submissionId]);
+    // The chat list learns which chat it is in with the chat's next summary, so GetTask finds it by its id alone.
+    expect((await resultOf(rpc(w.token, w.projectId, "GetTask", { id: sent.json.submissionId }))).contextId).toBe(chat.id);
+    expect((await errorOf(rpc(w.token, w.projectId, "GetTask", { id: steer.json.submissionId }))).code).toBe(-32001);
   });
 });

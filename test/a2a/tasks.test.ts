@@ -62,7 +62,11 @@ describe("A2A tasks over JSON-RPC 1.0", () => {
       expect(r.status).toBe(200);
       expect(JSON.stringify({ ...r.json, id: 0 })).toBe(JSON.stringify({ ...madeUp.json, id: 0 }));
     }
-    expect(madeUp.json.error).toEqual({ code: -32001, message: "Task not found", data: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "TASK_NOT_FOUND", domain: "a2a-protocol.org" }] });
+    expect(madeUp.json.error).toEqual({
+      code: -32001,
+      message: "Task not found",
+      data: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "TASK_NOT_FOUND", domain: "a2a-protocol.org" }],
+    });
     // The same for a chat of a project the caller cannot reach.
     expect((await errorOf(rpc(other.token, w.projectId, "SendMessage", { message: at("x", chat.id) }))).code).toBe(-32001);
   });
@@ -101,7 +105,9 @@ describe("A2A tasks over JSON-RPC 1.0", () => {
     expect((await send(at("x", chat.id), { acceptedOutputModes: ["image/png"] })).code).toBe(-32005);
     expect((await send({ ...at("", chat.id) })).code).toBe(-32602);
     // text/* takes text.
-    expect((await resultOf(rpc(w.token, w.projectId, "SendMessage", { message: at("ok", chat.id), configuration: { acceptedOutputModes: ["text/*"], returnImmediately: true } }))).task).toBeDefined();
+    expect(
+      (await resultOf(rpc(w.token, w.projectId, "SendMessage", { message: at("ok", chat.id), configuration: { acceptedOutputModes: ["text/*"], returnImmediately: true } }))).task,
+    ).toBeDefined();
   });
 
   it("an archived chat is UnsupportedOperation with CHAT_ARCHIVED; a contextId that is no chat here is not found", async ({ w, chat }) => {
@@ -134,10 +140,12 @@ describe("A2A tasks over JSON-RPC 1.0", () => {
   });
 
   it("speaks v0.3 without A2A-Version: message/send and tasks/get over the same chats", async ({ clock, w, chat }) => {
-    const sent = await resultOf(legacyRpc(w.token, w.projectId, "message/send", {
-      message: { kind: "message", messageId: crypto.randomUUID(), role: "user", parts: [{ kind: "text", text: "hello" }], contextId: chat.id },
-      configuration: { blocking: false },
-    }));
+    const sent = await resultOf(
+      legacyRpc(w.token, w.projectId, "message/send", {
+        message: { kind: "message", messageId: crypto.randomUUID(), role: "user", parts: [{ kind: "text", text: "hello" }], contextId: chat.id },
+        configuration: { blocking: false },
+      }),
+    );
     expect(sent.kind).toBe("task");
     await settle(room(chat.id), clock);
     const read = await resultOf(legacyRpc(w.token, w.projectId, "tasks/get", { id: sent.id }));

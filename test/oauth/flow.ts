@@ -65,18 +65,19 @@ export async function approve(browser: Browser, path: string, consentPage: strin
 export const tokenRequest = (form: Record<string, string>) =>
   call("POST", "/oauth/token", { raw: new URLSearchParams(form).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
 
-export const exchangeCode = (clientId: string, code: string, verifier: string) =>
-  tokenRequest({ grant_type: "authorization_code", client_id: clientId, code, code_verifier: verifier, redirect_uri: REDIRECT_URI, resource: MCP_RESOURCE });
+export const exchangeCode = (clientId: string, code: string, verifier: string, resource = MCP_RESOURCE) =>
+  tokenRequest({ grant_type: "authorization_code", client_id: clientId, code, code_verifier: verifier, redirect_uri: REDIRECT_URI, resource });
 
 /** The whole connector flow for an account: register, sign in, approve, exchange; the tokens and who holds them. */
-export async function connect(account: { email: string; password: string }, options: { scope?: string; browser?: Browser } = {}) {
+export async function connect(account: { email: string; password: string }, options: { scope?: string; browser?: Browser; resource?: string } = {}) {
+  const resource = options.resource ?? MCP_RESOURCE;
   const clientId = await registeredClient();
   const { verifier, challenge } = await pkce();
   const browser = options.browser ?? new Browser();
-  const path = authorizePath(clientId, challenge, { resource: MCP_RESOURCE, ...(options.scope === undefined ? {} : { scope: options.scope }) });
+  const path = authorizePath(clientId, challenge, { resource, ...(options.scope === undefined ? {} : { scope: options.scope }) });
   const consent = await signInThere(browser, path, account);
   const query = await approve(browser, path, consent.text);
-  const tokens = await exchangeCode(clientId, query.get("code")!, verifier);
+  const tokens = await exchangeCode(clientId, query.get("code")!, verifier, resource);
   expect(tokens.status, tokens.text).toBe(200);
   return { clientId, browser, accessToken: tokens.json.access_token as string, refreshToken: tokens.json.refresh_token as string, tokens: tokens.json };
 }

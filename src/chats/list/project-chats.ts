@@ -66,13 +66,14 @@ export class ProjectChats extends DurableObject<Env> {
   }
 
   /**
-   * Records a chat's summary unless a newer version of it is held, and counts its ended tasks' usage (each
-   * task once). Answers the project's webhook switch; while it is off the chat holds a lease on that, recorded
+   * Records a chat's summary unless a newer version of it is held, counts its ended tasks' usage (each
+   * task once) and notes which chat its new tasks are in. Answers the project's webhook switch; while it is off the chat holds a lease on that, recorded
    * here, so the chat is told before an endpoint's creation is answered.
    */
-  async upsert(projectId: string, chat: Chat, version: number, usage: readonly TaskUsage[] = []): Promise<SwitchLease> {
+  async upsert(projectId: string, chat: Chat, version: number, usage: readonly TaskUsage[] = [], tasks: readonly string[] = []): Promise<SwitchLease> {
     await this.start(projectId);
     this.createSchema();
+    for (const taskId of tasks) this.ctx.storage.sql.exec("INSERT OR IGNORE INTO task_chats (task_id, chat_id) VALUES (?, ?)", taskId, chat.id);
     const webhooks = await this.webhookSwitch(projectId);
     const now = Date.now();
     const until = webhooks.on ? 0 : now + SWITCH_LEASE_MS;
@@ -240,7 +241,9 @@ export class ProjectChats extends DurableObject<Env> {
   async claimMessageKey(key: string, fingerprint: string, chatId: string): Promise<MessageClaim> {
     this.createSchema();
     const sql = this.ctx.storage.sql;
-    const held = sql.exec<{ fingerprint: string; chat_id: string; task_id: string | null }>("SELECT fingerprint, chat_id, task_id FROM message_keys WHERE key = ?", key).toArray()[0];
+    const held = sql
+      .exec<{ fingerprint: string; chat_id: string; task_id: string | null }>("SELECT fingerprint, chat_id, task_id FROM message_keys WHERE key = ?", key)
+      .toArray()[0];
     if (held) return held.fingerprint === fingerprint ? { kind: "replay", chatId: held.chat_id, taskId: held.task_id } : { kind: "conflict" };
     sql.exec("INSERT INTO message_keys (key, fingerprint, chat_id) VALUES (?, ?, ?)", key, fingerprint, chatId);
     return { kind: "new", chatId };

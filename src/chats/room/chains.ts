@@ -121,10 +121,20 @@ export class Chains {
         return end.failed_at ?? Date.parse(end.created_at);
     }
     // A withdrawn, expired or superseded question closed after the reply ended: the later of the two.
-    const replyEnded = end.reply_message_id === null ? undefined : this.sql.exec<{ ended_at: number | null }>("SELECT ended_at FROM messages WHERE id = ?", end.reply_message_id).toArray()[0]?.ended_at;
+    const replyEnded =
+      end.reply_message_id === null
+        ? undefined
+        : this.sql.exec<{ ended_at: number | null }>("SELECT ended_at FROM messages WHERE id = ?", end.reply_message_id).toArray()[0]?.ended_at;
     const closed = at(question?.closedAt);
     const ended = Math.max(replyEnded ?? 0, closed ?? 0);
     return ended || (end.left_queue_at ?? at(chain.reply?.createdAt) ?? Date.parse(end.created_at));
+  }
+
+  /** Submissions after `afterSeq` that lead a chain (each may be a task), oldest first, at most `limit`: for the chat list's task index. */
+  rootsAfter(afterSeq: number, limit: number): { id: string; seq: number }[] {
+    return this.sql
+      .exec<{ id: string; seq: number }>("SELECT id, seq FROM submissions WHERE seq > ? AND (chain_root_id IS NULL OR chain_root_id = id) ORDER BY seq LIMIT ?", afterSeq, limit)
+      .toArray();
   }
 
   /** The submissions of the chat that lead a chain, newest first (candidates for tasks: the caller keeps those that are). */

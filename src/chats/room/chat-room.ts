@@ -86,7 +86,7 @@ export class ChatRoom extends DurableObject<Env> {
     const usage = new UsageOutbox(sql);
     const refunds = (this.#refunds = new Refunds(env, ctx, store, schedule));
     const handOff = new WebhookHandOff(env, ctx, store, outbox, schedule);
-    this.#listSync = new ChatListSync(env, store, usage, outbox);
+    this.#listSync = new ChatListSync(env, store, usage, outbox, (seq, limit) => this.#chains.rootsAfter(seq, limit));
     const change = (this.#change = new RoomChanges({ store, submissions, publisher, streams, handOff, refunds, schedule }).apply);
     this.#runner = new TaskRunner({ env, ctx, store, submissions, questions, outbox, usage, publisher, change }, this.createAgent());
     // In the order the alarm runs them: credits go back before the next task is charged, the chat list hears last.

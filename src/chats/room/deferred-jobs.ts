@@ -13,6 +13,8 @@ import type { WebhookOutbox } from "./webhook-outbox";
 const RETRY_MS = 5_000;
 // The chat list may lag a busy chat by this much: a burst of sends, or a task's parts, reach it as one update.
 const LIST_SYNC_DELAY_MS = 500;
+// Tasks told to the chat list per sync at most (a chat from before the index catches up over its next syncs).
+const TASKS_PER_SYNC = 500;
 
 /**
  * Gives failed tasks' credits back through the paying account's ledger, and takes them off the sending credential's count (both idempotent), in the background
@@ -92,6 +94,8 @@ export class ChatListSync implements DeferredJob {
     // Ended tasks' usage rides along, so the project's daily usage costs a task's end no call of its own.
     private readonly usage: UsageOutbox,
     private readonly outbox: WebhookOutbox,
+    // The chat's new tasks ride along too, so the list knows which chat a task is in (channels that name only a task).
+    private readonly tasksAfter: (seq: number, limit: number) => { id: string; seq: number }[],
   ) {}
 
   dueAt(now: number): number | undefined {
@@ -106,10 +110,18 @@ export class ChatListSync implements DeferredJob {
     const usage = this.usage.waiting();
     if (!chat || (chat.indexed_version >= chat.version && usage.length === 0)) return;
     try {
-      const webhooks = await this.env.PROJECT_CHATS.getByName(chat.project_id).upsert(chat.project_id, this.store.view(), chat.version, usage);
+      const tasks = this.tasksAfter(chat.tasks_listed_seq, TASKS_PER_SYNC);
+      const list = this.env.PROJECT_CHATS.getByName(chat.project_id);
+      const webhooks = await list.upsert(
+        chat.project_id,
+        this.store.view(),
+        chat.version,
+        usage,
+        tasks.map((task) => task.id),
+      );
       this.outbox.learn(webhooks, Date.now());
       this.usage.handedOff(usage);
-      this.store.markListed(chat.version);
+      this.store.markListed(chat.version, tasks.at(-1)?.seq ?? chat.tasks_listed_seq);
       this.retryAt = 0;
       if (this.store.chat()!.version <= chat.version) this.behindSince = undefined;
     } catch (error) {

@@ -154,5 +154,7 @@ export const MIGRATIONS: string[][] = [
   [
     // When a reply ended (ms): the moment its task's state (completed, failed, stopped) was entered, for the chain's tasks.
     "ALTER TABLE messages ADD COLUMN ended_at INTEGER",
+    // The last submission whose task the chat list has been told of (ProjectChats keeps which chat each task is in).
+    "ALTER TABLE chat ADD COLUMN tasks_listed_seq INTEGER NOT NULL DEFAULT 0",
   ],
 ];

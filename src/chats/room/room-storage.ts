@@ -18,6 +18,7 @@ export type ChatRow = {
   archived_at: string | null;
   version: number;
   indexed_version: number;
+  tasks_listed_seq: number;
 };
 /** The running task; its token counts so far are the sums of what its model calls reported (null: none did). */
 export type TaskRow = {
@@ -142,12 +143,13 @@ export class RoomStorage {
     this.writeChat("UPDATE chat SET archived_at = ?", archivedAt);
   }
 
-  /** The chat list (the project's ProjectChats object) holds this version of the summary. */
-  markListed(version: number): void {
+  /** The chat list (the project's ProjectChats object) holds this version of the summary, and the tasks up to that submission. */
+  markListed(version: number, tasksSeq: number): void {
     const chat = this.chat()!;
-    if (version <= chat.indexed_version) return;
-    this.sql.exec("UPDATE chat SET indexed_version = ?", version);
-    this.chatRow = { ...chat, indexed_version: version };
+    if (version <= chat.indexed_version && tasksSeq <= chat.tasks_listed_seq) return;
+    const listed = { indexed_version: Math.max(version, chat.indexed_version), tasks_listed_seq: Math.max(tasksSeq, chat.tasks_listed_seq) };
+    this.sql.exec("UPDATE chat SET indexed_version = ?, tasks_listed_seq = ?", listed.indexed_version, listed.tasks_listed_seq);
+    this.chatRow = { ...chat, ...listed };
   }
 
   view(): Chat {
