@@ -1,28 +1,25 @@
-import { JsonRpcTransportHandler, ServerCallContext } from "@a2a-js/sdk/server";
+import { JsonRpcTransportHandler } from "@a2a-js/sdk/server";
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
-import { VersionNotSupportedError } from "@a2a-js/sdk/errors";
+import { restStatusFor, toRestErrorBody, VersionNotSupportedError } from "@a2a-js/sdk/errors";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { GatedEnv } from "../auth/gate";
 import type { Scope } from "../auth/scopes";
-import { liveEventStream, liveJsonAnswer } from "../channels/live-answer";
-import { type AppFetch, v1Access } from "../channels/v1-call";
+import type { AppFetch } from "../channels/v1-call";
 import { config } from "../config";
 import type { AppEnv } from "../env";
-import { strongEtag, matchesIfNoneMatch } from "../http/etag";
+import { matchesIfNoneMatch, strongEtag } from "../http/etag";
 import { limitBody, MiB } from "../http/middleware";
 import { ApiError, invalidRequest, notFound } from "../http/problem";
 import { createRouter } from "../http/router";
-import { isUuid } from "../ids";
 import { resourceCredentials } from "../oauth/resource-credentials";
-import { agentCard, EXTENSIONS, legacyAgentCard } from "./card";
-import { asRefusal, keepingErrors, malformed, projectDetail, projectReasonOf } from "./errors";
-import { ProjectAgent } from "./project-agent";
+import { agentRequest, blockingAnswer, eventStream, projectIdOf, requestedVersion, resumePoint } from "./agent-request";
+import { agentCard, legacyAgentCard } from "./card";
+import { malformed, projectDetail, projectReasonOf } from "./errors";
+import { createRestRoutes } from "./rest-routes";
 import { eventIdOf } from "./task-feed";
 
 const CARD_CACHE = "public, max-age=300";
-// How long a blocking send's answer may take before the route commits to 200 and keeps the connection alive.
-const ANSWER_SETTLE_MS = 1_000;
 const JSON_TYPES = new Set(["application/json", "application/a2a+json"]);
 
 /** The scope each method needs, by its 1.0 and its v0.3 name; a name not here is unknown (-32601, before any scope). */
@@ -53,20 +50,6 @@ const LEGACY_METHODS = new Set(Object.keys(SCOPES).filter((name) => name.include
 const STREAMING = new Set(["SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe"]);
 const BLOCKING = new Set(["SendMessage", "message/send"]);
 
-/** The version a request asks for (its A2A-Version header, or query parameter), Major.Minor only; undefined when it names none. */
-function requestedVersion(c: Context): string | undefined {
-  const raw = c.req.header("a2a-version") ?? c.req.query("A2A-Version");
-  if (raw === undefined || raw.trim() === "") return undefined;
-  const [major, minor = "0"] = raw.trim().split(".");
-  return `${major}.${minor}`;
-}
-
-const projectIdOf = (c: Context) => {
-  const projectId = c.req.param("projectId") ?? "";
-  if (!isUuid(projectId)) throw notFound();
-  return projectId.toLowerCase();
-};
-
 /** Without PUBLIC_URL there is no agent to describe or reach: every /a2a path is 404. */
 const requirePublicUrl = createMiddleware<AppEnv>(async (c, next) => {
   if (!config(c.env).publicOrigin) throw notFound("A2A is not set up on this deployment (PUBLIC_URL is unset).");
@@ -80,25 +63,14 @@ async function serveCard(c: Context<AppEnv>): Promise<Response> {
   const version = requestedVersion(c);
   const headers: Record<string, string> = { "cache-control": CARD_CACHE, vary: "A2A-Version", "access-control-allow-origin": "*" };
   if (version !== undefined && version !== "1.0" && version !== "0.3") {
-    return c.json(restError(new VersionNotSupportedError({ message: `A2A-Version ${version.slice(0, 20)} is not supported; this agent speaks 1.0 and 0.3.` })), 400, headers);
+    const error = new VersionNotSupportedError({ message: `A2A-Version ${version.slice(0, 20)} is not supported; this agent speaks 1.0 and 0.3.` });
+    return c.json(toRestErrorBody(error, restStatusFor(error)), 400, headers);
   }
   const body = JSON.stringify(version === "1.0" ? agentCard(origin, projectId) : legacyAgentCard(origin, projectId));
   const etag = await strongEtag(body);
   headers.etag = etag;
   if (matchesIfNoneMatch(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
   return c.body(body, 200, { ...headers, "content-type": "application/json" });
-}
-
-/** An A2A error as an HTTP+JSON error body (google.rpc.Status). */
-function restError(error: VersionNotSupportedError) {
-  return {
-    error: {
-      code: 400,
-      status: "FAILED_PRECONDITION",
-      message: error.message,
-      details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: error.reason, domain: "a2a-protocol.org" }],
-    },
-  };
 }
 
 type JsonRpcResponse = { jsonrpc: "2.0"; id: string | number | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };
@@ -109,13 +81,6 @@ function withProjectDetail(response: JsonRpcResponse, error: unknown): JsonRpcRe
   // 1.0 errors carry a list of details; v0.3's data is the SDK's own object, left as it is.
   if (!response.error || !reason || !(Array.isArray(response.error.data) || response.error.data === undefined)) return response;
   return { ...response, error: { ...response.error, data: [...((response.error.data as unknown[] | undefined) ?? []), projectDetail(reason)] } };
-}
-
-/** The request's resume point: Last-Event-ID (header, or lastEventId in the query), a non-negative integer. */
-function resumePoint(c: Context): number | undefined | "bad" {
-  const raw = c.req.header("last-event-id") ?? c.req.query("lastEventId");
-  if (raw === undefined) return undefined;
-  return /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : "bad";
 }
 
 /**
@@ -138,11 +103,12 @@ export function createA2aRoutes(appFetch: AppFetch) {
   for (const path of ["/:projectId", "/:projectId/"]) {
     a2a.post(path, limitBody(MiB), credentials, (c) => jsonRpc(c, appFetch));
   }
+  a2a.route("/:projectId/rest", createRestRoutes(appFetch, credentials));
   return a2a;
 }
 
 async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Response> {
-  const projectId = projectIdOf(c);
+  projectIdOf(c);
   const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (!JSON_TYPES.has(type)) {
     throw invalidRequest("Send the JSON-RPC request with Content-Type: application/json (or application/a2a+json).", [{ path: "content-type", message: "not JSON" }]);
@@ -180,64 +146,28 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
   }
   const resume = resumePoint(c);
   if (resume === "bad") return c.json({ jsonrpc: "2.0", id, error: JsonRpcTransportHandler.mapToJSONRPCError(malformed("Last-Event-ID must be a non-negative integer.")) });
-  const hangUp = new AbortController();
-  const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
-  const { handler: agent, errors } = keepingErrors(new ProjectAgent(c, projectId, v1Access(c, appFetch), gone, resume));
-  const requested = (c.req.header("a2a-extensions") ?? "")
-    .split(",")
-    .map((uri) => uri.trim())
-    .filter(Boolean);
-  const context = new ServerCallContext({ requestedVersion: version ?? "0.3", requestedExtensions: requested });
-  const echoed = requested.filter((uri) => EXTENSIONS.some((extension) => extension.uri === uri));
-  const extensionHeaders: Record<string, string> = echoed.length > 0 ? { "a2a-extensions": echoed.join(", ") } : {};
+  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, appFetch, resume, version ?? "0.3");
   const transport = legacy ? new LegacyJsonRpcTransportHandler(agent) : new JsonRpcTransportHandler(agent);
   const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
-  // The first error a method threw decides: an HTTP refusal answers as one; an A2A error gets the /v1 code behind it.
-  const refusal = () => {
-    const refused = errors.length > 0 ? asRefusal(errors[0]) : undefined;
-    return refused?.respond(c.get("requestId"));
-  };
-
+  const errorAnswer = (error: unknown): JsonRpcResponse => withProjectDetail({ jsonrpc: "2.0", id, error: mapError(error) }, error);
   if (STREAMING.has(method)) {
     const answer = (await transport.handle(request as Record<string, unknown>, context)) as JsonRpcResponse | AsyncGenerator<JsonRpcResponse>;
-    if (!(Symbol.asyncIterator in answer)) return refusal() ?? c.json(withProjectDetail(answer, errors[0]), 200, extensionHeaders);
-    const events = answer[Symbol.asyncIterator]();
-    // The first event is pulled here, so a refusal before the stream began is an ordinary answer, not an event.
-    let first: IteratorResult<JsonRpcResponse>;
-    try {
-      first = await events.next();
-    } catch (error) {
-      return refusal() ?? c.json(withProjectDetail({ jsonrpc: "2.0", id, error: mapError(error) }, error), 200, extensionHeaders);
-    }
-    const encoder = new TextEncoder();
+    if (!(Symbol.asyncIterator in answer)) return refusal() ?? c.json(withProjectDetail(answer, errors[0]), 200, headers);
     const frame = (event: JsonRpcResponse) => {
       const eventId = eventIdOf(event.result);
-      return encoder.encode(`${eventId === undefined ? "" : `id: ${eventId}\n`}data: ${JSON.stringify(event)}\n\n`);
+      return `${eventId === undefined ? "" : `id: ${eventId}\n`}data: ${JSON.stringify(event)}\n\n`;
     };
-    const body = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        try {
-          if (!first.done) controller.enqueue(frame(first.value));
-          for (let next = await events.next(); !next.done; next = await events.next()) controller.enqueue(frame(next.value));
-        } catch (error) {
-          controller.enqueue(frame(withProjectDetail({ jsonrpc: "2.0", id, error: mapError(error) }, error)));
-        }
-        controller.close();
-      },
-      cancel() {
-        hangUp.abort();
-      },
-    });
-    const response = new Response(body, { headers: { "content-type": "text/event-stream", "cache-control": "no-store", ...extensionHeaders } });
-    return liveEventStream(response, hangUp);
+    return eventStream(
+      answer[Symbol.asyncIterator](),
+      { event: frame, error: (error: unknown) => frame(errorAnswer(error)) },
+      (error: unknown) => refusal() ?? c.json(errorAnswer(error), 200, headers),
+      hangUp,
+      headers,
+    );
   }
   const answer = (async () => {
     const result = (await transport.handle(request as Record<string, unknown>, context)) as JsonRpcResponse;
-    return refusal() ?? Response.json(withProjectDetail(result, errors[0]), { headers: extensionHeaders });
+    return refusal() ?? Response.json(withProjectDetail(result, errors[0]), { headers });
   })();
-  if (!BLOCKING.has(method)) return answer;
-  // A blocking send may wait a minute: once past its refusals (all made before the wait), it is kept alive like a stream,
-  // so a client's hang-up is noticed and frees its stream place.
-  const early = await Promise.race([answer, new Promise<undefined>((resolve) => setTimeout(resolve, ANSWER_SETTLE_MS))]);
-  return early ?? liveJsonAnswer(answer, hangUp);
+  return BLOCKING.has(method) ? blockingAnswer(answer, hangUp) : answer;
 }

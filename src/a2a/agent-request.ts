@@ -1,0 +1,102 @@
+import { ServerCallContext } from "@a2a-js/sdk/server";
+import type { Context } from "hono";
+import type { GatedEnv } from "../auth/gate";
+import { liveEventStream, liveJsonAnswer } from "../channels/live-answer";
+import { type AppFetch, v1Access } from "../channels/v1-call";
+import { notFound } from "../http/problem";
+import { isUuid } from "../ids";
+import { EXTENSIONS } from "./card";
+import { asRefusal, keepingErrors } from "./errors";
+import { ProjectAgent } from "./project-agent";
+
+// How long a blocking send's answer may take before the route commits to 200 and keeps the connection alive.
+const ANSWER_SETTLE_MS = 1_000;
+
+/** The version a request asks for (its A2A-Version header, or query parameter), Major.Minor only; undefined when it names none. */
+export function requestedVersion(c: Context): string | undefined {
+  const raw = c.req.header("a2a-version") ?? c.req.query("A2A-Version");
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const [major, minor = "0"] = raw.trim().split(".");
+  return `${major}.${minor}`;
+}
+
+/** The path's project id, lowercased; another path segment names no agent (404). */
+export const projectIdOf = (c: Context) => {
+  const projectId = c.req.param("projectId") ?? "";
+  if (!isUuid(projectId)) throw notFound();
+  return projectId.toLowerCase();
+};
+
+/** The request's resume point: Last-Event-ID (header, or lastEventId in the query), a non-negative integer. */
+export function resumePoint(c: Context): number | undefined | "bad" {
+  const raw = c.req.header("last-event-id") ?? c.req.query("lastEventId");
+  if (raw === undefined) return undefined;
+  return /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : "bad";
+}
+
+/**
+ * One A2A request of an admitted caller, whichever binding: the project's agent (every error it throws kept), the
+ * call context with the extensions asked for, the headers echoing those served, and the hang-up that ends its waits.
+ */
+export function agentRequest(c: Context<GatedEnv>, appFetch: AppFetch, resume: number | undefined, version: string) {
+  const hangUp = new AbortController();
+  const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
+  const { handler: agent, errors } = keepingErrors(new ProjectAgent(c, projectIdOf(c), v1Access(c, appFetch), gone, resume));
+  const requested = (c.req.header("a2a-extensions") ?? "")
+    .split(",")
+    .map((uri) => uri.trim())
+    .filter(Boolean);
+  const context = new ServerCallContext({ requestedVersion: version, requestedExtensions: requested });
+  const echoed = requested.filter((uri) => EXTENSIONS.some((extension) => extension.uri === uri));
+  const headers: Record<string, string> = echoed.length > 0 ? { "a2a-extensions": echoed.join(", ") } : {};
+  // The first error a method threw decides: an HTTP refusal answers as one (both bindings), anything else as the binding's error.
+  const refusal = () => {
+    const refused = errors.length > 0 ? asRefusal(errors[0]) : undefined;
+    return refused?.respond(c.get("requestId"));
+  };
+  return { agent, errors, context, headers, hangUp, refusal };
+}
+
+/**
+ * An event stream of a method's events: the first is pulled before answering, so a refusal before the stream began is an
+ * ordinary answer (`early`), not an event; after that each event is a frame, an error a last frame, and the stream is kept alive.
+ */
+export async function eventStream<T>(
+  events: AsyncIterator<T>,
+  frames: { event(event: T): string; error(error: unknown): string },
+  early: (error: unknown) => Response,
+  hangUp: AbortController,
+  headers: Record<string, string>,
+): Promise<Response> {
+  let first: IteratorResult<T>;
+  try {
+    first = await events.next();
+  } catch (error) {
+    return early(error);
+  }
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      try {
+        if (!first.done) controller.enqueue(encoder.encode(frames.event(first.value)));
+        for (let next = await events.next(); !next.done; next = await events.next()) controller.enqueue(encoder.encode(frames.event(next.value)));
+      } catch (error) {
+        controller.enqueue(encoder.encode(frames.error(error)));
+      }
+      controller.close();
+    },
+    cancel() {
+      hangUp.abort();
+    },
+  });
+  return liveEventStream(new Response(body, { headers: { "content-type": "text/event-stream", "cache-control": "no-store", ...headers } }), hangUp);
+}
+
+/**
+ * A blocking send's answer: as it is when it comes quickly (a refusal keeps its status); else 200 at once and kept alive
+ * until it comes, so a client's hang-up is noticed and frees its stream place (its refusals are all made before the wait).
+ */
+export async function blockingAnswer(answer: Promise<Response>, hangUp: AbortController): Promise<Response> {
+  const early = await Promise.race([answer, new Promise<undefined>((resolve) => setTimeout(resolve, ANSWER_SETTLE_MS))]);
+  return early ?? liveJsonAnswer(answer, hangUp);
+}
