@@ -20,7 +20,7 @@ import {
 } from "@a2a-js/sdk";
 import { ContentTypeNotSupportedError, PushNotificationNotSupportedError, TaskNotCancelableError } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
-import { AgentCard as AgentCardShape } from "@a2a-js/sdk";
+import { AgentCard as AgentCardShape, Message as A2AMessageShape } from "@a2a-js/sdk";
 import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import { ChatFollower } from "../channels/chat-follower";
@@ -50,6 +50,9 @@ const TITLE_MAX = 160;
 const PAGE_SIZE_DEFAULT = 50;
 const PAGE_SIZE_MAX = 100;
 const TEXT_MODES = new Set(["text/plain", "text/*", "*/*"]);
+
+/** A task as A2A names it: its chat, its root submission, and the messages A2A sent into it (by submission), shown as sent. */
+type TaskRef = { chatId: string; taskId: string; sent: Map<string, A2AMessage> };
 
 /** What a send asks of the chat, read from the A2A message: its text, or the data part that answers a question. */
 type Content = { text: string; data: unknown | undefined };
@@ -93,40 +96,41 @@ export class ProjectAgent implements A2ARequestHandler {
   async sendMessage(params: SendMessageRequest): Promise<Task> {
     const { configuration } = params;
     historyLengthOf(configuration?.historyLength);
-    const { chatId, taskId, follower } = await this.submit(params, !configuration?.returnImmediately);
-    if (!follower) return taskOf((await this.read(chatId, taskId)).task, { historyLength: configuration?.historyLength });
+    const { ref, follower } = await this.submit(params, !configuration?.returnImmediately);
+    const shape = { historyLength: configuration?.historyLength, sent: ref.sent };
+    if (!follower) return taskOf((await this.read(ref)).task, shape);
     try {
       const stop = AbortSignal.any([this.signal, AbortSignal.timeout(BLOCKING_WAIT_MS)]);
-      return taskOf(await waitForTask(this.feed(chatId, taskId), follower, stop), { historyLength: configuration?.historyLength });
+      return taskOf(await waitForTask(this.feed(ref), follower, stop), shape);
     } finally {
       follower.close();
     }
   }
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    const { chatId, taskId, follower } = await this.submit(params, true);
-    yield* this.stream(chatId, taskId, follower!, undefined);
+    const { ref, follower } = await this.submit(params, true);
+    yield* this.stream(ref, follower!, undefined);
   }
 
   async getTask(params: GetTaskRequest): Promise<Task> {
     const historyLength = historyLengthOf(params.historyLength);
-    const chatId = await this.locate(params.id);
-    return taskOf((await this.read(chatId, params.id)).task, { historyLength });
+    const ref = await this.locate(params.id);
+    return taskOf((await this.read(ref)).task, { historyLength, sent: ref.sent });
   }
 
   async cancelTask(params: CancelTaskRequest): Promise<Task> {
-    const chatId = await this.locate(params.id, "write");
-    const { task } = await this.read(chatId, params.id);
+    const ref = await this.locate(params.id, "write");
+    const { task } = await this.read(ref);
     const state = taskStateOf(task);
-    if (state === TaskState.TASK_STATE_CANCELED) return taskOf(task);
+    if (state === TaskState.TASK_STATE_CANCELED) return taskOf(task, { sent: ref.sent });
     if (isTerminal(state)) throw new TaskNotCancelableError({ message: "The task has ended; only a task that has not can be cancelled." });
-    const cancelled = await this.v1.call("POST", v1Path(this.projectId, "chats", chatId, "submissions", params.id, "chain", "cancel"));
+    const cancelled = await this.v1.call("POST", v1Path(this.projectId, "chats", ref.chatId, "submissions", ref.taskId, "chain", "cancel"));
     if (!cancelled.ok) throw fromProblem(cancelled.problem);
     // A task still being dispatched stops as soon as its reply exists: looked at again, less and less often, for a while
     // (counted in pauses taken, not the clock's time).
     for (let waited = 0, pause = 25; ; waited += pause, pause = Math.min(pause * 2, 500)) {
-      const { task: now } = await this.read(chatId, params.id);
-      if (isTerminal(taskStateOf(now))) return taskOf(now);
+      const { task: now } = await this.read(ref);
+      if (isTerminal(taskStateOf(now))) return taskOf(now, { sent: ref.sent });
       if (waited >= CANCEL_WAIT_MS) break;
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
@@ -157,12 +161,12 @@ export class ProjectAgent implements A2ARequestHandler {
   }
 
   async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    const chatId = await this.locate(params.id);
+    const ref = await this.locate(params.id);
     const resumeAfter = this.resumeAfter;
-    const { task } = await this.read(chatId, params.id);
+    const { task } = await this.read(ref);
     if (resumeAfter === undefined && isTerminal(taskStateOf(task))) throw unsupported("The task has ended: subscribe with Last-Event-ID to replay its events.");
-    const follower = await this.follow(chatId, resumeAfter);
-    yield* this.stream(chatId, params.id, follower, resumeAfter);
+    const follower = await this.follow(ref.chatId, resumeAfter);
+    yield* this.stream(ref, follower, resumeAfter);
   }
 
   async createTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
@@ -191,26 +195,27 @@ export class ProjectAgent implements A2ARequestHandler {
     }
   }
 
-  /** The chat a task is in, for a caller who may reach the project. */
-  private async locate(taskId: string, need: "read" | "write" = "read"): Promise<string> {
+  /** The chat a task is in and the messages A2A sent into it, for a caller who may reach the project. */
+  private async locate(taskId: string, need: "read" | "write" = "read"): Promise<TaskRef> {
     await this.access(need);
     if (!isUuid(taskId)) throw taskNotFound();
-    const chatId = await this.c.env.PROJECT_CHATS.getByName(this.projectId).chatOfTask(taskId.toLowerCase());
-    if (!chatId) throw taskNotFound();
-    return chatId;
+    const entry = await this.c.env.PROJECT_CHATS.getByName(this.projectId).taskEntry(taskId.toLowerCase());
+    if (!entry) throw taskNotFound();
+    const sent = new Map(entry.sent.map(({ submissionId, message }) => [submissionId, A2AMessageShape.fromJSON(JSON.parse(message))]));
+    return { chatId: entry.chatId, taskId: taskId.toLowerCase(), sent };
   }
 
   /** A task as its chat's object has it, with the newest event id it shows; a submission that leads no task is not found. */
-  private async read(chatId: string, taskId: string): Promise<{ task: ChainTask; eventId: number }> {
-    const outcome = await this.c.env.CHAT_ROOM.getByName(chatId).chainTask(this.projectId, taskId.toLowerCase());
+  private async read({ chatId, taskId }: TaskRef): Promise<{ task: ChainTask; eventId: number }> {
+    const outcome = await this.c.env.CHAT_ROOM.getByName(chatId).chainTask(this.projectId, taskId);
     if (outcome.kind !== "task") throw taskNotFound();
     const task = JSON.parse(outcome.task) as ChainTask;
     if (!task.isTask) throw taskNotFound();
     return { task, eventId: outcome.eventId };
   }
 
-  private feed(chatId: string, taskId: string): ChainFeed {
-    return { read: () => this.read(chatId, taskId), stillAdmitted: () => this.stillAdmitted() };
+  private feed(ref: TaskRef): ChainFeed {
+    return { read: () => this.read(ref), stillAdmitted: () => this.stillAdmitted(), sent: ref.sent };
   }
 
   /** The chat's event stream, taking one of the token's stream places (429 too_many_streams when none is free). */
@@ -225,9 +230,9 @@ export class ProjectAgent implements A2ARequestHandler {
     if (!admitted.ok) throw fromProblem(admitted.problem);
   }
 
-  private async *stream(chatId: string, taskId: string, follower: ChatFollower, resumeAfter: number | undefined): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *stream(ref: TaskRef, follower: ChatFollower, resumeAfter: number | undefined): AsyncGenerator<StreamResponse, void, undefined> {
     try {
-      yield* streamTask(this.feed(chatId, taskId), follower, this.signal, resumeAfter);
+      yield* streamTask(this.feed(ref), follower, this.signal, resumeAfter);
     } finally {
       follower.close();
     }
@@ -238,7 +243,7 @@ export class ProjectAgent implements A2ARequestHandler {
    * steering its work by its state. messageId is the key: the same message again is the same task. With `follow`, the
    * chat's stream is opened before anything is sent, so a caller with no stream place free sends nothing.
    */
-  private async submit(params: SendMessageRequest, follow: boolean): Promise<{ chatId: string; taskId: string; follower: ChatFollower | undefined }> {
+  private async submit(params: SendMessageRequest, follow: boolean): Promise<{ ref: TaskRef; follower: ChatFollower | undefined }> {
     const message = params.message;
     if (!message) throw malformed("message is required.");
     const content = contentOf(message, params.configuration?.acceptedOutputModes ?? []);
@@ -248,10 +253,10 @@ export class ProjectAgent implements A2ARequestHandler {
     const fingerprint = toHex(await sha256(JSON.stringify({ parts: message.parts, contextId: message.contextId || null, taskId: message.taskId || null })));
     const named = message.taskId ? await this.locate(message.taskId) : undefined;
     const contextId = message.contextId ? message.contextId.toLowerCase() : undefined;
-    if (named && contextId && named !== contextId) throw malformed("taskId names a task of another chat than contextId.");
+    if (named && contextId && named.chatId !== contextId) throw malformed("taskId names a task of another chat than contextId.");
     if (contextId && !isUuid(contextId)) throw taskNotFound();
     const chats = this.c.env.PROJECT_CHATS.getByName(this.projectId);
-    const claim = await chats.claimMessageKey(key, fingerprint, named ?? contextId ?? crypto.randomUUID());
+    const claim = await chats.claimMessageKey(key, fingerprint, named?.chatId ?? contextId ?? crypto.randomUUID());
     if (claim.kind === "conflict") throw malformed("This messageId was used for another message; use a new messageId for a new one.", "idempotency_key_reused");
     const chatId = claim.chatId;
     if (!named && !contextId) {
@@ -260,29 +265,32 @@ export class ProjectAgent implements A2ARequestHandler {
     }
     const follower = follow ? await this.follow(chatId) : undefined;
     try {
-      if (claim.kind === "replay" && claim.taskId) return { chatId, taskId: claim.taskId, follower };
-      const taskId = named ? await this.continueTask(chatId, message.taskId.toLowerCase(), content, key) : await this.send(chatId, content, key);
-      await chats.recordTask(taskId, chatId, key);
-      return { chatId, taskId, follower };
+      if (claim.kind === "replay" && claim.taskId) return { ref: named ?? (await this.locate(claim.taskId)), follower };
+      const made = named ? await this.continueTask(named, content, key) : await this.send(chatId, content, key);
+      const { submissionId } = made;
+      await chats.recordTask(made.taskId, chatId, { key, submissionId, message: JSON.stringify(A2AMessageShape.toJSON(message)) });
+      const sent = new Map(named?.sent ?? []).set(submissionId, message);
+      return { ref: { chatId, taskId: made.taskId, sent }, follower };
     } catch (error) {
       follower?.close();
       throw error;
     }
   }
 
-  private async send(chatId: string, content: Content, key: string): Promise<string> {
+  private async send(chatId: string, content: Content, key: string): Promise<{ taskId: string; submissionId: string }> {
     if (content.data !== undefined) throw new ContentTypeNotSupportedError({ message: "A data part is taken only as the answer to a task's question." });
     const sent = await this.v1.call<Submission>("POST", v1Path(this.projectId, "chats", chatId, "messages"), {
       headers: { "idempotency-key": key },
       body: { content: content.text },
     });
     if (!sent.ok) throw fromProblem(sent.problem);
-    return sent.body.submissionId;
+    return { taskId: sent.body.submissionId, submissionId: sent.body.submissionId };
   }
 
   /** A message to a task: the answer to the question it waits on, or steering for its work; any other state takes none. */
-  private async continueTask(chatId: string, taskId: string, content: Content, key: string): Promise<string> {
-    const { task } = await this.read(chatId, taskId);
+  private async continueTask(ref: TaskRef, content: Content, key: string): Promise<{ taskId: string; submissionId: string }> {
+    const { chatId, taskId } = ref;
+    const { task } = await this.read(ref);
     const state = taskStateOf(task);
     if ((state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED) && task.question) {
       let answer: unknown = content.data;
@@ -291,18 +299,21 @@ export class ProjectAgent implements A2ARequestHandler {
         if (read.kind === "unfit") throw malformed(read.why, "answer_does_not_fit");
         answer = read.answer;
       }
-      const answered = await this.v1.call("POST", v1Path(this.projectId, "chats", chatId, "questions", task.question.id, "answer"), {
+      const answered = await this.v1.call<Submission>("POST", v1Path(this.projectId, "chats", chatId, "questions", task.question.id, "answer"), {
         headers: { "idempotency-key": key },
         body: answer,
       });
       if (!answered.ok) throw fromProblem(answered.problem);
-      return taskId;
+      return { taskId, submissionId: answered.body.submissionId };
     }
     if (state === TaskState.TASK_STATE_WORKING) {
       if (content.data !== undefined) throw new ContentTypeNotSupportedError({ message: "A data part is taken only as the answer to a task's question." });
-      const steered = await this.v1.call("POST", v1Path(this.projectId, "chats", chatId, "steer"), { headers: { "idempotency-key": key }, body: { content: content.text } });
+      const steered = await this.v1.call<Submission>("POST", v1Path(this.projectId, "chats", chatId, "steer"), {
+        headers: { "idempotency-key": key },
+        body: { content: content.text },
+      });
       if (!steered.ok) throw fromProblem(steered.problem);
-      return taskId;
+      return { taskId, submissionId: steered.body.submissionId };
     }
     throw unsupported(
       isInterrupted(state) ? "The task has ended; send a new message (without taskId) for new work." : "The task has not started yet; it takes no message until it works or asks.",

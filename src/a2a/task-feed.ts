@@ -9,7 +9,7 @@ import { USAGE_EXTENSION } from "./card";
 import { Role } from "@a2a-js/sdk";
 
 /** How a feed reads its task (with the newest chat event id the read shows) and checks the caller is still admitted. */
-export type ChainFeed = { read(): Promise<{ task: ChainTask; eventId: number }>; stillAdmitted(): Promise<void> };
+export type ChainFeed = { read(): Promise<{ task: ChainTask; eventId: number }>; stillAdmitted(): Promise<void>; sent: Map<string, A2AMessage> };
 
 /** The metadata that names the chat event a stream event came from (for readers that drop SSE `id:` lines). */
 export const eventIdMetadata = (eventId: number) => ({ [EVENT_ID_EXTENSION]: { eventId: String(eventId) } });
@@ -158,7 +158,7 @@ export async function* streamTask(feed: ChainFeed, follower: ChatFollower, stop:
   const showTask = async function* (read: { task: ChainTask; eventId: number }) {
     track.state = taskStateOf(read.task);
     shownUpTo = read.eventId;
-    yield { payload: { $case: "task" as const, value: taskOf(read.task, { metadata: eventIdMetadata(read.eventId) }) } };
+    yield { payload: { $case: "task" as const, value: taskOf(read.task, { metadata: eventIdMetadata(read.eventId), sent: feed.sent }) } };
   };
   if (resumeAfter === undefined) {
     yield* showTask(first);

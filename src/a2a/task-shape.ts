@@ -88,12 +88,14 @@ export const replyArtifact = (replyId: string, text: string): Artifact => ({
   extensions: [],
 });
 
-/** The user's messages and the agent's question, oldest first. */
-function historyOf(task: ChainTask): A2AMessage[] {
+/** The user's messages (those A2A sent as they were sent) and the agent's question, oldest first. */
+function historyOf(task: ChainTask, sent: Map<string, A2AMessage>): A2AMessage[] {
   const history: A2AMessage[] = [];
   for (const step of task.steps) {
     const user = step.userMessage;
-    if (user) {
+    const asSent = sent.get(step.submission.id);
+    if (asSent) history.push(asSent);
+    else if (user) {
       history.push({
         messageId: user.id,
         contextId: task.chatId,
@@ -111,11 +113,11 @@ function historyOf(task: ChainTask): A2AMessage[] {
   return history;
 }
 
-export type TaskShapeOptions = { historyLength?: number; includeArtifacts?: boolean; metadata?: Record<string, unknown> };
+export type TaskShapeOptions = { historyLength?: number; includeArtifacts?: boolean; metadata?: Record<string, unknown>; sent?: Map<string, A2AMessage> };
 
 /** The A2A Task of a chain: its state and when it was entered, its replies as artifacts, its history and what it cost. */
-export function taskOf(task: ChainTask, { historyLength, includeArtifacts = true, metadata = {} }: TaskShapeOptions = {}): Task {
-  const history = historyLength === 0 ? [] : historyOf(task).slice(-Math.min(historyLength ?? HISTORY_MAX, HISTORY_MAX));
+export function taskOf(task: ChainTask, { historyLength, includeArtifacts = true, metadata = {}, sent = new Map() }: TaskShapeOptions = {}): Task {
+  const history = historyLength === 0 ? [] : historyOf(task, sent).slice(-Math.min(historyLength ?? HISTORY_MAX, HISTORY_MAX));
   return {
     id: task.rootId,
     contextId: task.chatId,

@@ -69,7 +69,7 @@ describe("A2A over HTTP+JSON", () => {
   });
 
   it("serves 1.0 only: without A2A-Version, with 0.3 or another, 400 VERSION_NOT_SUPPORTED", async ({ w }) => {
-    for (const headers of [{}, { "a2a-version": "0.3" }, { "a2a-version": "2.0" }]) {
+    for (const headers of [{}, { "a2a-version": "0.3" }, { "a2a-version": "2.0" }] as Record<string, string>[]) {
       const r = await rest(w.token, w.projectId, "GET", `/tasks/${crypto.randomUUID()}`, undefined, headers);
       expect(r.status).toBe(400);
       expect(r.json.error.details[0].reason).toBe("VERSION_NOT_SUPPORTED");

@@ -36,7 +36,9 @@ describe("A2A tasks over JSON-RPC 1.0", () => {
     expect(task).toMatchObject({ contextId: chat.id, status: { state: "TASK_STATE_COMPLETED" } });
     expect(task.artifacts).toHaveLength(1);
     expect(task.artifacts[0]).toMatchObject({ name: "reply", parts: [{ text: expect.stringContaining("hello") }] });
-    expect(task.history.map((m: { role: string }) => m.role)).toEqual(["ROLE_USER"]);
+    // The user's message as it was sent, its messageId included.
+    expect(task.history).toEqual([expect.objectContaining({ role: "ROLE_USER", parts: [{ text: "hello" }], contextId: chat.id })]);
+    expect(task.history[0].messageId).toMatch(/^msg-/);
     expect(task.metadata["urn:project-chat:a2a:usage:v1"]).toEqual({ credits: 1, inputTokens: null, outputTokens: null, failure: null });
     expect(Date.parse(task.status.timestamp)).toBeGreaterThan(0);
   });

@@ -32,7 +32,8 @@ const MIGRATIONS = [
   ["ALTER TABLE chats ADD COLUMN switch_lease_until INTEGER NOT NULL DEFAULT 0"],
   // A channel's message keys (A2A's messageId, per account), with what the message was and the chat and task it made; and which chat each task is in.
   [
-    "CREATE TABLE message_keys (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, chat_id TEXT NOT NULL, task_id TEXT)",
+    "CREATE TABLE message_keys (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, chat_id TEXT NOT NULL, task_id TEXT, submission_id TEXT, message TEXT)",
+    "CREATE INDEX message_keys_by_task ON message_keys (task_id)",
     "CREATE TABLE task_chats (task_id TEXT PRIMARY KEY, chat_id TEXT NOT NULL)",
   ],
 ];
@@ -249,18 +250,30 @@ export class ProjectChats extends DurableObject<Env> {
     return { kind: "new", chatId };
   }
 
-  /** Which chat a task is in (its id is its submission's), for channels that name a task without its chat; the message key that made it, if any. */
-  async recordTask(taskId: string, chatId: string, key?: string): Promise<void> {
+  /**
+   * Which chat a task is in (its id is its submission's), for channels that name a task without its chat; and, for a
+   * channel's message key, the submission it made in that task and the message as the channel received it (JSON).
+   */
+  async recordTask(taskId: string, chatId: string, sent?: { key: string; submissionId: string; message: string }): Promise<void> {
     this.createSchema();
     const sql = this.ctx.storage.sql;
     sql.exec("INSERT OR IGNORE INTO task_chats (task_id, chat_id) VALUES (?, ?)", taskId, chatId);
-    if (key) sql.exec("UPDATE message_keys SET task_id = ? WHERE key = ? AND task_id IS NULL", taskId, key);
+    if (sent) {
+      sql.exec("UPDATE message_keys SET task_id = ?, submission_id = ?, message = ? WHERE key = ? AND task_id IS NULL", taskId, sent.submissionId, sent.message, sent.key);
+    }
   }
 
-  /** The chat a recorded task is in, or null. */
-  async chatOfTask(taskId: string): Promise<string | null> {
+  /** The chat a recorded task is in (null when none is), and the messages channels sent into it, by submission. */
+  async taskEntry(taskId: string): Promise<{ chatId: string; sent: { submissionId: string; message: string }[] } | null> {
     this.createSchema();
-    return this.ctx.storage.sql.exec<{ chat_id: string }>("SELECT chat_id FROM task_chats WHERE task_id = ?", taskId).toArray()[0]?.chat_id ?? null;
+    const sql = this.ctx.storage.sql;
+    const chatId = sql.exec<{ chat_id: string }>("SELECT chat_id FROM task_chats WHERE task_id = ?", taskId).toArray()[0]?.chat_id;
+    if (!chatId) return null;
+    const sent = sql
+      .exec<{ submission_id: string; message: string }>("SELECT submission_id, message FROM message_keys WHERE task_id = ? AND message IS NOT NULL", taskId)
+      .toArray()
+      .map((row) => ({ submissionId: row.submission_id, message: row.message }));
+    return { chatId, sent };
   }
 
   private createSchema(): void {
