@@ -25,7 +25,7 @@ const SCOPES = {
 };
 
 /** Where a project's agent lives: `{PUBLIC_URL}/a2a/projects/{projectId}`. */
-export const agentUrl = (publicOrigin: string, projectId: string) => `${publicOrigin}/a2a/projects/${projectId}`;
+const agentUrl = (publicOrigin: string, projectId: string) => `${publicOrigin}/a2a/projects/${projectId}`;
 
 /** The A2A 1.0 card of a project's agent (ProtoJSON names), the same for any project id; `projectName` only in the extended card. */
 export function agentCard(publicOrigin: string, projectId: string, projectName?: string): Record<string, unknown> {

@@ -3,7 +3,7 @@ import { ERROR_INFO_TYPE } from "@a2a-js/sdk/errors";
 import { ApiError, problemResponse } from "../http/problem";
 
 /** The problem code's domain in an A2A error's details: the /v1 code that explains it. */
-export const PROJECT_DOMAIN = "project-chat";
+const PROJECT_DOMAIN = "project-chat";
 
 /** A refusal answered at the HTTP level on both bindings (credentials, rate, scope, role, streams), as on /v1 and /mcp. */
 export class HttpRefusal extends Error {
@@ -22,7 +22,7 @@ export class HttpRefusal extends Error {
 }
 
 /** An A2A error that also names the /v1 problem code behind it. */
-export const withReason = <E extends A2AError>(error: E, code: string): E => Object.assign(error, { projectReason: code.toUpperCase() });
+const withReason = <E extends A2AError>(error: E, code: string): E => Object.assign(error, { projectReason: code.toUpperCase() });
 
 /** The /v1 code an A2A error carries, for the second ErrorInfo of its details. */
 export const projectReasonOf = (error: unknown): string | undefined => (error as { projectReason?: string } | undefined)?.projectReason;

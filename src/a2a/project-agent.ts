@@ -42,7 +42,7 @@ import { isInterrupted, isTerminal, taskOf, taskStateOf } from "./task-shape";
 // The namespace of the chat keys A2A messages are sent under: a name-based UUID of the project, the account and the messageId.
 const MESSAGE_KEY_NAMESPACE = "2b7d9e41-6c3a-4f58-9d2e-8a1b4c7f0e63";
 // A blocking SendMessage answers after this long at most, with the task as it then stands.
-export const BLOCKING_WAIT_MS = 60_000;
+const BLOCKING_WAIT_MS = 60_000;
 const MESSAGE_ID_MAX = 128;
 // How long CancelTask waits for a task being dispatched to stop.
 const CANCEL_WAIT_MS = 10_000;
@@ -58,7 +58,7 @@ type TaskRef = { chatId: string; taskId: string; sent: Map<string, A2AMessage> }
 type Content = { text: string; data: unknown | undefined };
 
 /** A chat's title from a message's text: its first line, whitespace collapsed, 160 code points at most. */
-export function titleOf(text: string): string {
+function titleOf(text: string): string {
   const line = (text.split(/\r?\n/)[0] ?? "").replace(/\s+/g, " ").trim();
   return [...line].slice(0, TITLE_MAX).join("") || "A2A task";
 }

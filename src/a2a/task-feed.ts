@@ -12,7 +12,7 @@ import { Role } from "@a2a-js/sdk";
 export type ChainFeed = { read(): Promise<{ task: ChainTask; eventId: number }>; stillAdmitted(): Promise<void>; sent: Map<string, A2AMessage> };
 
 /** The metadata that names the chat event a stream event came from (for readers that drop SSE `id:` lines). */
-export const eventIdMetadata = (eventId: number) => ({ [EVENT_ID_EXTENSION]: { eventId: String(eventId) } });
+const eventIdMetadata = (eventId: number) => ({ [EVENT_ID_EXTENSION]: { eventId: String(eventId) } });
 
 /**
  * Waits until the task stops where it is (ended, or waiting on a question) or `stop` fires, reading it again after each

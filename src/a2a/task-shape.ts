@@ -4,7 +4,7 @@ import type { Question } from "../chats/question-schemas";
 import { QUESTION_EXTENSION, USAGE_EXTENSION } from "./card";
 
 // At most this many history entries on a task (the newest).
-export const HISTORY_MAX = 100;
+const HISTORY_MAX = 100;
 
 const STATES: Record<Exclude<ChainState, "awaiting">, TaskState> = {
   queued: TaskState.TASK_STATE_SUBMITTED,
@@ -28,7 +28,7 @@ export const isInterrupted = (state: TaskState) => isTerminal(state) || state ==
 export const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" });
 
 /** A question as words: the prompt, then a choice's options one per line as "<id>. <label>". */
-export function questionText(question: Question): string {
+function questionText(question: Question): string {
   const options = question.kind === "choice" ? (question.options ?? []).map((option) => `${option.id}. ${option.label}`) : [];
   return [question.prompt, ...options].join("\n");
 }

@@ -37,7 +37,7 @@ export const Chain = z
 export type Chain = z.infer<typeof Chain>;
 
 /** One submission of a chain as a channel's task shows it: what was asked (the user message once its task started) and the reply it got. */
-export type ChainStep = { submission: SubmissionState; userMessage: Message | null; reply: Message | null };
+type ChainStep = { submission: SubmissionState; userMessage: Message | null; reply: Message | null };
 
 /**
  * A chain as a task (A2A's): whether its submission leads a task at all (a steering text a running task took, or an answer,

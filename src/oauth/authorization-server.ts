@@ -18,7 +18,7 @@ export const isOAuthPath = (path: string) => path.startsWith("/oauth/") || path.
 /** The protected resources, each with a gate of its own that takes grants made for it: /mcp and /a2a. */
 export type ResourceName = "mcp" | "a2a";
 /** A protected resource: its URL (a grant's `resource`), where its RFC 9728 metadata is, and the library's role serving that. */
-export type ProtectedResource = { url: string; metadataUrl: string; metadata: OAuthResourceServer };
+type ProtectedResource = { url: string; metadataUrl: string; metadata: OAuthResourceServer };
 /** The roles of the library for one deployment: the authorization server, and each resource's metadata. */
 export type OAuthRoles = { issuer: string; server: OAuthAuthorizationServer; resources: Record<ResourceName, ProtectedResource> };
 const RESOURCE_NAMES: Record<ResourceName, string> = { mcp: "Project Chat MCP server", a2a: "Project Chat A2A agents" };
