@@ -22,6 +22,7 @@ import { registerComponents } from "./http/openapi-components";
 import { ApiError, problemResponse, toApiError } from "./http/problem";
 import { createMcpRoutes } from "./mcp/routes";
 import { createA2aRoutes } from "./a2a/routes";
+import { registerA2aPaths } from "./a2a/openapi";
 import { createRouter } from "./http/router";
 import { AUTHORIZE_PATH, isOAuthPath, oauthRoles } from "./oauth/authorization-server";
 import { authorizeRoutes } from "./oauth/authorize-routes";
@@ -84,6 +85,7 @@ export function createApp() {
   );
   registerComponents(app.openAPIRegistry);
   registerWebhookEvents(app);
+  registerA2aPaths(app);
   mountDocs(app);
   mountFrontPage(app);
   mountDevServer(app);

@@ -58,6 +58,9 @@ function build(issuer: string): OAuthRoles | null {
     const server = new OAuthAuthorizationServer<Env>({
       issuer,
       resources: [urls.mcp, urls.a2a],
+      // A request (or a grant from before /a2a) that names no resource is for /mcp, as it was while /mcp was the only one.
+      defaultResource: urls.mcp,
+      legacyGrantResource: urls.mcp,
       authorizeEndpoint: AUTHORIZE_PATH,
       tokenEndpoint: TOKEN_PATH,
       clientRegistrationEndpoint: REGISTER_PATH,

@@ -150,7 +150,9 @@ describe("ProjectChats", () => {
     expect(await object.moveFromD1(projectId)).toBe("already_moved");
   });
 
-  it("stores its list, the keys of chat creations and the project's daily usage, nothing else: a new project's object never reads D1", async ({ w }) => {
+  it("stores its list, the keys of chat creations and messages, which chat each task is in and the project's daily usage, nothing else: a new project's object never reads D1", async ({
+    w,
+  }) => {
     const read = vi.spyOn(env.DB, "prepare");
     expect(await listObject(w.projectId).list(w.projectId, false)).toBe('{"items":[]}');
     expect(read).not.toHaveBeenCalled();
@@ -160,7 +162,8 @@ describe("ProjectChats", () => {
         .toArray()
         .map((r) => r.name),
     );
-    // usage_*: the project's daily usage (src/credits/project-usage.ts), counted once per task id.
-    expect(tables).toEqual(["chats", "create_keys", "meta", "usage_counted", "usage_days"]);
+    // usage_*: the project's daily usage (src/credits/project-usage.ts), counted once per task id; message_keys and
+    // task_chats: A2A's messageIds and the chat of each task (for a channel that names a task alone).
+    expect(tables).toEqual(["chats", "create_keys", "message_keys", "meta", "task_chats", "usage_counted", "usage_days"]);
   });
 });

@@ -32,9 +32,9 @@ const MIGRATIONS = [
   ["ALTER TABLE chats ADD COLUMN switch_lease_until INTEGER NOT NULL DEFAULT 0"],
   // A channel's message keys (A2A's messageId, per account), with what the message was and the chat and task it made; and which chat each task is in.
   [
-    "CREATE TABLE message_keys (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, chat_id TEXT NOT NULL, task_id TEXT, submission_id TEXT, message TEXT)",
-    "CREATE INDEX message_keys_by_task ON message_keys (task_id)",
-    "CREATE TABLE task_chats (task_id TEXT PRIMARY KEY, chat_id TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS message_keys (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, chat_id TEXT NOT NULL, task_id TEXT, submission_id TEXT, message TEXT)",
+    "CREATE INDEX IF NOT EXISTS message_keys_by_task ON message_keys (task_id)",
+    "CREATE TABLE IF NOT EXISTS task_chats (task_id TEXT PRIMARY KEY, chat_id TEXT NOT NULL)",
   ],
 ];
 // Chats told at once when the webhook switch flips on, and the tries each gets.
