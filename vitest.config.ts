@@ -57,7 +57,15 @@ export default defineConfig(async () => {
       // Every file starts its own isolated worker (about a second of setup); one per core overlaps them (the default leaves a core idle).
       maxWorkers: "100%",
       projects: [
-        project("workers", ["test/**/*.test.ts"], {}, ["test/http-agent/**", "test/fuzz/**", "test/model-agent/**", "test/oauth/**", "test/account/**", "test/e2e/**", "test/a2a/**"]),
+        project("workers", ["test/**/*.test.ts"], {}, [
+          "test/http-agent/**",
+          "test/fuzz/**",
+          "test/model-agent/**",
+          "test/oauth/**",
+          "test/account/**",
+          "test/e2e/**",
+          "test/a2a/**",
+        ]),
         // Every project's agent over A2A: its card and URLs are built from PUBLIC_URL, the address the tests call.
         project("a2a", ["test/a2a/**/*.test.ts"], { PUBLIC_URL: "https://service.test" }),
         // OAuth for /mcp and the account page (which lists connected apps): the issuer is PUBLIC_URL, the address the tests call.
