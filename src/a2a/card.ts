@@ -1,3 +1,4 @@
+import type { AgentCard } from "@a2a-js/sdk";
 import packageJson from "../../package.json";
 
 /** The extensions every card names: optional, their data always sent (clients pass over metadata keys they do not know). */
@@ -28,7 +29,7 @@ const SCOPES = {
 const agentUrl = (publicOrigin: string, projectId: string) => `${publicOrigin}/a2a/projects/${projectId}`;
 
 /** The A2A 1.0 card of a project's agent (ProtoJSON names), the same for any project id; `projectName` only in the extended card. */
-export function agentCard(publicOrigin: string, projectId: string, projectName?: string): Record<string, unknown> {
+export function agentCard(publicOrigin: string, projectId: string, projectName?: string) {
   const url = agentUrl(publicOrigin, projectId);
   return {
     name: projectName ?? "Project chat agent",
@@ -60,7 +61,9 @@ export function agentCard(publicOrigin: string, projectId: string, projectName?:
         },
       },
     },
-    securityRequirements: [{ schemes: { bearer: { list: [] } } }, { schemes: { oauth2: { list: Object.keys(SCOPES) } } }],
+    securityRequirements: [{ schemes: { bearer: { list: [] as string[] } } }, { schemes: { oauth2: { list: Object.keys(SCOPES) } } }] as {
+      schemes: Record<string, { list: string[] }>;
+    }[],
     defaultInputModes: ["text/plain", "application/json"],
     defaultOutputModes: ["text/plain"],
     skills: [
@@ -75,41 +78,57 @@ export function agentCard(publicOrigin: string, projectId: string, projectName?:
   };
 }
 
+/**
+ * The extended card (naming the project) in the SDK's own shape, which its transport serialises: the same card, its
+ * oneofs held as the SDK holds them ({ $case, value }), its other fields at their defaults.
+ */
+export function extendedAgentCard(publicOrigin: string, projectId: string, projectName: string): AgentCard {
+  const card = agentCard(publicOrigin, projectId, projectName);
+  const bearer = card.securitySchemes.bearer.httpAuthSecurityScheme;
+  const { flows, oauth2MetadataUrl } = card.securitySchemes.oauth2.oauth2SecurityScheme;
+  return {
+    ...card,
+    supportedInterfaces: card.supportedInterfaces.map((i) => ({ ...i, tenant: "" })),
+    capabilities: { ...card.capabilities, extensions: EXTENSIONS.map((e) => ({ ...e, params: undefined })) },
+    securitySchemes: {
+      bearer: { scheme: { $case: "httpAuthSecurityScheme", value: bearer } },
+      oauth2: {
+        scheme: { $case: "oauth2SecurityScheme", value: { description: "", flows: { flow: { $case: "authorizationCode", value: flows.authorizationCode } }, oauth2MetadataUrl } },
+      },
+    },
+    skills: card.skills.map((skill) => ({ ...skill, inputModes: [], outputModes: [], securityRequirements: [] })),
+    signatures: [],
+  };
+}
+
 /** The same card in the v0.3 shape, with the 1.0 interfaces beside it (what 1.0 clients that send no A2A-Version read). */
 export function legacyAgentCard(publicOrigin: string, projectId: string): Record<string, unknown> {
-  const card = agentCard(publicOrigin, projectId);
+  const { name, description, supportedInterfaces, provider, version, capabilities, securitySchemes, defaultInputModes, defaultOutputModes, skills } = agentCard(
+    publicOrigin,
+    projectId,
+  );
   const url = agentUrl(publicOrigin, projectId);
-  const capabilities = card.capabilities as Record<string, unknown>;
+  const { flows, oauth2MetadataUrl } = securitySchemes.oauth2.oauth2SecurityScheme;
+  const { pkceRequired: _, ...authorizationCode } = flows.authorizationCode;
   return {
     protocolVersion: "0.3.0",
-    name: card.name,
-    description: card.description,
+    name,
+    description,
     url,
     preferredTransport: "JSONRPC",
     additionalInterfaces: [{ url, transport: "JSONRPC" }],
-    supportedInterfaces: card.supportedInterfaces,
-    provider: card.provider,
-    version: card.version,
+    supportedInterfaces,
+    provider,
+    version,
     capabilities: { streaming: capabilities.streaming, pushNotifications: capabilities.pushNotifications, extensions: EXTENSIONS },
     securitySchemes: {
-      bearer: { type: "http", scheme: "bearer", bearerFormat: "pct_ personal API token" },
-      oauth2: {
-        type: "oauth2",
-        flows: {
-          authorizationCode: {
-            authorizationUrl: `${publicOrigin}/oauth/authorize`,
-            tokenUrl: `${publicOrigin}/oauth/token`,
-            refreshUrl: `${publicOrigin}/oauth/token`,
-            scopes: SCOPES,
-          },
-        },
-        oauth2MetadataUrl: `${publicOrigin}/.well-known/oauth-authorization-server`,
-      },
+      bearer: { type: "http", scheme: "bearer", bearerFormat: securitySchemes.bearer.httpAuthSecurityScheme.bearerFormat },
+      oauth2: { type: "oauth2", flows: { authorizationCode }, oauth2MetadataUrl },
     },
     security: [{ bearer: [] }, { oauth2: Object.keys(SCOPES) }],
     supportsAuthenticatedExtendedCard: true,
-    defaultInputModes: card.defaultInputModes,
-    defaultOutputModes: card.defaultOutputModes,
-    skills: card.skills,
+    defaultInputModes,
+    defaultOutputModes,
+    skills,
   };
 }

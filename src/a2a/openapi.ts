@@ -4,7 +4,7 @@ import { anonymous } from "../http/router";
 import { security } from "../projects/guards";
 import { ProjectParams } from "../projects/schemas";
 
-const GUIDE = 'The README\'s "Use it from another agent (A2A)" says how, with examples; the A2A 1.0 specification (a2a-protocol.org) gives the methods and their shapes.';
+const GUIDE = 'How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).';
 // A2A's own messages: described by its specification, not by this document's schemas.
 const A2aJson = z.looseObject({}).openapi("A2aMessage", { description: "An A2A 1.0 (ProtoJSON) or v0.3 JSON object, as the A2A specification defines it" });
 const TaskId = z.object({ projectId: ProjectParams.shape.projectId, taskId: z.uuid().openapi({ description: "A task: the id of the submission that leads it" }) });
@@ -41,7 +41,7 @@ export function registerA2aPaths(app: OpenAPIHono<AppEnv>): void {
     operationId: "getA2aAgentCard",
     tags: ["A2A"],
     summary: "A project's A2A agent card (public)",
-    description: `The same for any project id. With A2A-Version: 1.0 the 1.0 card; without it (or with 0.3) the v0.3 card. Cacheable (ETag, max-age 300). ${GUIDE}`,
+    description: `The same for any project id: the 1.0 card with A2A-Version: 1.0, else the v0.3 card. ${GUIDE}`,
     security: anonymous,
     request: { params: ProjectParams },
     responses: {
@@ -56,7 +56,7 @@ export function registerA2aPaths(app: OpenAPIHono<AppEnv>): void {
     operationId: "a2aJsonRpc",
     tags: ["A2A"],
     summary: "A2A over JSON-RPC: 1.0 with A2A-Version: 1.0, v0.3 without",
-    description: `One JSON-RPC 2.0 request per call (SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, GetExtendedAgentCard; v0.3's message/send and the rest). Errors are JSON-RPC errors with HTTP 200, except credentials, rate, scope and role (problem+json). ${GUIDE}`,
+    description: `One JSON-RPC 2.0 request per call. Errors are JSON-RPC errors (HTTP 200), except credentials, rate, scope and role (problem+json). ${GUIDE}`,
     security,
     request: { params: ProjectParams, body: { required: true, content: { "application/json": { schema: A2aJson } } } },
     responses: {
@@ -73,7 +73,7 @@ export function registerA2aPaths(app: OpenAPIHono<AppEnv>): void {
       operationId: operation.operationId,
       tags: ["A2A"],
       summary: `A2A over HTTP+JSON: ${operation.summary}`,
-      description: `A2A 1.0 only (send A2A-Version: 1.0). Errors are google.rpc.Status bodies with the specification's HTTP status. ${GUIDE}`,
+      description: `A2A 1.0 only (A2A-Version: 1.0); errors as google.rpc.Status. ${GUIDE}`,
       security,
       request: {
         params: operation.task ? TaskId : ProjectParams,

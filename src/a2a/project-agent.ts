@@ -20,7 +20,6 @@ import {
 } from "@a2a-js/sdk";
 import { ContentTypeNotSupportedError, PushNotificationNotSupportedError, TaskNotCancelableError } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
-import { AgentCard as AgentCardShape, Message as A2AMessageShape } from "@a2a-js/sdk";
 import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import { ChatFollower } from "../channels/chat-follower";
@@ -34,7 +33,7 @@ import { isUuid, nameUuid } from "../ids";
 import { authorise } from "../projects/guards";
 import { memberProjects } from "../projects/store";
 import { answerFromText } from "./answers";
-import { agentCard } from "./card";
+import { extendedAgentCard } from "./card";
 import { fromProblem, malformed, taskNotFound, unsupported } from "./errors";
 import { type ChainFeed, streamTask, waitForTask } from "./task-feed";
 import { isInterrupted, isTerminal, taskOf, taskStateOf } from "./task-shape";
@@ -82,15 +81,16 @@ export class ProjectAgent implements A2ARequestHandler {
     return config(this.c.env).publicOrigin!;
   }
 
+  /** The public card is served as JSON by the route; here, the extended card's shape without the project's name. */
   async getAgentCard(): Promise<AgentCard> {
-    return AgentCardShape.fromJSON(agentCard(this.publicOrigin, this.projectId));
+    return extendedAgentCard(this.publicOrigin, this.projectId, "Project chat agent");
   }
 
   async getAuthenticatedExtendedAgentCard(_params: GetExtendedAgentCardRequest): Promise<AgentCard> {
     const access = await this.access("read");
     const project = (await memberProjects(this.c.env.DB, access.accountId)).find((p) => p.id === this.projectId);
     if (!project) throw taskNotFound();
-    return AgentCardShape.fromJSON(agentCard(this.publicOrigin, this.projectId, project.name));
+    return extendedAgentCard(this.publicOrigin, this.projectId, project.name);
   }
 
   async sendMessage(params: SendMessageRequest): Promise<Task> {
@@ -201,7 +201,8 @@ export class ProjectAgent implements A2ARequestHandler {
     if (!isUuid(taskId)) throw taskNotFound();
     const entry = await this.c.env.PROJECT_CHATS.getByName(this.projectId).taskEntry(taskId.toLowerCase());
     if (!entry) throw taskNotFound();
-    const sent = new Map(entry.sent.map(({ submissionId, message }) => [submissionId, A2AMessageShape.fromJSON(JSON.parse(message))]));
+    // Kept in the SDK's own shape (text and data parts only, so plain JSON), which its transport serialises.
+    const sent = new Map(entry.sent.map(({ submissionId, message }) => [submissionId, JSON.parse(message) as A2AMessage]));
     return { chatId: entry.chatId, taskId: taskId.toLowerCase(), sent };
   }
 
@@ -268,7 +269,7 @@ export class ProjectAgent implements A2ARequestHandler {
       if (claim.kind === "replay" && claim.taskId) return { ref: named ?? (await this.locate(claim.taskId)), follower };
       const made = named ? await this.continueTask(named, content, key) : await this.send(chatId, content, key);
       const { submissionId } = made;
-      await chats.recordTask(made.taskId, chatId, { key, submissionId, message: JSON.stringify(A2AMessageShape.toJSON(message)) });
+      await chats.recordTask(made.taskId, chatId, { key, submissionId, message: JSON.stringify(message) });
       const sent = new Map(named?.sent ?? []).set(submissionId, message);
       return { ref: { chatId, taskId: made.taskId, sent }, follower };
     } catch (error) {

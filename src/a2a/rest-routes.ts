@@ -1,88 +1,50 @@
-import { AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from "@a2a-js/sdk";
-import { PushNotificationNotSupportedError, restStatusFor, toRestErrorBody, VersionNotSupportedError } from "@a2a-js/sdk/errors";
+import { fromJsonRpcErrorResponse, restStatusFor, toRestErrorBody, VersionNotSupportedError } from "@a2a-js/sdk/errors";
+import { JsonRpcTransportHandler } from "@a2a-js/sdk/server";
 import type { Context, MiddlewareHandler } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import type { Scope } from "../auth/scopes";
 import type { AppFetch } from "../channels/v1-call";
+import { limitBody, MiB } from "../http/middleware";
 import { ApiError, invalidRequest } from "../http/problem";
 import { createRouter } from "../http/router";
-import { limitBody, MiB } from "../http/middleware";
 import { agentRequest, blockingAnswer, eventStream, requestedVersion, resumePoint } from "./agent-request";
 import { malformed, projectDetail, projectReasonOf } from "./errors";
-import type { ProjectAgent } from "./project-agent";
+import { eventIdOf } from "./task-feed";
 
 const A2A_JSON = "application/a2a+json";
 const JSON_TYPES = new Set(["application/json", A2A_JSON]);
 
-/** One HTTP+JSON operation: its methods, scope, and what it does with the agent (a JSON answer, or a stream of events). */
-type Operation = {
-  methods: string[];
-  scope: Scope;
-  run(agent: ProjectAgent, input: { id: string; body: Record<string, unknown>; query: Record<string, string> }): Promise<unknown> | AsyncGenerator<StreamResponse>;
-  blocking?: true;
-};
+type Input = { body: Record<string, unknown>; query: Record<string, string> };
+/**
+ * One HTTP+JSON operation: its methods and scope, and the 1.0 method it is, with its params from the path, query and
+ * body. The same request handler answers through the SDK's JSON-RPC transport, so both bindings share every conversion.
+ */
+type Operation = { methods: string[]; scope: Scope; method: string; params(input: Input): Record<string, unknown> };
 
-/** Query values as the request's ProtoJSON would carry them: numbers and booleans where the field is one. */
+const historyQuery = (query: Record<string, string>) => (query.historyLength === undefined ? {} : { historyLength: Number(query.historyLength) });
+// Query strings as the request's ProtoJSON carries them: numbers and a boolean where the field is one.
 const listQuery = (query: Record<string, string>) => ({
   ...query,
   ...(query.pageSize === undefined ? {} : { pageSize: Number(query.pageSize) }),
-  ...(query.historyLength === undefined ? {} : { historyLength: Number(query.historyLength) }),
+  ...historyQuery(query),
   ...(query.includeArtifacts === undefined ? {} : { includeArtifacts: query.includeArtifacts === "true" }),
 });
-const historyQuery = (query: Record<string, string>) => (query.historyLength === undefined ? {} : { historyLength: Number(query.historyLength) });
-const noPush = async () => {
-  throw new PushNotificationNotSupportedError({ message: "This agent sends no push notifications yet: follow a task with SubscribeToTask." });
-};
 
-/** The operation a path names, and the task id in it (the routes the A2A 1.0 HTTP+JSON binding defines). */
-function operationOf(path: string): { operation: Operation; id: string } | undefined {
-  if (path === "/message:send") {
-    return {
-      id: "",
-      operation: {
-        methods: ["POST"],
-        scope: "chat:write",
-        blocking: true,
-        run: async (agent, { body }) => ({ task: Task.toJSON(await agent.sendMessage(SendMessageRequest.fromJSON(body))) }),
-      },
-    };
-  }
-  if (path === "/message:stream")
-    return { id: "", operation: { methods: ["POST"], scope: "chat:write", run: (agent, { body }) => agent.sendMessageStream(SendMessageRequest.fromJSON(body)) } };
-  if (path === "/tasks") {
-    return {
-      id: "",
-      operation: {
-        methods: ["GET"],
-        scope: "chat:read",
-        run: async (agent, { query }) => ListTasksResponse.toJSON(await agent.listTasks(ListTasksRequest.fromJSON(listQuery(query)))),
-      },
-    };
-  }
-  if (path === "/extendedAgentCard") {
-    return { id: "", operation: { methods: ["GET"], scope: "chat:read", run: async (agent) => AgentCard.toJSON(await agent.getAuthenticatedExtendedAgentCard({ tenant: "" })) } };
-  }
-  const task = /^\/tasks\/([^/:]+)(:cancel|:subscribe|\/pushNotificationConfigs(?:\/[^/]+)?)?$/.exec(path);
+/** The operation a path names (the routes the A2A 1.0 HTTP+JSON binding defines). */
+function operationOf(path: string): Operation | undefined {
+  const body = ({ body }: Input) => body;
+  if (path === "/message:send") return { methods: ["POST"], scope: "chat:write", method: "SendMessage", params: body };
+  if (path === "/message:stream") return { methods: ["POST"], scope: "chat:write", method: "SendStreamingMessage", params: body };
+  if (path === "/tasks") return { methods: ["GET"], scope: "chat:read", method: "ListTasks", params: ({ query }) => listQuery(query) };
+  if (path === "/extendedAgentCard") return { methods: ["GET"], scope: "chat:read", method: "GetExtendedAgentCard", params: () => ({}) };
+  const task = /^\/tasks\/([^/:]+)(:cancel|:subscribe|\/pushNotificationConfigs(?:\/([^/]+))?)?$/.exec(path);
   if (!task) return undefined;
-  const [, id = "", action] = task;
-  if (action === undefined) {
-    return {
-      id,
-      operation: {
-        methods: ["GET"],
-        scope: "chat:read",
-        run: async (agent, { query }) => Task.toJSON(await agent.getTask(GetTaskRequest.fromJSON({ id, ...historyQuery(query) }))),
-      },
-    };
-  }
-  if (action === ":cancel")
-    return { id, operation: { methods: ["POST"], scope: "chat:write", run: async (agent) => Task.toJSON(await agent.cancelTask(CancelTaskRequest.fromJSON({ id }))) } };
-  if (action === ":subscribe")
-    return { id, operation: { methods: ["POST", "GET"], scope: "chat:read", run: (agent) => agent.resubscribe(SubscribeToTaskRequest.fromJSON({ id })) } };
-  // Push configs: the list and one config, read (GET) or written (POST a new one, DELETE one).
-  return action.includes("/pushNotificationConfigs/")
-    ? { id, operation: { methods: ["GET", "DELETE"], scope: "chat:read", run: noPush } }
-    : { id, operation: { methods: ["GET", "POST"], scope: "chat:read", run: noPush } };
+  const [, id = "", action, configId] = task;
+  if (action === undefined) return { methods: ["GET"], scope: "chat:read", method: "GetTask", params: ({ query }) => ({ id, ...historyQuery(query) }) };
+  if (action === ":cancel") return { methods: ["POST"], scope: "chat:write", method: "CancelTask", params: () => ({ id }) };
+  if (action === ":subscribe") return { methods: ["POST", "GET"], scope: "chat:read", method: "SubscribeToTask", params: () => ({ id }) };
+  if (configId === undefined) return { methods: ["GET", "POST"], scope: "chat:read", method: "ListTaskPushNotificationConfigs", params: () => ({ taskId: id }) };
+  return { methods: ["GET", "DELETE"], scope: "chat:read", method: "GetTaskPushNotificationConfig", params: () => ({ taskId: id, id: configId }) };
 }
 
 /** An A2A error as the HTTP+JSON binding answers it (google.rpc.Status), with the /v1 code behind it when there is one. */
@@ -105,74 +67,73 @@ export function createRestRoutes(appFetch: AppFetch, credentials: MiddlewareHand
   return rest;
 }
 
+/** The body of a POST: a JSON object (or nothing), else the A2A error to answer with. */
+async function bodyOf(c: Context<GatedEnv>): Promise<Record<string, unknown> | Error> {
+  if (c.req.method !== "POST") return {};
+  const text = await c.req.text();
+  const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (text !== "" && !JSON_TYPES.has(type)) {
+    throw invalidRequest("Send the body as JSON (Content-Type: application/a2a+json or application/json).", [{ path: "content-type", message: "not JSON" }]);
+  }
+  try {
+    const parsed: unknown = text === "" ? {} : JSON.parse(text);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : malformed("The body must be a JSON object.");
+  } catch {
+    return malformed("The body is not JSON.");
+  }
+}
+
+type Answer = { result?: unknown; error?: { code: number; message: string; data?: Record<string, unknown>[] } };
+
 async function serve(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Response> {
-  const path = c.req.path.slice(c.req.path.indexOf("/rest") + "/rest".length);
-  const found = operationOf(path);
-  if (!found) throw new ApiError(404, "not_found", "No A2A operation has this path.");
-  const { operation, id } = found;
+  const operation = operationOf(c.req.path.slice(c.req.path.indexOf("/rest") + "/rest".length));
+  if (!operation) throw new ApiError(404, "not_found", "No A2A operation has this path.");
   if (!operation.methods.includes(c.req.method)) {
     throw new ApiError(405, "method_not_allowed", `This A2A operation takes ${operation.methods.join(" or ")}.`, { headers: { allow: operation.methods.join(", ") } });
   }
-  let body: Record<string, unknown> = {};
-  if (c.req.method === "POST") {
-    const text = await c.req.text();
-    const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-    if (text !== "" && !JSON_TYPES.has(type)) {
-      throw invalidRequest("Send the body as JSON (Content-Type: application/a2a+json or application/json).", [{ path: "content-type", message: "not JSON" }]);
-    }
-    const answer = (error: unknown) => {
-      const { status, body: problem } = errorBody(error);
-      return c.json(problem, status as 400);
-    };
-    try {
-      const parsed: unknown = text === "" ? {} : JSON.parse(text);
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return answer(malformed("The body must be a JSON object."));
-      body = parsed as Record<string, unknown>;
-    } catch {
-      return answer(malformed("The body is not JSON."));
-    }
-  }
+  const asJson = (error: unknown, headers: Record<string, string> = {}) => {
+    const { status, body } = errorBody(error);
+    return Response.json(body, { status, headers: { ...headers, "content-type": A2A_JSON } });
+  };
+  const body = await bodyOf(c);
+  if (body instanceof Error) return asJson(body);
   const version = requestedVersion(c);
-  if (version !== "1.0") {
-    const { status, body: problem } = errorBody(
-      new VersionNotSupportedError({ message: "The HTTP+JSON binding speaks A2A 1.0 only: send A2A-Version: 1.0 (v0.3 clients use JSON-RPC)." }),
-    );
-    return c.json(problem, status as 400);
-  }
+  if (version !== "1.0") return asJson(new VersionNotSupportedError({ message: "The HTTP+JSON binding speaks A2A 1.0 only: send A2A-Version: 1.0 (v0.3 clients use JSON-RPC)." }));
   if (!c.get("caller").scopes.includes(operation.scope)) {
     throw new ApiError(403, "insufficient_scope", `This operation needs a token with the ${operation.scope} scope.`, {
       headers: { "www-authenticate": `Bearer error="insufficient_scope", scope="${operation.scope}"` },
     });
   }
   const resume = resumePoint(c);
-  const { agent, errors, headers, hangUp, refusal } = agentRequest(c, appFetch, resume === "bad" ? undefined : resume, version);
-  const failed = (error: unknown) => {
-    const refused = refusal();
-    if (refused) return refused;
-    const { status, body: problem } = errorBody(error);
-    return Response.json(problem, { status, headers: { ...headers, "content-type": A2A_JSON } });
-  };
-  if (resume === "bad") return failed(malformed("Last-Event-ID must be a non-negative integer."));
-  const query = c.req.query();
-  const result = (() => {
-    try {
-      return operation.run(agent as unknown as ProjectAgent, { id, body, query });
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  })();
-  if (Symbol.asyncIterator in result) {
-    const events = (result as AsyncGenerator<StreamResponse>)[Symbol.asyncIterator]();
-    const frame = (event: StreamResponse) => {
-      const json = StreamResponse.toJSON(event) as Record<string, { metadata?: Record<string, { eventId?: string }> }>;
-      const eventId = Object.values(json)[0]?.metadata?.["urn:project-chat:a2a:event-id:v1"]?.eventId;
-      return `${eventId === undefined ? "" : `id: ${eventId}\n`}data: ${JSON.stringify(json)}\n\n`;
-    };
-    return eventStream(events, { event: frame, error: (error) => `event: error\ndata: ${JSON.stringify(errorBody(error).body)}\n\n` }, failed, hangUp, headers);
+  if (resume === "bad") return asJson(malformed("Last-Event-ID must be a non-negative integer."));
+  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, appFetch, resume, version);
+  // The transport turns what the handler threw into a JSON-RPC error: the error itself (kept) is what this binding shows.
+  const failed = (answer: Answer) => refusal() ?? asJson(errors[0] ?? fromJsonRpcErrorResponse({ jsonrpc: "2.0", id: 0, error: answer.error! }), headers);
+  const request = { jsonrpc: "2.0", id: 0, method: operation.method, params: operation.params({ body, query: c.req.query() }) };
+  const handled = (await new JsonRpcTransportHandler(agent).handle(request, context)) as Answer | AsyncGenerator<Answer>;
+  if (!(Symbol.asyncIterator in handled)) {
+    const answer = Promise.resolve(handled.error ? failed(handled) : (refusal() ?? Response.json(handled.result ?? {}, { headers: { ...headers, "content-type": A2A_JSON } })));
+    return operation.method === "SendMessage" ? blockingAnswer(answer, hangUp) : answer;
   }
-  const answer = (result as Promise<unknown>).then(
-    (json) => refusal() ?? Response.json(json ?? {}, { headers: { ...headers, "content-type": A2A_JSON } }),
-    (error: unknown) => failed(errors[0] ?? error),
+  // Each event is the StreamResponse itself; an error after the stream began is an `error` event with the error body.
+  const frame = (event: Answer) => {
+    if (event.error) return `event: error\ndata: ${JSON.stringify(errorBody(errors.at(-1) ?? fromJsonRpcErrorResponse({ jsonrpc: "2.0", id: 0, error: event.error })).body)}\n\n`;
+    const eventId = eventIdOf(event.result);
+    return `${eventId === undefined ? "" : `id: ${eventId}\n`}data: ${JSON.stringify(event.result)}\n\n`;
+  };
+  const events = handled[Symbol.asyncIterator]();
+  const first = await events.next();
+  // An error as the first event is a refusal before the stream began: an ordinary answer.
+  if (!first.done && first.value.error) return failed(first.value);
+  const rest = (async function* () {
+    if (!first.done) yield first.value;
+    for (let next = await events.next(); !next.done; next = await events.next()) yield next.value;
+  })();
+  return eventStream(
+    rest,
+    { event: frame, error: (error: unknown) => `event: error\ndata: ${JSON.stringify(errorBody(error).body)}\n\n` },
+    (error: unknown) => asJson(error, headers),
+    hangUp,
+    headers,
   );
-  return operation.blocking ? blockingAnswer(answer, hangUp) : answer;
 }

@@ -22,31 +22,21 @@ import { eventIdOf } from "./task-feed";
 const CARD_CACHE = "public, max-age=300";
 const JSON_TYPES = new Set(["application/json", "application/a2a+json"]);
 
-/** The scope each method needs, by its 1.0 and its v0.3 name; a name not here is unknown (-32601, before any scope). */
-const SCOPES: Record<string, Scope> = {
-  SendMessage: "chat:write",
-  SendStreamingMessage: "chat:write",
-  CancelTask: "chat:write",
-  CreateTaskPushNotificationConfig: "chat:write",
-  DeleteTaskPushNotificationConfig: "chat:write",
-  GetTask: "chat:read",
-  ListTasks: "chat:read",
-  SubscribeToTask: "chat:read",
-  GetTaskPushNotificationConfig: "chat:read",
-  ListTaskPushNotificationConfigs: "chat:read",
-  GetExtendedAgentCard: "chat:read",
-  "message/send": "chat:write",
-  "message/stream": "chat:write",
-  "tasks/cancel": "chat:write",
-  "tasks/pushNotificationConfig/set": "chat:write",
-  "tasks/pushNotificationConfig/delete": "chat:write",
-  "tasks/get": "chat:read",
-  "tasks/resubscribe": "chat:read",
-  "tasks/pushNotificationConfig/get": "chat:read",
-  "tasks/pushNotificationConfig/list": "chat:read",
-  "agent/getAuthenticatedExtendedCard": "chat:read",
-};
-const LEGACY_METHODS = new Set(Object.keys(SCOPES).filter((name) => name.includes("/")));
+/** Each method's 1.0 name, its v0.3 name and the scope it needs; a name not here is unknown (-32601, before any scope). */
+const METHODS: [string, string, Scope][] = [
+  ["SendMessage", "message/send", "chat:write"],
+  ["SendStreamingMessage", "message/stream", "chat:write"],
+  ["CancelTask", "tasks/cancel", "chat:write"],
+  ["CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/set", "chat:write"],
+  ["DeleteTaskPushNotificationConfig", "tasks/pushNotificationConfig/delete", "chat:write"],
+  ["GetTask", "tasks/get", "chat:read"],
+  ["ListTasks", "", "chat:read"],
+  ["SubscribeToTask", "tasks/resubscribe", "chat:read"],
+  ["GetTaskPushNotificationConfig", "tasks/pushNotificationConfig/get", "chat:read"],
+  ["ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list", "chat:read"],
+  ["GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard", "chat:read"],
+];
+const SCOPES = { modern: new Map(METHODS.map(([name, , scope]) => [name, scope])), legacy: new Map(METHODS.map(([, name, scope]) => [name, scope])) };
 const STREAMING = new Set(["SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe"]);
 const BLOCKING = new Set(["SendMessage", "message/send"]);
 
@@ -138,7 +128,7 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
     });
   }
   const method = typeof request.method === "string" ? request.method : "";
-  const scope = (legacy ? LEGACY_METHODS.has(method) : !LEGACY_METHODS.has(method)) ? SCOPES[method] : undefined;
+  const scope = (legacy ? SCOPES.legacy : SCOPES.modern).get(method);
   if (scope && !c.get("caller").scopes.includes(scope)) {
     throw new ApiError(403, "insufficient_scope", `This method needs a token with the ${scope} scope.`, {
       headers: { "www-authenticate": `Bearer error="insufficient_scope", scope="${scope}"` },
