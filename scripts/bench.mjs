@@ -64,6 +64,8 @@ const vars = {
   TASK_CREDIT_COST: "1",
   AGENT_MODE: "local",
   CATALOG_CACHE_SECONDS: "30",
+  // A2A's agents live under PUBLIC_URL (every /a2a path is 404 without it).
+  PUBLIC_URL: `http://127.0.0.1:${servicePort}`,
 };
 const SCENARIOS = [
   "GET /v1/plans (ru)",
@@ -74,7 +76,16 @@ const SCENARIOS = [
   "POST message (unique keys, 16 chats)",
   "POST message (unique keys, 64 chats)",
   "POST message (replayed key)",
+  "GET a submission",
+  "A2A GetTask (JSON-RPC)",
+  "A2A SendMessage (64 chats)",
 ];
+// Each A2A call against its /v1 twin, measured in the same run: the A2A one costs at most this much more (1 / req/s).
+const TWINS = [
+  ["A2A GetTask (JSON-RPC)", "GET a submission"],
+  ["A2A SendMessage (64 chats)", "POST message (unique keys, 64 chats)"],
+];
+const TWIN_COST_MAX = 1.15;
 // BENCH_ONLY=regex runs the matching scenarios alone, for profiling one path.
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
 const pad = (s, n) => String(s).padEnd(n);
@@ -137,6 +148,14 @@ async function measure(root, label, chosen) {
         `${pad(r.name, 38)}${pad(r.rps.toFixed(0), 10)}${pad(r.p50, 9)}${pad(r.p99, 9)}${pad(r.bare.toFixed(0), 12)}${pad(r.ratio.toFixed(2), 8)}${pad(`≥${r.target}${ok ? "" : " MISS"}`, 10)}${r.bad}${r.why.length ? ` (${r.why.join(", ")})` : ""}`,
       );
     }
+    const twins = TWINS.map(([a2a, v1]) => [rows.find((r) => r.name === a2a), rows.find((r) => r.name === v1)]).filter(([a, b]) => a && b);
+    if (twins.length) console.log(`\n${pad("A2A call", 38)}${pad("/v1 twin", 40)}${pad("cost ratio", 12)}target`);
+    for (const [a2a, v1] of twins) {
+      const cost = v1.rps / a2a.rps;
+      const ok = cost <= TWIN_COST_MAX;
+      if (!ok) missed++;
+      console.log(`${pad(a2a.name, 38)}${pad(v1.name, 40)}${pad(cost.toFixed(2), 12)}≤${TWIN_COST_MAX}${ok ? "" : " MISS"}`);
+    }
     if (rows.some((r) => r.bad > 0)) console.log(`\nThe service's log for this run: ${logFile}`);
     return missed;
   } finally {
@@ -185,7 +204,32 @@ async function seed(service) {
   for (let i = 0; i < 64; i++) postChats.push((await json(await post(chatsUrl(project.id), { title: `post ${i}` }, token))).id);
   const auth = { authorization: `Bearer ${token}` };
   const replayKey = randomUUID();
-  await post(`${chatsUrl(project.id)}/${chat.id}/messages`, { content: "replayed" }, token, { "idempotency-key": replayKey });
+  const replayed = await json(await post(`${chatsUrl(project.id)}/${chat.id}/messages`, { content: "replayed" }, token, { "idempotency-key": replayKey }));
+  const agent = `${service}/a2a/projects/${project.id}`;
+  const a2aHeaders = { ...auth, "content-type": "application/json", "a2a-version": "1.0" };
+  // GetTask answers 200 with an error too: the /v1 submission must be a task the chat list knows (its next sync tells it).
+  const getTask = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: replayed.submissionId, historyLength: 0 } });
+  for (let tries = 0; ; tries++) {
+    const read = await json(await fetch(agent, { method: "POST", headers: a2aHeaders, body: getTask }));
+    if (read.result) break;
+    if (tries === 50) throw new Error(`GetTask of a /v1 submission did not find it: ${JSON.stringify(read.error)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  // A new message each request, to the chats the /v1 sends go to, answered at once (as a /v1 send's 202).
+  const sendOver = (chats) => {
+    let next = 0;
+    const body = () =>
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: next,
+        method: "SendMessage",
+        params: {
+          message: { messageId: randomUUID(), contextId: chats[next++ % chats.length], role: "ROLE_USER", parts: [{ text: "bench message" }] },
+          configuration: { returnImmediately: true },
+        },
+      });
+    return { method: "POST", headers: a2aHeaders, body: body(), setupRequest: (req) => ({ ...req, body: body() }) };
+  };
   const postOver = (chats, { headers = {}, as = token } = {}) => {
     let next = 0;
     return {
@@ -219,6 +263,9 @@ async function seed(service) {
       `${chatsUrl(project.id)}/${chat.id}/messages`,
       { method: "POST", headers: { ...auth, "content-type": "application/json", "idempotency-key": replayKey }, body: JSON.stringify({ content: "replayed" }) },
     ],
+    ["GET a submission", TARGETS.authGet, `${chatsUrl(project.id)}/${chat.id}/submissions/${replayed.submissionId}`, { headers: auth }],
+    ["A2A GetTask (JSON-RPC)", TARGETS.authGet, agent, { method: "POST", headers: a2aHeaders, body: getTask }],
+    ["A2A SendMessage (64 chats)", TARGETS.post, agent, sendOver(postChats)],
   ];
 }
 
