@@ -11,9 +11,10 @@ export class HttpRefusal extends Error {
     super("refused at the HTTP level");
   }
 
-  /** A /v1 problem as it was sent. */
-  static ofProblem(status: number, text: string): HttpRefusal {
-    return new HttpRefusal(() => new Response(text, { status, headers: { "content-type": "application/problem+json" } }));
+  /** A /v1 problem as it was sent (with its Retry-After, when it had one). */
+  static ofProblem(status: number, text: string, retryAfter?: string): HttpRefusal {
+    const headers: Record<string, string> = { "content-type": "application/problem+json", ...(retryAfter ? { "retry-after": retryAfter } : {}) };
+    return new HttpRefusal(() => new Response(text, { status, headers }));
   }
 
   static ofApiError(error: ApiError): HttpRefusal {
@@ -49,14 +50,14 @@ const HTTP_LEVEL = new Set(["unauthorized", "insufficient_scope", "forbidden", "
 const MALFORMED = new Set(["invalid_request", "answer_does_not_fit", "idempotency_key_reused"]);
 
 /** A /v1 problem (its problem+json text, as the route sent it) as the A2A answer: an HTTP-level refusal, or an A2A error. */
-export function fromProblem(text: string): Error {
+export function fromProblem(text: string, retryAfter?: string): Error {
   let problem: Problem;
   try {
     problem = JSON.parse(text) as Problem;
   } catch {
     return new Error("A /v1 call failed without a problem body.");
   }
-  if (HTTP_LEVEL.has(problem.code)) return HttpRefusal.ofProblem(problem.status, text);
+  if (HTTP_LEVEL.has(problem.code)) return HttpRefusal.ofProblem(problem.status, text, retryAfter);
   if (problem.status === 404) return taskNotFound();
   if (MALFORMED.has(problem.code)) return malformed(problem.detail, problem.code === "invalid_request" ? undefined : problem.code);
   if (problem.status >= 500) return new Error(problem.detail);

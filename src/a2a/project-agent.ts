@@ -222,7 +222,7 @@ export class ProjectAgent implements A2ARequestHandler {
   /** The chat's event stream, taking one of the token's stream places (429 too_many_streams when none is free). */
   private async follow(chatId: string, after?: number): Promise<ChatFollower> {
     const opened = await ChatFollower.open(this.v1.open, this.projectId, chatId, after);
-    if (!opened.ok) throw fromProblem(opened.problem);
+    if (!opened.ok) throw fromProblem(opened.problem, opened.retryAfter);
     return opened.body;
   }
 

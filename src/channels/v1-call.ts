@@ -10,7 +10,7 @@ export type AppFetch = (request: Request, env: Env, ctx: Context["executionCtx"]
  * A /v1 answer: the JSON of a success, or the problem+json text of a failure, as it was sent. eventId:
  * its Chat-Event-Id, where the route sends one (the newest chat event whose effects it shows).
  */
-export type V1Answer<T = unknown> = { ok: true; body: T; replayed: boolean; eventId?: number } | { ok: false; problem: string };
+export type V1Answer<T = unknown> = { ok: true; body: T; replayed: boolean; eventId?: number } | { ok: false; problem: string; retryAfter?: string };
 
 type V1Request = { query?: Record<string, string | undefined>; body?: unknown; headers?: Record<string, string> };
 export type CallV1 = <T = unknown>(method: string, path: string, request?: V1Request) => Promise<V1Answer<T>>;
@@ -59,7 +59,9 @@ export function v1Access(c: Context<GatedEnv>, appFetch: AppFetch): V1Access {
   };
   const open: OpenV1Stream = async (path, query) => {
     const response = await fetchV1("GET", path, { query });
-    if (!response.ok || !response.body) return { ok: false, problem: await response.text() };
+    // A stream refused for want of a place says when to try again (Retry-After), which an HTTP answer passes on.
+    const retryAfter = response.headers.get("retry-after");
+    if (!response.ok || !response.body) return { ok: false, problem: await response.text(), ...(retryAfter ? { retryAfter } : {}) };
     return { ok: true, body: response.body, replayed: false };
   };
   // The gate admitted the token once, for the whole request; a wait that outlives a revocation asks again before it answers.

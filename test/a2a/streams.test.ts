@@ -83,6 +83,7 @@ describe("A2A streams", () => {
     const answer = await refused.answer!;
     expect(answer.status).toBe(429);
     expect(answer.json.code).toBe("too_many_streams");
+    expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
     const messages = (await resultOf(rpc(w.token, w.projectId, "ListTasks", { contextId: chat.id }))).tasks;
     expect(messages).toHaveLength(10);
     for (const stream of waits) await stream.response.body?.cancel();
