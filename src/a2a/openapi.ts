@@ -1,6 +1,6 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
-import { anonymous } from "../http/router";
+import { anonymous, problems } from "../http/router";
 import { security } from "../projects/guards";
 import { ProjectParams } from "../projects/schemas";
 
@@ -12,20 +12,20 @@ const json = (description: string) => ({ description, content: { "application/a2
 
 type Rest = { method: "get" | "post"; path: string; operationId: string; summary: string; task?: true; body?: true; stream?: true };
 const REST: Rest[] = [
-  { method: "post", path: "/message:send", operationId: "a2aRestSendMessage", summary: "SendMessage", body: true },
-  { method: "post", path: "/message:stream", operationId: "a2aRestSendStreamingMessage", summary: "SendStreamingMessage", body: true, stream: true },
-  { method: "get", path: "/tasks", operationId: "a2aRestListTasks", summary: "ListTasks (contextId required)" },
-  { method: "get", path: "/tasks/{taskId}", operationId: "a2aRestGetTask", summary: "GetTask", task: true },
-  { method: "post", path: "/tasks/{taskId}:cancel", operationId: "a2aRestCancelTask", summary: "CancelTask", task: true },
+  { method: "post", path: "/message:send", operationId: "agentRestSendMessage", summary: "SendMessage", body: true },
+  { method: "post", path: "/message:stream", operationId: "agentRestSendStreamingMessage", summary: "SendStreamingMessage", body: true, stream: true },
+  { method: "get", path: "/tasks", operationId: "agentRestListTasks", summary: "ListTasks (contextId required)" },
+  { method: "get", path: "/tasks/{taskId}", operationId: "agentRestGetTask", summary: "GetTask", task: true },
+  { method: "post", path: "/tasks/{taskId}:cancel", operationId: "agentRestCancelTask", summary: "CancelTask", task: true },
   {
     method: "post",
     path: "/tasks/{taskId}:subscribe",
-    operationId: "a2aRestSubscribeToTask",
+    operationId: "agentRestSubscribeToTask",
     summary: "SubscribeToTask (also GET; Last-Event-ID resumes)",
     task: true,
     stream: true,
   },
-  { method: "get", path: "/extendedAgentCard", operationId: "a2aRestGetExtendedAgentCard", summary: "GetExtendedAgentCard" },
+  { method: "get", path: "/extendedAgentCard", operationId: "agentRestGetExtendedAgentCard", summary: "GetExtendedAgentCard" },
 ];
 
 /**
@@ -38,22 +38,21 @@ export function registerA2aPaths(app: OpenAPIHono<AppEnv>): void {
   registry.registerPath({
     method: "get",
     path: `${base}/.well-known/agent-card.json`,
-    operationId: "getA2aAgentCard",
+    operationId: "getAgentCard",
     tags: ["A2A"],
     summary: "A project's A2A agent card (public)",
-    description: `The same for any project id: the 1.0 card with A2A-Version: 1.0, else the v0.3 card. ${GUIDE}`,
+    description: `The same for any project id: the 1.0 card with A2A-Version: 1.0, else the v0.3 card (another version: 400 with an A2A error body). ${GUIDE}`,
     security: anonymous,
     request: { params: ProjectParams },
     responses: {
       200: { description: "The card", content: { "application/json": { schema: A2aJson } } },
       304: { description: "Not modified" },
-      400: json("An A2A-Version it does not speak"),
     },
   });
   registry.registerPath({
     method: "post",
     path: base,
-    operationId: "a2aJsonRpc",
+    operationId: "callAgentJsonRpc",
     tags: ["A2A"],
     summary: "A2A over JSON-RPC: 1.0 with A2A-Version: 1.0, v0.3 without",
     description: `One JSON-RPC 2.0 request per call. Errors are JSON-RPC errors (HTTP 200), except credentials, rate, scope and role (problem+json). ${GUIDE}`,
@@ -79,7 +78,10 @@ export function registerA2aPaths(app: OpenAPIHono<AppEnv>): void {
         params: operation.task ? TaskId : ProjectParams,
         ...(operation.body ? { body: { required: true, content: { "application/a2a+json": { schema: A2aJson } } } } : {}),
       },
-      responses: { 200: operation.stream ? { description: "An event stream of StreamResponses", content: { "text/event-stream": { schema: z.string() } } } : json("The answer") },
+      responses: {
+        200: operation.stream ? { description: "An event stream of StreamResponses", content: { "text/event-stream": { schema: z.string() } } } : json("The answer"),
+        ...problems(401, 403, 429),
+      },
     });
   }
 }
