@@ -36,7 +36,7 @@ import { answerFromText } from "./answers";
 import { extendedAgentCard } from "./card";
 import { fromProblem, malformed, taskNotFound, unsupported } from "./errors";
 import { type ChainFeed, streamTask, waitForTask } from "./task-feed";
-import { isInterrupted, isTerminal, taskOf, taskStateOf } from "./task-shape";
+import { acceptedTask, isInterrupted, isTerminal, taskOf, taskStateOf } from "./task-shape";
 
 // The namespace of the chat keys A2A messages are sent under: a name-based UUID of the project, the account and the messageId.
 const MESSAGE_KEY_NAMESPACE = "2b7d9e41-6c3a-4f58-9d2e-8a1b4c7f0e63";
@@ -52,6 +52,14 @@ const TEXT_MODES = new Set(["text/plain", "text/*", "*/*"]);
 
 /** A task as A2A names it: its chat, its root submission, and the messages A2A sent into it (by submission), shown as sent. */
 type TaskRef = { chatId: string; taskId: string; sent: Map<string, A2AMessage> };
+
+// Which chat each task is in, as this isolate has learnt it (it never changes): at most this many, the oldest forgotten first.
+const TASK_CHATS_KEPT = 10_000;
+const taskChats = new Map<string, string>();
+function rememberTaskChat(projectId: string, taskId: string, chatId: string): void {
+  taskChats.set(`${projectId}/${taskId}`, chatId);
+  if (taskChats.size > TASK_CHATS_KEPT) taskChats.delete(taskChats.keys().next().value!);
+}
 
 /** What a send asks of the chat, read from the A2A message: its text, or the data part that answers a question. */
 type Content = { text: string; data: unknown | undefined };
@@ -96,8 +104,10 @@ export class ProjectAgent implements A2ARequestHandler {
   async sendMessage(params: SendMessageRequest): Promise<Task> {
     const { configuration } = params;
     historyLengthOf(configuration?.historyLength);
-    const { ref, follower } = await this.submit(params, !configuration?.returnImmediately);
+    const { ref, follower, accepted } = await this.submit(params, !configuration?.returnImmediately);
     const shape = { historyLength: configuration?.historyLength, sent: ref.sent };
+    // A new task answered at once is as its send left it: no call to read it back.
+    if (!follower && accepted) return acceptedTask(ref, accepted, shape);
     if (!follower) return taskOf((await this.read(ref)).task, shape);
     try {
       const stop = AbortSignal.any([this.signal, AbortSignal.timeout(BLOCKING_WAIT_MS)]);
@@ -114,7 +124,8 @@ export class ProjectAgent implements A2ARequestHandler {
 
   async getTask(params: GetTaskRequest): Promise<Task> {
     const historyLength = historyLengthOf(params.historyLength);
-    const ref = await this.locate(params.id);
+    // Without history, the messages A2A sent into the task are not needed: the chat alone answers.
+    const ref = await this.locate(params.id, "read", historyLength !== 0);
     return taskOf((await this.read(ref)).task, { historyLength, sent: ref.sent });
   }
 
@@ -195,12 +206,18 @@ export class ProjectAgent implements A2ARequestHandler {
     }
   }
 
-  /** The chat a task is in and the messages A2A sent into it, for a caller who may reach the project. */
-  private async locate(taskId: string, need: "read" | "write" = "read"): Promise<TaskRef> {
+  /**
+   * The chat a task is in and (unless told it is not needed) the messages A2A sent into it, for a caller who may reach
+   * the project. Which chat a task is in never changes, so this isolate remembers it.
+   */
+  private async locate(taskId: string, need: "read" | "write" = "read", withSent = true): Promise<TaskRef> {
     await this.access(need);
     if (!isUuid(taskId)) throw taskNotFound();
+    const known = taskChats.get(`${this.projectId}/${taskId.toLowerCase()}`);
+    if (known && !withSent) return { chatId: known, taskId: taskId.toLowerCase(), sent: new Map() };
     const entry = await this.c.env.PROJECT_CHATS.getByName(this.projectId).taskEntry(taskId.toLowerCase());
     if (!entry) throw taskNotFound();
+    rememberTaskChat(this.projectId, taskId.toLowerCase(), entry.chatId);
     // Kept in the SDK's own shape (text and data parts only, so plain JSON), which its transport serialises.
     const sent = new Map(entry.sent.map(({ submissionId, message }) => [submissionId, JSON.parse(message) as A2AMessage]));
     return { chatId: entry.chatId, taskId: taskId.toLowerCase(), sent };
@@ -244,7 +261,7 @@ export class ProjectAgent implements A2ARequestHandler {
    * steering its work by its state. messageId is the key: the same message again is the same task. With `follow`, the
    * chat's stream is opened before anything is sent, so a caller with no stream place free sends nothing.
    */
-  private async submit(params: SendMessageRequest, follow: boolean): Promise<{ ref: TaskRef; follower: ChatFollower | undefined }> {
+  private async submit(params: SendMessageRequest, follow: boolean): Promise<{ ref: TaskRef; follower: ChatFollower | undefined; accepted?: Submission["disposition"] }> {
     const message = params.message;
     if (!message) throw malformed("message is required.");
     const content = contentOf(message, params.configuration?.acceptedOutputModes ?? []);
@@ -270,22 +287,24 @@ export class ProjectAgent implements A2ARequestHandler {
       const made = named ? await this.continueTask(named, content, key) : await this.send(chatId, content, key);
       const { submissionId } = made;
       await chats.recordTask(made.taskId, chatId, { key, submissionId, message: JSON.stringify(message) });
+      rememberTaskChat(this.projectId, made.taskId, chatId);
       const sent = new Map(named?.sent ?? []).set(submissionId, message);
-      return { ref: { chatId, taskId: made.taskId, sent }, follower };
+      const accepted = "disposition" in made ? (made.disposition as Submission["disposition"]) : undefined;
+      return { ref: { chatId, taskId: made.taskId, sent }, follower, ...(accepted ? { accepted } : {}) };
     } catch (error) {
       follower?.close();
       throw error;
     }
   }
 
-  private async send(chatId: string, content: Content, key: string): Promise<{ taskId: string; submissionId: string }> {
+  private async send(chatId: string, content: Content, key: string): Promise<{ taskId: string; submissionId: string; disposition: Submission["disposition"] }> {
     if (content.data !== undefined) throw new ContentTypeNotSupportedError({ message: "A data part is taken only as the answer to a task's question." });
     const sent = await this.v1.call<Submission>("POST", v1Path(this.projectId, "chats", chatId, "messages"), {
       headers: { "idempotency-key": key },
       body: { content: content.text },
     });
     if (!sent.ok) throw fromProblem(sent.problem);
-    return { taskId: sent.body.submissionId, submissionId: sent.body.submissionId };
+    return { taskId: sent.body.submissionId, submissionId: sent.body.submissionId, disposition: sent.body.disposition };
   }
 
   /** A message to a task: the answer to the question it waits on, or steering for its work; any other state takes none. */

@@ -127,3 +127,16 @@ export function taskOf(task: ChainTask, { historyLength, includeArtifacts = true
     metadata: { ...metadata, [USAGE_EXTENSION]: usageOf(task) },
   };
 }
+
+/** A task just accepted, as its send left it: queued (SUBMITTED) or started (WORKING), its message as sent, nothing spent. */
+export function acceptedTask(ref: { chatId: string; taskId: string; sent: Map<string, A2AMessage> }, disposition: "queued" | "started", options: TaskShapeOptions): Task {
+  const history = options.historyLength === 0 ? [] : [...ref.sent.values()];
+  return {
+    id: ref.taskId,
+    contextId: ref.chatId,
+    status: { state: disposition === "queued" ? TaskState.TASK_STATE_SUBMITTED : TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() },
+    artifacts: [],
+    history,
+    metadata: { [USAGE_EXTENSION]: { credits: 0, inputTokens: null, outputTokens: null, failure: null } },
+  };
+}

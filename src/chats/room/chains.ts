@@ -71,9 +71,8 @@ export class Chains {
     return { end, question: end.asked === null ? undefined : this.questions.byId(end.asked) };
   }
 
-  /** The chain seen from one of its submissions, as the API shows it. */
-  view(from: SubmissionRow, chatId: string): Chain {
-    const links = this.linksFrom(from);
+  /** The chain seen from one of its submissions, as the API shows it (its links, when already read). */
+  view(from: SubmissionRow, chatId: string, links = this.linksFrom(from)): Chain {
     const end = links.at(-1) ?? { ...from, asked: null, asked_kind: null };
     const reply = end.reply_message_id === null ? null : (this.store.message(end.reply_message_id) ?? null);
     const question = end.asked === null ? undefined : this.questions.byId(end.asked);
@@ -92,12 +91,13 @@ export class Chains {
    * entered. A submission leads a task when it leads its chain and is not a steering text some other task took.
    */
   task(root: SubmissionRow, chatId: string): ChainTask {
-    const chain = this.view(root, chatId);
     const links = this.linksFrom(root);
-    const steps = links.map((link) => ({
+    const chain = this.view(root, chatId, links);
+    const steps = links.map((link, i) => ({
       submission: stateOf(link, () => this.store.errorOf(link.id)),
       userMessage: link.user_message_id === null ? null : (this.store.message(link.user_message_id) ?? null),
-      reply: link.reply_message_id === null ? null : (this.store.message(link.reply_message_id) ?? null),
+      // The end's reply the view has read already.
+      reply: i === links.length - 1 ? chain.reply : link.reply_message_id === null ? null : (this.store.message(link.reply_message_id) ?? null),
     }));
     const own = steps[0]?.reply;
     // A steering text leads a task only once it ran as its own (no task took it before that task ended).
