@@ -29,6 +29,7 @@ import type { Submission } from "../chats/schemas";
 import { config } from "../config";
 import { sha256, toHex } from "../crypto";
 import { ApiError } from "../http/problem";
+import { submissionIdOf } from "../chats/submission-ids";
 import { isUuid, nameUuid } from "../ids";
 import { authorise } from "../projects/guards";
 import { memberProjects } from "../projects/store";
@@ -273,43 +274,57 @@ export class ProjectAgent implements A2ARequestHandler {
     const contextId = message.contextId ? message.contextId.toLowerCase() : undefined;
     if (named && contextId && named.chatId !== contextId) throw malformed("taskId names a task of another chat than contextId.");
     if (contextId && !isUuid(contextId)) throw taskNotFound();
-    const chats = this.c.env.PROJECT_CHATS.getByName(this.projectId);
-    const claim = await chats.claimMessageKey(key, fingerprint, named?.chatId ?? contextId ?? crypto.randomUUID());
+    // What this message will make, fixed before anything is sent (a submission's id is its chat's and its key's): claimed
+    // with the key in one call, which also records the task's chat, so the task can be found the moment it exists.
+    const proposedChat = named?.chatId ?? contextId ?? crypto.randomUUID();
+    const submissionId = await submissionIdOf(proposedChat, key);
+    const proposed = { chatId: proposedChat, taskId: named?.taskId ?? submissionId, submissionId, message: JSON.stringify(message) };
+    const claim = await this.c.env.PROJECT_CHATS.getByName(this.projectId).claimMessageKey(key, fingerprint, proposed);
     if (claim.kind === "conflict") throw malformed("This messageId was used for another message; use a new messageId for a new one.", "idempotency_key_reused");
-    const chatId = claim.chatId;
+    const made = claim.kind === "replay" ? claim : proposed;
+    const { chatId, taskId } = made;
+    rememberTaskChat(this.projectId, taskId, chatId);
     if (!named && !contextId) {
       // Creating is idempotent in the chat's object: a retry racing the first creates nothing twice.
       await this.c.env.CHAT_ROOM.getByName(chatId).create(chatId, this.projectId, titleOf(content.text));
     }
     const follower = follow ? await this.follow(chatId) : undefined;
     try {
-      if (claim.kind === "replay" && claim.taskId) return { ref: named ?? (await this.locate(claim.taskId)), follower };
-      const made = named ? await this.continueTask(named, content, key) : await this.send(chatId, content, key);
-      const { submissionId } = made;
-      await chats.recordTask(made.taskId, chatId, { key, submissionId, message: JSON.stringify(message) });
-      rememberTaskChat(this.projectId, made.taskId, chatId);
-      const sent = new Map(named?.sent ?? []).set(submissionId, message);
-      const accepted = "disposition" in made ? (made.disposition as Submission["disposition"]) : undefined;
-      return { ref: { chatId, taskId: made.taskId, sent }, follower, ...(accepted ? { accepted } : {}) };
+      const sent = new Map(named?.sent ?? []).set(made.submissionId, message);
+      const ref = { chatId, taskId, sent };
+      // The same message again: the task as it now stands, once its first send landed (else it is sent now, as the first would).
+      if (claim.kind === "replay" && (await this.exists(chatId, made.submissionId))) return { ref: await this.locate(taskId), follower };
+      if (named) {
+        await this.continueTask(named, content, key);
+        return { ref, follower };
+      }
+      const accepted = await this.send(chatId, content, key);
+      return { ref, follower, accepted };
     } catch (error) {
       follower?.close();
       throw error;
     }
   }
 
-  private async send(chatId: string, content: Content, key: string): Promise<{ taskId: string; submissionId: string; disposition: Submission["disposition"] }> {
+  /** Whether a claimed message's submission is there (one whose send was refused made none). */
+  private async exists(chatId: string, submissionId: string): Promise<boolean> {
+    const outcome = await this.c.env.CHAT_ROOM.getByName(chatId).submissionState(this.projectId, submissionId);
+    return outcome.kind === "submission";
+  }
+
+  private async send(chatId: string, content: Content, key: string): Promise<Submission["disposition"]> {
     if (content.data !== undefined) throw new ContentTypeNotSupportedError({ message: "A data part is taken only as the answer to a task's question." });
     const sent = await this.v1.call<Submission>("POST", v1Path(this.projectId, "chats", chatId, "messages"), {
       headers: { "idempotency-key": key },
       body: { content: content.text },
     });
     if (!sent.ok) throw fromProblem(sent.problem);
-    return { taskId: sent.body.submissionId, submissionId: sent.body.submissionId, disposition: sent.body.disposition };
+    return sent.body.disposition;
   }
 
   /** A message to a task: the answer to the question it waits on, or steering for its work; any other state takes none. */
-  private async continueTask(ref: TaskRef, content: Content, key: string): Promise<{ taskId: string; submissionId: string }> {
-    const { chatId, taskId } = ref;
+  private async continueTask(ref: TaskRef, content: Content, key: string): Promise<void> {
+    const { chatId } = ref;
     const { task } = await this.read(ref);
     const state = taskStateOf(task);
     if ((state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED) && task.question) {
@@ -324,7 +339,7 @@ export class ProjectAgent implements A2ARequestHandler {
         body: answer,
       });
       if (!answered.ok) throw fromProblem(answered.problem);
-      return { taskId, submissionId: answered.body.submissionId };
+      return;
     }
     if (state === TaskState.TASK_STATE_WORKING) {
       if (content.data !== undefined) throw new ContentTypeNotSupportedError({ message: "A data part is taken only as the answer to a task's question." });
@@ -333,7 +348,7 @@ export class ProjectAgent implements A2ARequestHandler {
         body: { content: content.text },
       });
       if (!steered.ok) throw fromProblem(steered.problem);
-      return { taskId, submissionId: steered.body.submissionId };
+      return;
     }
     throw unsupported(
       isInterrupted(state) ? "The task has ended; send a new message (without taskId) for new work." : "The task has not started yet; it takes no message until it works or asks.",

@@ -120,6 +120,17 @@ describe("A2A tasks over JSON-RPC 1.0", () => {
     expect((await errorOf(rpc(w.token, w.projectId, "SendMessage", { message: at("x", crypto.randomUUID()) }))).code).toBe(-32001);
   });
 
+  it("a message refused once is sent by its retry once the refusal no longer holds, as the same task id", async ({ w, chat }) => {
+    const message = at("try again", chat.id);
+    expect((await call("POST", `/v1/projects/${w.projectId}/chats/${chat.id}/archive`, { token: w.token })).status).toBe(200);
+    expect(reasonsOf(await errorOf(rpc(w.token, w.projectId, "SendMessage", { message, configuration: immediately })))).toContain("CHAT_ARCHIVED");
+    expect((await call("POST", `/v1/projects/${w.projectId}/chats/${chat.id}/restore`, { token: w.token })).status).toBe(200);
+    const first = await resultOf(rpc(w.token, w.projectId, "SendMessage", { message, configuration: immediately }));
+    const again = await resultOf(rpc(w.token, w.projectId, "SendMessage", { message, configuration: immediately }));
+    expect(again.task.id).toBe(first.task.id);
+    expect((await resultOf(rpc(w.token, w.projectId, "GetTask", { id: first.task.id }))).contextId).toBe(chat.id);
+  });
+
   it("a task that could not start for want of credits is REJECTED, with the failure in its usage", async ({ clock }) => {
     const w = await world({ credits: 0 });
     const chat = await newChat(w);

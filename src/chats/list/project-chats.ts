@@ -9,8 +9,8 @@ import { SWITCH_CLOCK_MARGIN_MS, SWITCH_LEASE_MS, type SwitchLease, type Webhook
 import { log } from "../../log";
 
 export type ListMoveOutcome = "moved" | "already_moved";
-/** A channel's message key: new (send to chatId), a replay of the same message (its chat, and its task once recorded), or a different message. */
-export type MessageClaim = { kind: "new"; chatId: string } | { kind: "replay"; chatId: string; taskId: string | null } | { kind: "conflict" };
+/** A channel's message key: new (what the claim named is recorded), a replay of the same message (what the first claim named), or a different message. */
+export type MessageClaim = { kind: "new" } | { kind: "replay"; chatId: string; taskId: string; submissionId: string } | { kind: "conflict" };
 export type CreateClaim = { kind: "new"; chatId: string } | { kind: "replay"; chatId: string; answer: string | null } | { kind: "conflict" };
 // Keys of chat creations are remembered this long per project.
 const CREATE_KEYS_KEPT_MS = 24 * 3600_000;
@@ -236,31 +236,32 @@ export class ProjectChats extends DurableObject<Env> {
   }
 
   /**
-   * A channel's message key (one per project and sending account), serialised here so concurrent retries agree: the
-   * first claim binds it to its message's fingerprint and chat (`chatId`, a new chat's id when the message names none).
+   * A channel's message key (one per project and sending account), serialised here so concurrent retries agree. The
+   * first claim binds it to its message's fingerprint and to what it will make (its submission's id is fixed by the chat
+   * and the key): the chat, the task it is or goes on with, and the message as received; the task's chat is recorded
+   * with it, so the task can be found the moment it exists. A later claim with the same fingerprint gets those again.
    */
-  async claimMessageKey(key: string, fingerprint: string, chatId: string): Promise<MessageClaim> {
+  async claimMessageKey(key: string, fingerprint: string, made: { chatId: string; taskId: string; submissionId: string; message: string }): Promise<MessageClaim> {
     this.createSchema();
     const sql = this.ctx.storage.sql;
     const held = sql
-      .exec<{ fingerprint: string; chat_id: string; task_id: string | null }>("SELECT fingerprint, chat_id, task_id FROM message_keys WHERE key = ?", key)
+      .exec<{ fingerprint: string; chat_id: string; task_id: string; submission_id: string }>(
+        "SELECT fingerprint, chat_id, task_id, submission_id FROM message_keys WHERE key = ?",
+        key,
+      )
       .toArray()[0];
-    if (held) return held.fingerprint === fingerprint ? { kind: "replay", chatId: held.chat_id, taskId: held.task_id } : { kind: "conflict" };
-    sql.exec("INSERT INTO message_keys (key, fingerprint, chat_id) VALUES (?, ?, ?)", key, fingerprint, chatId);
-    return { kind: "new", chatId };
-  }
-
-  /**
-   * Which chat a task is in (its id is its submission's), for channels that name a task without its chat; and, for a
-   * channel's message key, the submission it made in that task and the message as the channel received it (JSON).
-   */
-  async recordTask(taskId: string, chatId: string, sent?: { key: string; submissionId: string; message: string }): Promise<void> {
-    this.createSchema();
-    const sql = this.ctx.storage.sql;
-    sql.exec("INSERT OR IGNORE INTO task_chats (task_id, chat_id) VALUES (?, ?)", taskId, chatId);
-    if (sent) {
-      sql.exec("UPDATE message_keys SET task_id = ?, submission_id = ?, message = ? WHERE key = ? AND task_id IS NULL", taskId, sent.submissionId, sent.message, sent.key);
-    }
+    if (held) return held.fingerprint === fingerprint ? { kind: "replay", chatId: held.chat_id, taskId: held.task_id, submissionId: held.submission_id } : { kind: "conflict" };
+    sql.exec(
+      "INSERT INTO message_keys (key, fingerprint, chat_id, task_id, submission_id, message) VALUES (?, ?, ?, ?, ?, ?)",
+      key,
+      fingerprint,
+      made.chatId,
+      made.taskId,
+      made.submissionId,
+      made.message,
+    );
+    sql.exec("INSERT OR IGNORE INTO task_chats (task_id, chat_id) VALUES (?, ?)", made.taskId, made.chatId);
+    return { kind: "new" };
   }
 
   /** The chat a recorded task is in (null when none is), and the messages channels sent into it, by submission. */

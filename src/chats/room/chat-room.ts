@@ -3,6 +3,7 @@ import { agentFor } from "../../agent/select";
 import type { AgentPort, AgentResult } from "../../agent/port";
 import { config } from "../../config";
 import { sha256Hex, toBase64Url } from "../../crypto";
+import { submissionIdOf } from "../submission-ids";
 import type { Env } from "../../env";
 import { offerProjectState } from "../../projects/access";
 import { iso } from "../../time";
@@ -163,10 +164,13 @@ export class ChatRoom extends DurableObject<Env> {
     const asked = before && request.kind === "answer" ? this.#questions.byId(request.questionId) : undefined;
     const fit = asked && request.kind === "answer" ? fitAnswer(this.#questions.view(asked, before!.id), request.answer) : undefined;
     const content = request.kind === "answer" ? (fit?.fits ? fit.content : "") : request.content;
-    // Before anything is decided: from here to the insert nothing awaits.
-    const contentHash = await sha256Hex(content);
+    // Before anything is decided: from here to the insert nothing awaits. The id a new submission would get is its chat's
+    // and key's (the chat's id is this object's name, which the chat's row holds once created).
+    const chatId = this.#store.isInitialised() ? this.#store.chat()?.id : undefined;
+    const [contentHash, newId] = await Promise.all([sha256Hex(content), chatId ? submissionIdOf(chatId, request.idempotencyKey) : undefined]);
     const chat = this.chatIn(projectId);
-    if (!chat) return NOT_HERE;
+    // A chat created while this waited was not there when it came: as if it came first.
+    if (!chat || !newId) return NOT_HERE;
     const replyTo = request.kind === "answer" ? null : request.replyToMessageId;
     // Part of the input, so it is refused before the key is looked at (a replay's target was valid, and messages stay).
     if (replyTo && !this.#store.hasMessage(replyTo)) return { kind: "unknown_reply_target" };
@@ -197,7 +201,7 @@ export class ChatRoom extends DurableObject<Env> {
     offerMaintenanceFlag(request.seen.maintenance);
     offerProjectState(projectId, request.seen.project);
     const now = Date.now();
-    const submission = { submissionId: crypto.randomUUID(), chatId: chat.id, disposition: joins.disposition };
+    const submission = { submissionId: newId!, chatId: chat.id, disposition: joins.disposition };
     // The working reply stops first (as POST …/stop), then the interrupt goes ahead of everything pending, what the stop requeued included.
     const running = joins.interrupting ? this.#store.runningTask() : undefined;
     if (running) this.#runner.stop(running, now);
