@@ -8,11 +8,11 @@ export const EVENT_ID_EXTENSION = "urn:project-chat:a2a:event-id:v1";
 export const EXTENSIONS = [
   {
     uri: QUESTION_EXTENSION,
-    description: "A question the agent asks comes as text and as a typed Question (a data part); answer it in words or with a data part.",
+    description: "Questions as text and as a typed Question (a data part); answers in words or as data.",
     required: false,
   },
   { uri: USAGE_EXTENSION, description: "What a task cost: credits and model tokens, in the task's metadata.", required: false },
-  { uri: EVENT_ID_EXTENSION, description: "Every stream event carries the chat's event id; subscribe with Last-Event-ID to resume without gaps or repeats.", required: false },
+  { uri: EVENT_ID_EXTENSION, description: "Each stream event carries the chat's event id: resume with Last-Event-ID, no gap, no repeat.", required: false },
 ];
 
 const DESCRIPTION =
@@ -70,7 +70,7 @@ export function agentCard(publicOrigin: string, projectId: string, projectName?:
       {
         id: "project-chat",
         name: "Work on the project",
-        description: "Takes a request about the project in plain words and replies; asks a typed question when it needs a decision.",
+        description: "Takes a request in plain words and replies; asks a typed question when it needs a decision.",
         tags: ["chat", "project"],
         examples: ["Summarise what changed in the project this week.", "Draft a reply to the latest customer message."],
       },

@@ -6,27 +6,7 @@ import { ProjectParams } from "../projects/schemas";
 
 const GUIDE = 'How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).';
 // A2A's own messages: described by its specification, not by this document's schemas.
-const A2aJson = z.looseObject({}).openapi("A2aMessage", { description: "An A2A 1.0 (ProtoJSON) or v0.3 JSON object, as the A2A specification defines it" });
-const TaskId = z.object({ projectId: ProjectParams.shape.projectId, taskId: z.uuid().openapi({ description: "A task: the id of the submission that leads it" }) });
-const json = (description: string) => ({ description, content: { "application/a2a+json": { schema: A2aJson } } });
-
-type Rest = { method: "get" | "post"; path: string; operationId: string; summary: string; task?: true; body?: true; stream?: true };
-const REST: Rest[] = [
-  { method: "post", path: "/message:send", operationId: "agentRestSendMessage", summary: "SendMessage", body: true },
-  { method: "post", path: "/message:stream", operationId: "agentRestSendStreamingMessage", summary: "SendStreamingMessage", body: true, stream: true },
-  { method: "get", path: "/tasks", operationId: "agentRestListTasks", summary: "ListTasks (contextId required)" },
-  { method: "get", path: "/tasks/{taskId}", operationId: "agentRestGetTask", summary: "GetTask", task: true },
-  { method: "post", path: "/tasks/{taskId}:cancel", operationId: "agentRestCancelTask", summary: "CancelTask", task: true },
-  {
-    method: "post",
-    path: "/tasks/{taskId}:subscribe",
-    operationId: "agentRestSubscribeToTask",
-    summary: "SubscribeToTask (also GET; Last-Event-ID resumes)",
-    task: true,
-    stream: true,
-  },
-  { method: "get", path: "/extendedAgentCard", operationId: "agentRestGetExtendedAgentCard", summary: "GetExtendedAgentCard" },
-];
+const A2aJson = z.looseObject({}).openapi("A2aMessage", { description: "An A2A message, as its specification defines it" });
 
 /**
  * The A2A endpoints in the OpenAPI document, as what they are: the agent card, and A2A's own bindings (JSON-RPC and
@@ -41,7 +21,7 @@ export function registerA2aPaths(app: OpenAPIHono<AppEnv>): void {
     operationId: "getAgentCard",
     tags: ["A2A"],
     summary: "A project's A2A agent card (public)",
-    description: `The same for any project id: the 1.0 card with A2A-Version: 1.0, else the v0.3 card (another version: 400 with an A2A error body). ${GUIDE}`,
+    description: `The same for any project id: 1.0 with A2A-Version: 1.0, else v0.3. ${GUIDE}`,
     security: anonymous,
     request: { params: ProjectParams },
     responses: {
@@ -55,33 +35,33 @@ export function registerA2aPaths(app: OpenAPIHono<AppEnv>): void {
     operationId: "callAgentJsonRpc",
     tags: ["A2A"],
     summary: "A2A over JSON-RPC: 1.0 with A2A-Version: 1.0, v0.3 without",
-    description: `One JSON-RPC 2.0 request per call. Errors are JSON-RPC errors (HTTP 200), except credentials, rate, scope and role (problem+json). ${GUIDE}`,
+    description: `One JSON-RPC 2.0 request per call. ${GUIDE}`,
     security,
     request: { params: ProjectParams, body: { required: true, content: { "application/json": { schema: A2aJson } } } },
     responses: {
       200: {
-        description: "The JSON-RPC response, or for a stream an event stream of them",
+        description: "The answer, or an event stream",
         content: { "application/json": { schema: A2aJson }, "text/event-stream": { schema: z.string() } },
       },
+      // Refused before A2A answers: credentials, the rate limit and stream places, scope and role, as on /v1.
+      ...problems(401, 403, 429),
     },
   });
-  for (const operation of REST) {
-    registry.registerPath({
-      method: operation.method,
-      path: `${base}/rest${operation.path}`,
-      operationId: operation.operationId,
-      tags: ["A2A"],
-      summary: `A2A over HTTP+JSON: ${operation.summary}`,
-      description: `A2A 1.0 only (A2A-Version: 1.0); errors as google.rpc.Status. ${GUIDE}`,
-      security,
-      request: {
-        params: operation.task ? TaskId : ProjectParams,
-        ...(operation.body ? { body: { required: true, content: { "application/a2a+json": { schema: A2aJson } } } } : {}),
+  registry.registerPath({
+    method: "post",
+    path: `${base}/rest/{operation}`,
+    operationId: "callAgentRest",
+    tags: ["A2A"],
+    summary: "A2A over HTTP+JSON (1.0 only)",
+    description: `message:send, message:stream, tasks, tasks/{id}, tasks/{id}:cancel, tasks/{id}:subscribe, extendedAgentCard. ${GUIDE}`,
+    security,
+    request: { params: ProjectParams.extend({ operation: z.string().openapi({ description: "The operation's path in the binding" }) }) },
+    responses: {
+      200: {
+        description: "The answer, or an event stream",
+        content: { "application/a2a+json": { schema: A2aJson }, "text/event-stream": { schema: z.string() } },
       },
-      responses: {
-        200: operation.stream ? { description: "An event stream of StreamResponses", content: { "text/event-stream": { schema: z.string() } } } : json("The answer"),
-        ...problems(401, 403, 429),
-      },
-    });
-  }
+      ...problems(401, 403, 429),
+    },
+  });
 }

@@ -176,7 +176,7 @@ export class ProjectAgent implements A2ARequestHandler {
     const ref = await this.locate(params.id);
     const resumeAfter = this.resumeAfter;
     const { task } = await this.read(ref);
-    if (resumeAfter === undefined && isTerminal(taskStateOf(task))) throw unsupported("The task has ended: subscribe with Last-Event-ID to replay its events.");
+    if (resumeAfter === undefined && isTerminal(taskStateOf(task))) throw unsupported("The task has ended: subscribe with Last-Event-ID to replay it.");
     const follower = await this.follow(ref.chatId, resumeAfter);
     yield* this.stream(ref, follower, resumeAfter);
   }
@@ -280,7 +280,7 @@ export class ProjectAgent implements A2ARequestHandler {
     const submissionId = await submissionIdOf(proposedChat, key);
     const proposed = { chatId: proposedChat, taskId: named?.taskId ?? submissionId, submissionId, message: JSON.stringify(message) };
     const claim = await this.c.env.PROJECT_CHATS.getByName(this.projectId).claimMessageKey(key, fingerprint, proposed);
-    if (claim.kind === "conflict") throw malformed("This messageId was used for another message; use a new messageId for a new one.", "idempotency_key_reused");
+    if (claim.kind === "conflict") throw malformed("This messageId was used for another message: a new message needs a new messageId.", "idempotency_key_reused");
     const made = claim.kind === "replay" ? claim : proposed;
     const { chatId, taskId } = made;
     rememberTaskChat(this.projectId, taskId, chatId);
@@ -351,7 +351,7 @@ export class ProjectAgent implements A2ARequestHandler {
       return;
     }
     throw unsupported(
-      isInterrupted(state) ? "The task has ended; send a new message (without taskId) for new work." : "The task has not started yet; it takes no message until it works or asks.",
+      isInterrupted(state) ? "The task has ended; send a new message (without taskId) for new work." : "The task has not started: it takes a message once it works or asks.",
     );
   }
 }
@@ -362,7 +362,7 @@ function contentOf(message: A2AMessage, acceptedOutputModes: string[]): Content 
   if (message.messageId.length < 1 || message.messageId.length > MESSAGE_ID_MAX) throw malformed(`message.messageId must be 1 to ${MESSAGE_ID_MAX} characters.`);
   if (message.parts.length === 0) throw malformed("message.parts must hold at least one part.");
   if (acceptedOutputModes.length > 0 && !acceptedOutputModes.some((mode) => TEXT_MODES.has(mode))) {
-    throw new ContentTypeNotSupportedError({ message: "This agent answers in text/plain; include it (or text/*) in acceptedOutputModes." });
+    throw new ContentTypeNotSupportedError({ message: "This agent answers in text/plain: accept it (or text/*)." });
   }
   const texts: string[] = [];
   let data: unknown;
@@ -370,7 +370,7 @@ function contentOf(message: A2AMessage, acceptedOutputModes: string[]): Content 
     const value = part.content;
     if (value?.$case === "text") texts.push(value.value);
     else if (value?.$case === "data") data = value.value;
-    else throw new ContentTypeNotSupportedError({ message: "Send text parts (and a data part only to answer a question); files are not taken." });
+    else throw new ContentTypeNotSupportedError({ message: "Send text parts (a data part only to answer a question); files are not taken." });
   }
   return { text: texts.join("\n"), data };
 }

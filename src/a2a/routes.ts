@@ -20,6 +20,7 @@ import { createRestRoutes } from "./rest-routes";
 import { eventIdOf } from "./task-feed";
 
 const CARD_CACHE = "public, max-age=300";
+const unsupportedVersion = (version: string) => new VersionNotSupportedError({ message: `A2A-Version ${version.slice(0, 20)} is not spoken here: 1.0 and 0.3 are.` });
 const JSON_TYPES = new Set(["application/json", "application/a2a+json"]);
 
 /** Each method's 1.0 name, its v0.3 name and the scope it needs; a name not here is unknown (-32601, before any scope). */
@@ -53,7 +54,7 @@ async function serveCard(c: Context<AppEnv>): Promise<Response> {
   const version = requestedVersion(c);
   const headers: Record<string, string> = { "cache-control": CARD_CACHE, vary: "A2A-Version", "access-control-allow-origin": "*" };
   if (version !== undefined && version !== "1.0" && version !== "0.3") {
-    const error = new VersionNotSupportedError({ message: `A2A-Version ${version.slice(0, 20)} is not supported; this agent speaks 1.0 and 0.3.` });
+    const error = unsupportedVersion(version);
     return c.json(toRestErrorBody(error, restStatusFor(error)), 400, headers);
   }
   const body = JSON.stringify(version === "1.0" ? agentCard(origin, projectId) : legacyAgentCard(origin, projectId));
@@ -110,7 +111,7 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
     return c.json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "The body is not JSON." } });
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return c.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "The body must be one JSON-RPC 2.0 request object (batches are not served)." } });
+    return c.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "The body must be one JSON-RPC 2.0 request object (no batches)." } });
   }
   const request = body as { id?: string | number | null; method?: unknown };
   const id = request.id ?? null;
@@ -121,9 +122,7 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
       jsonrpc: "2.0",
       id,
       error: {
-        ...JsonRpcTransportHandler.mapToJSONRPCError(
-          new VersionNotSupportedError({ message: `A2A-Version ${version.slice(0, 20)} is not supported; this agent speaks 1.0 and 0.3.` }),
-        ),
+        ...JsonRpcTransportHandler.mapToJSONRPCError(unsupportedVersion(version)),
       },
     });
   }

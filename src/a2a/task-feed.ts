@@ -4,9 +4,8 @@ import type { ChainTask } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
 import type { Message, QueueEntry } from "../chats/schemas";
 import { EVENT_ID_EXTENSION } from "./card";
-import { isInterrupted, questionMessage, replyArtifact, taskOf, taskStateOf, textPart, usageOf } from "./task-shape";
+import { agentMessage, isInterrupted, questionMessage, replyArtifact, taskOf, taskStateOf, usageOf } from "./task-shape";
 import { USAGE_EXTENSION } from "./card";
-import { Role } from "@a2a-js/sdk";
 
 /** How a feed reads its task (with the newest chat event id the read shows) and checks the caller is still admitted. */
 export type ChainFeed = { read(): Promise<{ task: ChainTask; eventId: number }>; stillAdmitted(): Promise<void>; sent: Map<string, A2AMessage> };
@@ -68,7 +67,7 @@ class TaskTrack {
         else if (entry.status === "failed") {
           const task = await current();
           const failure = task.steps.find((step) => step.submission.id === entry.id)?.submission.failure;
-          const message = failure ? agentText(this.task, entry.id, failure.message) : undefined;
+          const message = failure ? agentMessage(this.task, entry.id, failure.message) : undefined;
           out.push(this.status(TaskState.TASK_STATE_REJECTED, message, { [USAGE_EXTENSION]: usageOf(task) }));
         }
         break;
@@ -125,10 +124,6 @@ class TaskTrack {
     }
     return out;
   }
-}
-
-function agentText(task: ChainTask, messageId: string, text: string): A2AMessage {
-  return { messageId, contextId: task.chatId, taskId: task.rootId, role: Role.ROLE_AGENT, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] };
 }
 
 /** The event id goes on the last stream event a chat event became (in the payload's metadata; the route writes it as `id:` too). */

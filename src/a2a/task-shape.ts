@@ -25,7 +25,7 @@ export const isTerminal = (state: TaskState) => TERMINAL.has(state);
 /** Whether a task stops where it is until someone acts: ended, or waiting on a question. */
 export const isInterrupted = (state: TaskState) => isTerminal(state) || state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED;
 
-export const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" });
+const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" });
 
 /** A question as words: the prompt, then a choice's options one per line as "<id>. <label>". */
 function questionText(question: Question): string {
@@ -54,12 +54,13 @@ export function questionMessage(question: Question, taskId: string): A2AMessage 
 function statusMessage(task: ChainTask): A2AMessage | undefined {
   if (task.question && (task.state === "awaiting" || task.state === "completed")) return questionMessage(task.question, task.rootId);
   if (task.state === "refused" && task.end.failure) {
-    return { ...agentMessage(task, task.end.id, task.end.failure.message) };
+    return agentMessage(task, task.end.id, task.end.failure.message);
   }
   return undefined;
 }
 
-function agentMessage(task: ChainTask, messageId: string, text: string): A2AMessage {
+/** A message of the agent in the task (a refusal's reason, say). */
+export function agentMessage(task: ChainTask, messageId: string, text: string): A2AMessage {
   return { messageId, contextId: task.chatId, taskId: task.rootId, role: Role.ROLE_AGENT, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] };
 }
 
