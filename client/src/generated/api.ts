@@ -671,7 +671,7 @@ export interface paths {
         };
         /**
          * A project's A2A agent card (public)
-         * @description The same for any project id: the 1.0 card with A2A-Version: 1.0, else the v0.3 card (another version: 400 with an A2A error body). How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
+         * @description The same for any project id: 1.0 with A2A-Version: 1.0, else v0.3. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
          */
         get: operations["getAgentCard"];
         put?: never;
@@ -693,7 +693,7 @@ export interface paths {
         put?: never;
         /**
          * A2A over JSON-RPC: 1.0 with A2A-Version: 1.0, v0.3 without
-         * @description One JSON-RPC 2.0 request per call. Errors are JSON-RPC errors (HTTP 200), except credentials, rate, scope and role (problem+json). How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
+         * @description One JSON-RPC 2.0 request per call. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
          */
         post: operations["callAgentJsonRpc"];
         delete?: never;
@@ -702,7 +702,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/a2a/projects/{projectId}/rest/message:send": {
+    "/a2a/projects/{projectId}/rest/{operation}": {
         parameters: {
             query?: never;
             header?: never;
@@ -712,130 +712,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A2A over HTTP+JSON: SendMessage
-         * @description A2A 1.0 only (A2A-Version: 1.0); errors as google.rpc.Status. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
+         * A2A over HTTP+JSON (1.0 only)
+         * @description message:send, message:stream, tasks, tasks/{id}, tasks/{id}:cancel, tasks/{id}:subscribe, extendedAgentCard. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
          */
-        post: operations["agentRestSendMessage"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/a2a/projects/{projectId}/rest/message:stream": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * A2A over HTTP+JSON: SendStreamingMessage
-         * @description A2A 1.0 only (A2A-Version: 1.0); errors as google.rpc.Status. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
-         */
-        post: operations["agentRestSendStreamingMessage"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/a2a/projects/{projectId}/rest/tasks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A2A over HTTP+JSON: ListTasks (contextId required)
-         * @description A2A 1.0 only (A2A-Version: 1.0); errors as google.rpc.Status. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
-         */
-        get: operations["agentRestListTasks"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/a2a/projects/{projectId}/rest/tasks/{taskId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A2A over HTTP+JSON: GetTask
-         * @description A2A 1.0 only (A2A-Version: 1.0); errors as google.rpc.Status. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
-         */
-        get: operations["agentRestGetTask"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/a2a/projects/{projectId}/rest/tasks/{taskId}:cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * A2A over HTTP+JSON: CancelTask
-         * @description A2A 1.0 only (A2A-Version: 1.0); errors as google.rpc.Status. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
-         */
-        post: operations["agentRestCancelTask"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/a2a/projects/{projectId}/rest/tasks/{taskId}:subscribe": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * A2A over HTTP+JSON: SubscribeToTask (also GET; Last-Event-ID resumes)
-         * @description A2A 1.0 only (A2A-Version: 1.0); errors as google.rpc.Status. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
-         */
-        post: operations["agentRestSubscribeToTask"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/a2a/projects/{projectId}/rest/extendedAgentCard": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A2A over HTTP+JSON: GetExtendedAgentCard
-         * @description A2A 1.0 only (A2A-Version: 1.0); errors as google.rpc.Status. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
-         */
-        get: operations["agentRestGetExtendedAgentCard"];
-        put?: never;
-        post?: never;
+        post: operations["callAgentRest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1867,7 +1747,7 @@ export interface components {
             /** @description Credits charged for the tasks of submissions made with it, net of refunds (a steering text a running task took costs nothing); within 5 s of a charge */
             creditsUsed: number;
         };
-        /** @description An A2A 1.0 (ProtoJSON) or v0.3 JSON object, as the A2A specification defines it */
+        /** @description An A2A message, as its specification defines it */
         A2aMessage: {
             [key: string]: unknown;
         };
@@ -5805,7 +5685,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The JSON-RPC response, or for a stream an event stream of them */
+            /** @description The answer, or an event stream */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -5818,85 +5698,6 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description The path exists but not with this method (`method_not_allowed`). */
-            405: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body is larger than the limit of this path (`payload_too_large`). */
-            413: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Something failed on the service's side (`internal_error`); quote the x-request-id. */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After. */
-            503: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    agentRestSendMessage: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                projectId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/a2a+json": components["schemas"]["A2aMessage"];
-            };
-        };
-        responses: {
-            /** @description The answer */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/a2a+json": components["schemas"]["A2aMessage"];
-                };
-            };
             401: components["responses"]["Unauthorized"];
             /** @description The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`). */
             403: {
@@ -5976,22 +5777,20 @@ export interface operations {
             };
         };
     };
-    agentRestSendStreamingMessage: {
+    callAgentRest: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 projectId: string;
+                /** @description The operation's path in the binding */
+                operation: string;
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/a2a+json": components["schemas"]["A2aMessage"];
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description An event stream of StreamResponses */
+            /** @description The answer, or an event stream */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -6000,475 +5799,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/a2a+json": components["schemas"]["A2aMessage"];
                     "text/event-stream": string;
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`). */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The path exists but not with this method (`method_not_allowed`). */
-            405: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The body is larger than the limit of this path (`payload_too_large`). */
-            413: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests (`rate_limited`), or, opening an event stream, too many open at once (`too_many_streams`); wait Retry-After seconds. */
-            429: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Something failed on the service's side (`internal_error`); quote the x-request-id. */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After. */
-            503: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    agentRestListTasks: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                projectId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The answer */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/a2a+json": components["schemas"]["A2aMessage"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`). */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The path exists but not with this method (`method_not_allowed`). */
-            405: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests (`rate_limited`), or, opening an event stream, too many open at once (`too_many_streams`); wait Retry-After seconds. */
-            429: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Something failed on the service's side (`internal_error`); quote the x-request-id. */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After. */
-            503: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    agentRestGetTask: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                projectId: string;
-                /** @description A task: the id of the submission that leads it */
-                taskId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The answer */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/a2a+json": components["schemas"]["A2aMessage"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`). */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The path exists but not with this method (`method_not_allowed`). */
-            405: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests (`rate_limited`), or, opening an event stream, too many open at once (`too_many_streams`); wait Retry-After seconds. */
-            429: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Something failed on the service's side (`internal_error`); quote the x-request-id. */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After. */
-            503: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    agentRestCancelTask: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                projectId: string;
-                /** @description A task: the id of the submission that leads it */
-                taskId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The answer */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/a2a+json": components["schemas"]["A2aMessage"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`). */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The path exists but not with this method (`method_not_allowed`). */
-            405: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests (`rate_limited`), or, opening an event stream, too many open at once (`too_many_streams`); wait Retry-After seconds. */
-            429: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Something failed on the service's side (`internal_error`); quote the x-request-id. */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After. */
-            503: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    agentRestSubscribeToTask: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                projectId: string;
-                /** @description A task: the id of the submission that leads it */
-                taskId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description An event stream of StreamResponses */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": string;
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            /** @description The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`). */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The path exists but not with this method (`method_not_allowed`). */
-            405: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests (`rate_limited`), or, opening an event stream, too many open at once (`too_many_streams`); wait Retry-After seconds. */
-            429: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Something failed on the service's side (`internal_error`); quote the x-request-id. */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After. */
-            503: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    agentRestGetExtendedAgentCard: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                projectId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The answer */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/a2a+json": components["schemas"]["A2aMessage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
