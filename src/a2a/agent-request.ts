@@ -41,7 +41,12 @@ export function resumePoint(c: Context): number | undefined | "bad" {
 export function agentRequest(c: Context<GatedEnv>, appFetch: AppFetch, resume: number | undefined, version: string) {
   const hangUp = new AbortController();
   const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
-  const { handler: agent, errors } = keepingErrors(new ProjectAgent(c, projectIdOf(c), v1Access(c, appFetch), gone, resume));
+  // A send's own task is followed on the chat's stream (a blocking wait, a stream) whatever the token may read: chat:write
+  // is what SendMessage asks for, and the stream tells the caller of its own task only.
+  const caller = c.get("caller");
+  const following = v1Access(c, appFetch, { ...caller, scopes: [...new Set([...caller.scopes, "chat:read" as const])] });
+  const access = { ...v1Access(c, appFetch), open: following.open };
+  const { handler: agent, errors } = keepingErrors(new ProjectAgent(c, projectIdOf(c), access, gone, resume), c.get("requestId"));
   const requested = (c.req.header("a2a-extensions") ?? "")
     .split(",")
     .map((uri) => uri.trim())
@@ -58,8 +63,10 @@ export function agentRequest(c: Context<GatedEnv>, appFetch: AppFetch, resume: n
 }
 
 /**
- * An event stream of a method's events: the first is pulled before answering, so a refusal before the stream began is an
- * ordinary answer (`early`), not an event; after that each event is a frame, an error a last frame, and the stream is kept alive.
+ * An event stream of a method's events. A refusal comes before its first event, so that event is awaited a moment
+ * first: an error then is an ordinary answer (`early`), not an event. A first event slower than that (a resume on a
+ * quiet task) does not hold the answer back: the stream's headers go out and the event follows in it. After that each
+ * event is a frame, an error a last frame, and the stream is kept alive.
  */
 export async function eventStream<T>(
   events: AsyncIterator<T>,
@@ -68,17 +75,19 @@ export async function eventStream<T>(
   hangUp: AbortController,
   headers: Record<string, string>,
 ): Promise<Response> {
-  let first: IteratorResult<T>;
-  try {
-    first = await events.next();
-  } catch (error) {
-    return early(error);
-  }
+  const first = events.next().then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  const settled = await Promise.race([first, new Promise<undefined>((resolve) => setTimeout(resolve, ANSWER_SETTLE_MS))]);
+  if (settled && "error" in settled) return early(settled.error);
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
       try {
-        if (!first.done) controller.enqueue(encoder.encode(frames.event(first.value)));
+        const opening = settled ?? (await first);
+        if ("error" in opening) throw opening.error;
+        if (!opening.value.done) controller.enqueue(encoder.encode(frames.event(opening.value.value)));
         for (let next = await events.next(); !next.done; next = await events.next()) controller.enqueue(encoder.encode(frames.event(next.value)));
       } catch (error) {
         controller.enqueue(encoder.encode(frames.error(error)));

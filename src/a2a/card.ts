@@ -16,13 +16,12 @@ export const EXTENSIONS = [
 ];
 
 const DESCRIPTION =
-  "The agent of a Project Chat project: it works on the project's chats and answers each message with a reply. " +
-  "A reply may ask a typed question (a text, a choice, an approval or a connection), which the task waits on until it is answered. " +
-  "Work costs the project owner's credits; a task's metadata says what it cost.";
+  "A Project Chat project's agent: it answers each message of the project's chats with a reply, which may ask a typed " +
+  "question (text, choice, approval or connection) that the task waits on. Work costs the owner's credits, as each task says.";
 
 const SCOPES = {
-  "chat:read": "Read the project's chats, tasks and their events.",
-  "chat:write": "Send messages, answer questions and cancel tasks.",
+  "chat:read": "Read chats and tasks.",
+  "chat:write": "Send, answer and cancel.",
 };
 
 /** Where a project's agent lives: `{PUBLIC_URL}/a2a/projects/{projectId}`. */
@@ -72,7 +71,7 @@ export function agentCard(publicOrigin: string, projectId: string, projectName?:
         name: "Work on the project",
         description: "Takes a request in plain words and replies; asks a typed question when it needs a decision.",
         tags: ["chat", "project"],
-        examples: ["Summarise what changed in the project this week.", "Draft a reply to the latest customer message."],
+        examples: ["Summarise this week's changes.", "Draft a reply to the last customer message."],
       },
     ],
   };

@@ -1,5 +1,6 @@
-import { type A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
+import { A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import { ERROR_INFO_TYPE } from "@a2a-js/sdk/errors";
+import { log } from "../log";
 import { ApiError, problemResponse } from "../http/problem";
 
 /** The problem code's domain in an A2A error's details: the /v1 code that explains it. */
@@ -74,11 +75,15 @@ type Handler = object;
  * The request handler with every error a method throws (or its stream throws) kept, since the transport turns each into
  * a JSON-RPC error: the route answers an HTTP refusal as one, and adds the /v1 code behind an A2A error to its details.
  */
-export function keepingErrors<H extends Handler>(handler: H): { handler: H; errors: unknown[] } {
+export function keepingErrors<H extends Handler>(handler: H, requestId: string): { handler: H; errors: unknown[] } {
   const errors: unknown[] = [];
   const keep = (error: unknown) => {
-    errors.push(error);
-    return error;
+    // Anything that is not an answer (an A2A error, an HTTP refusal) is a fault: logged, and shown without its text.
+    const expected = error instanceof A2AError || error instanceof HttpRefusal || error instanceof ApiError;
+    if (!expected) log.error("a2a_request_failed", { requestId }, error);
+    const shown = expected ? error : new Error(`Internal error: request ${requestId}`);
+    errors.push(shown);
+    return shown;
   };
   const wrapped = new Proxy(handler, {
     get(target, property, receiver) {

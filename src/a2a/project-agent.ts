@@ -33,6 +33,7 @@ import { submissionIdOf } from "../chats/submission-ids";
 import { isUuid, nameUuid } from "../ids";
 import { authorise } from "../projects/guards";
 import { memberProjects } from "../projects/store";
+import { CONTENT_MAX } from "../agent/limits";
 import { answerFromText } from "./answers";
 import { extendedAgentCard } from "./card";
 import { fromProblem, malformed, taskNotFound, unsupported } from "./errors";
@@ -64,6 +65,8 @@ function rememberTaskChat(projectId: string, taskId: string, chatId: string): vo
 
 /** What a send asks of the chat, read from the A2A message: its text, or the data part that answers a question. */
 type Content = { text: string; data: unknown | undefined };
+
+const dataOutsideAnswer = () => new ContentTypeNotSupportedError({ message: "A data part answers a question, nothing else." });
 
 /** A chat's title from a message's text: its first line, whitespace collapsed, 160 code points at most. */
 function titleOf(text: string): string {
@@ -124,9 +127,9 @@ export class ProjectAgent implements A2ARequestHandler {
   }
 
   async getTask(params: GetTaskRequest): Promise<Task> {
-    const historyLength = historyLengthOf(params.historyLength);
     // Without history, the messages A2A sent into the task are not needed: the chat alone answers.
-    const ref = await this.locate(params.id, "read", historyLength !== 0);
+    const ref = await this.locate(params.id, "read", params.historyLength !== 0);
+    const historyLength = historyLengthOf(params.historyLength);
     return taskOf((await this.read(ref)).task, { historyLength, sent: ref.sent });
   }
 
@@ -135,7 +138,7 @@ export class ProjectAgent implements A2ARequestHandler {
     const { task } = await this.read(ref);
     const state = taskStateOf(task);
     if (state === TaskState.TASK_STATE_CANCELED) return taskOf(task, { sent: ref.sent });
-    if (isTerminal(state)) throw new TaskNotCancelableError({ message: "The task has ended; only a task that has not can be cancelled." });
+    if (isTerminal(state)) throw new TaskNotCancelableError({ message: "The task has ended." });
     const cancelled = await this.v1.call("POST", v1Path(this.projectId, "chats", ref.chatId, "submissions", ref.taskId, "chain", "cancel"));
     if (!cancelled.ok) throw fromProblem(cancelled.problem);
     // A task still being dispatched stops as soon as its reply exists: looked at again, less and less often, for a while
@@ -150,6 +153,7 @@ export class ProjectAgent implements A2ARequestHandler {
   }
 
   async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    await this.access("read");
     const pageSize = params.pageSize ?? PAGE_SIZE_DEFAULT;
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > PAGE_SIZE_MAX) throw malformed(`pageSize must be 1 to ${PAGE_SIZE_MAX}.`);
     const historyLength = historyLengthOf(params.historyLength) ?? 0;
@@ -157,16 +161,16 @@ export class ProjectAgent implements A2ARequestHandler {
     const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
     if (Number.isNaN(after)) throw malformed("statusTimestampAfter must be an RFC 3339 time.");
     if (!params.contextId) throw malformed("contextId is required: tasks are listed per chat.");
-    await this.access("read");
     const empty = { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
     if (!isUuid(params.contextId)) return empty;
     const outcome = await this.c.env.CHAT_ROOM.getByName(params.contextId.toLowerCase()).chainTasks(this.projectId);
     if (outcome.kind !== "tasks") return empty;
     const matching = (JSON.parse(outcome.tasks) as ChainTask[])
       .filter((task) => params.status === TaskState.TASK_STATE_UNSPECIFIED || taskStateOf(task) === params.status)
-      .filter((task) => after === undefined || task.enteredAt > after)
+      .filter((task) => after === undefined || task.enteredAt >= after)
       .sort((a, b) => b.enteredAt - a.enteredAt || (a.rootId < b.rootId ? -1 : 1));
     const page = matching.slice(offset, offset + pageSize);
+    for (const task of page) rememberTaskChat(this.projectId, task.rootId, task.chatId);
     const next = offset + pageSize < matching.length ? tokenOf(offset + pageSize) : "";
     const includeArtifacts = params.includeArtifacts ?? false;
     return { tasks: page.map((task) => taskOf(task, { historyLength, includeArtifacts })), nextPageToken: next, pageSize, totalSize: matching.length };
@@ -263,14 +267,19 @@ export class ProjectAgent implements A2ARequestHandler {
    * chat's stream is opened before anything is sent, so a caller with no stream place free sends nothing.
    */
   private async submit(params: SendMessageRequest, follow: boolean): Promise<{ ref: TaskRef; follower: ChatFollower | undefined; accepted?: Submission["disposition"] }> {
+    // The project first (a caller who cannot reach it learns nothing more), then the message, all before its key is claimed.
+    const access = await this.access("write");
     const message = params.message;
     if (!message) throw malformed("message is required.");
     const content = contentOf(message, params.configuration?.acceptedOutputModes ?? []);
     if (params.configuration?.taskPushNotificationConfig) throw new PushNotificationNotSupportedError();
-    const access = await this.access("write");
+    const named = message.taskId ? await this.locate(message.taskId) : undefined;
+    if (!named && content.data !== undefined) throw dataOutsideAnswer();
+    if (content.data === undefined && (content.text.length < 1 || content.text.length > CONTENT_MAX)) {
+      throw malformed(`The text must be 1 to ${CONTENT_MAX} characters.`);
+    }
     const key = await nameUuid(MESSAGE_KEY_NAMESPACE, `${this.projectId}/${access.accountId}/${message.messageId}`);
     const fingerprint = toHex(await sha256(JSON.stringify({ parts: message.parts, contextId: message.contextId || null, taskId: message.taskId || null })));
-    const named = message.taskId ? await this.locate(message.taskId) : undefined;
     const contextId = message.contextId ? message.contextId.toLowerCase() : undefined;
     if (named && contextId && named.chatId !== contextId) throw malformed("taskId names a task of another chat than contextId.");
     if (contextId && !isUuid(contextId)) throw taskNotFound();
@@ -279,8 +288,11 @@ export class ProjectAgent implements A2ARequestHandler {
     const proposedChat = named?.chatId ?? contextId ?? crypto.randomUUID();
     const submissionId = await submissionIdOf(proposedChat, key);
     const proposed = { chatId: proposedChat, taskId: named?.taskId ?? submissionId, submissionId, message: JSON.stringify(message) };
-    const claim = await this.c.env.PROJECT_CHATS.getByName(this.projectId).claimMessageKey(key, fingerprint, proposed);
-    if (claim.kind === "conflict") throw malformed("This messageId was used for another message: a new message needs a new messageId.", "idempotency_key_reused");
+    const chats = this.c.env.PROJECT_CHATS.getByName(this.projectId);
+    let claim = await chats.claimMessageKey(key, fingerprint, proposed);
+    // A messageId is taken by a message that was accepted: one whose send was refused (nothing made) leaves it free.
+    if (claim.kind === "conflict" && !(await this.exists(claim.chatId, claim.submissionId))) claim = await chats.claimMessageKey(key, fingerprint, proposed, true);
+    if (claim.kind === "conflict") throw malformed("This messageId was used for another message.", "idempotency_key_reused");
     const made = claim.kind === "replay" ? claim : proposed;
     const { chatId, taskId } = made;
     rememberTaskChat(this.projectId, taskId, chatId);
@@ -289,17 +301,23 @@ export class ProjectAgent implements A2ARequestHandler {
       await this.c.env.CHAT_ROOM.getByName(chatId).create(chatId, this.projectId, titleOf(content.text));
     }
     const follower = follow ? await this.follow(chatId) : undefined;
+    // The same message again: the task as it now stands, once its first send landed (else it is sent now, as the first would).
+    const landed = async () => claim.kind === "replay" && (await this.exists(chatId, made.submissionId));
     try {
       const sent = new Map(named?.sent ?? []).set(made.submissionId, message);
       const ref = { chatId, taskId, sent };
-      // The same message again: the task as it now stands, once its first send landed (else it is sent now, as the first would).
-      if (claim.kind === "replay" && (await this.exists(chatId, made.submissionId))) return { ref: await this.locate(taskId), follower };
-      if (named) {
-        await this.continueTask(named, content, key);
-        return { ref, follower };
+      if (await landed()) return { ref: await this.locate(taskId), follower };
+      try {
+        if (named) {
+          await this.continueTask(named, content, key);
+          return { ref, follower };
+        }
+        return { ref, follower, accepted: await this.send(chatId, content, key) };
+      } catch (error) {
+        // A retry racing its first send: the first landed meanwhile (and moved the task on), so this one is its replay.
+        if (await landed()) return { ref: await this.locate(taskId), follower };
+        throw error;
       }
-      const accepted = await this.send(chatId, content, key);
-      return { ref, follower, accepted };
     } catch (error) {
       follower?.close();
       throw error;
@@ -313,7 +331,6 @@ export class ProjectAgent implements A2ARequestHandler {
   }
 
   private async send(chatId: string, content: Content, key: string): Promise<Submission["disposition"]> {
-    if (content.data !== undefined) throw new ContentTypeNotSupportedError({ message: "A data part is taken only as the answer to a task's question." });
     const sent = await this.v1.call<Submission>("POST", v1Path(this.projectId, "chats", chatId, "messages"), {
       headers: { "idempotency-key": key },
       body: { content: content.text },
@@ -342,7 +359,7 @@ export class ProjectAgent implements A2ARequestHandler {
       return;
     }
     if (state === TaskState.TASK_STATE_WORKING) {
-      if (content.data !== undefined) throw new ContentTypeNotSupportedError({ message: "A data part is taken only as the answer to a task's question." });
+      if (content.data !== undefined) throw dataOutsideAnswer();
       const steered = await this.v1.call<Submission>("POST", v1Path(this.projectId, "chats", chatId, "steer"), {
         headers: { "idempotency-key": key },
         body: { content: content.text },
@@ -350,9 +367,7 @@ export class ProjectAgent implements A2ARequestHandler {
       if (!steered.ok) throw fromProblem(steered.problem);
       return;
     }
-    throw unsupported(
-      isInterrupted(state) ? "The task has ended; send a new message (without taskId) for new work." : "The task has not started: it takes a message once it works or asks.",
-    );
+    throw unsupported(isInterrupted(state) ? "The task has ended: send without taskId." : "The task has not started yet.");
   }
 }
 
@@ -370,7 +385,7 @@ function contentOf(message: A2AMessage, acceptedOutputModes: string[]): Content 
     const value = part.content;
     if (value?.$case === "text") texts.push(value.value);
     else if (value?.$case === "data") data = value.value;
-    else throw new ContentTypeNotSupportedError({ message: "Send text parts (a data part only to answer a question); files are not taken." });
+    else throw new ContentTypeNotSupportedError({ message: "Send text parts; files are not taken." });
   }
   return { text: texts.join("\n"), data };
 }

@@ -1,4 +1,4 @@
-import { fromJsonRpcErrorResponse, restStatusFor, toRestErrorBody, VersionNotSupportedError } from "@a2a-js/sdk/errors";
+import { restStatusFor, toRestErrorBody, VersionNotSupportedError } from "@a2a-js/sdk/errors";
 import { JsonRpcTransportHandler } from "@a2a-js/sdk/server";
 import type { Context, MiddlewareHandler } from "hono";
 import type { GatedEnv } from "../auth/gate";
@@ -13,6 +13,7 @@ import { eventIdOf } from "./task-feed";
 
 const A2A_JSON = "application/a2a+json";
 const JSON_TYPES = new Set(["application/json", A2A_JSON]);
+const STREAMING = new Set(["SendStreamingMessage", "SubscribeToTask"]);
 
 type Input = { body: Record<string, unknown>; query: Record<string, string> };
 /**
@@ -37,14 +38,14 @@ function operationOf(path: string): Operation | undefined {
   if (path === "/message:stream") return { methods: ["POST"], scope: "chat:write", method: "SendStreamingMessage", params: body };
   if (path === "/tasks") return { methods: ["GET"], scope: "chat:read", method: "ListTasks", params: ({ query }) => listQuery(query) };
   if (path === "/extendedAgentCard") return { methods: ["GET"], scope: "chat:read", method: "GetExtendedAgentCard", params: () => ({}) };
-  const task = /^\/tasks\/([^/:]+)(:cancel|:subscribe|\/pushNotificationConfigs(?:\/([^/]+))?)?$/.exec(path);
+  const task = /^\/tasks\/([^/:]+)(:cancel|:subscribe|\/pushNotificationConfigs(\/[^/]+)?)?$/.exec(path);
   if (!task) return undefined;
-  const [, id = "", action, configId] = task;
+  const [, id = "", action, config] = task;
   if (action === undefined) return { methods: ["GET"], scope: "chat:read", method: "GetTask", params: ({ query }) => ({ id, ...historyQuery(query) }) };
   if (action === ":cancel") return { methods: ["POST"], scope: "chat:write", method: "CancelTask", params: () => ({ id }) };
   if (action === ":subscribe") return { methods: ["POST", "GET"], scope: "chat:read", method: "SubscribeToTask", params: () => ({ id }) };
-  if (configId === undefined) return { methods: ["GET", "POST"], scope: "chat:read", method: "ListTaskPushNotificationConfigs", params: () => ({ taskId: id }) };
-  return { methods: ["GET", "DELETE"], scope: "chat:read", method: "GetTaskPushNotificationConfig", params: () => ({ taskId: id, id: configId }) };
+  // Push configs, which this agent does not offer yet: every method on them answers that.
+  return { methods: config ? ["GET", "DELETE"] : ["GET", "POST"], scope: "chat:read", method: "ListTaskPushNotificationConfigs", params: () => ({ taskId: id }) };
 }
 
 /** An A2A error as the HTTP+JSON binding answers it (google.rpc.Status), with the /v1 code behind it when there is one. */
@@ -73,7 +74,7 @@ async function bodyOf(c: Context<GatedEnv>): Promise<Record<string, unknown> | E
   const text = await c.req.text();
   const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (text !== "" && !JSON_TYPES.has(type)) {
-    throw invalidRequest("Send the body as JSON (Content-Type: application/a2a+json or application/json).", [{ path: "content-type", message: "not JSON" }]);
+    throw invalidRequest("Send JSON (Content-Type: application/json or application/a2a+json).", [{ path: "content-type", message: "not JSON" }]);
   }
   try {
     const parsed: unknown = text === "" ? {} : JSON.parse(text);
@@ -108,32 +109,29 @@ async function serve(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Response
   if (resume === "bad") return asJson(malformed("Last-Event-ID must be a non-negative integer."));
   const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, appFetch, resume, version);
   // The transport turns what the handler threw into a JSON-RPC error: the error itself (kept) is what this binding shows.
-  const failed = (answer: Answer) => refusal() ?? asJson(errors[0] ?? fromJsonRpcErrorResponse({ jsonrpc: "2.0", id: 0, error: answer.error! }), headers);
+  // The transport's own refusal (the method's params, before the handler is called) is the one kind it makes itself.
+  const failed = (answer: Answer) => refusal() ?? asJson(errors[0] ?? malformed(answer.error!.message), headers);
   const request = { jsonrpc: "2.0", id: 0, method: operation.method, params: operation.params({ body, query: c.req.query() }) };
-  const handled = (await new JsonRpcTransportHandler(agent).handle(request, context)) as Answer | AsyncGenerator<Answer>;
-  if (!(Symbol.asyncIterator in handled)) {
-    const answer = Promise.resolve(handled.error ? failed(handled) : (refusal() ?? Response.json(handled.result ?? {}, { headers: { ...headers, "content-type": A2A_JSON } })));
-    return operation.method === "SendMessage" ? blockingAnswer(answer, hangUp) : answer;
+  const transport = new JsonRpcTransportHandler(agent);
+  if (STREAMING.has(operation.method)) {
+    const handled = (await transport.handle(request, context)) as Answer | AsyncGenerator<Answer>;
+    if (!(Symbol.asyncIterator in handled)) return failed(handled);
+    // Each event is the StreamResponse itself; an error after the stream began is an `error` event with the error body.
+    const frame = (event: Answer) => {
+      const eventId = eventIdOf(event.result);
+      return `${eventId === undefined ? "" : `id: ${eventId}\n`}data: ${JSON.stringify(event.result)}\n\n`;
+    };
+    return eventStream(
+      handled[Symbol.asyncIterator](),
+      { event: frame, error: (error: unknown) => `event: error\ndata: ${JSON.stringify(errorBody(error).body)}\n\n` },
+      (error: unknown) => refusal() ?? asJson(error, headers),
+      hangUp,
+      headers,
+    );
   }
-  // Each event is the StreamResponse itself; an error after the stream began is an `error` event with the error body.
-  const frame = (event: Answer) => {
-    if (event.error) return `event: error\ndata: ${JSON.stringify(errorBody(errors.at(-1) ?? fromJsonRpcErrorResponse({ jsonrpc: "2.0", id: 0, error: event.error })).body)}\n\n`;
-    const eventId = eventIdOf(event.result);
-    return `${eventId === undefined ? "" : `id: ${eventId}\n`}data: ${JSON.stringify(event.result)}\n\n`;
-  };
-  const events = handled[Symbol.asyncIterator]();
-  const first = await events.next();
-  // An error as the first event is a refusal before the stream began: an ordinary answer.
-  if (!first.done && first.value.error) return failed(first.value);
-  const rest = (async function* () {
-    if (!first.done) yield first.value;
-    for (let next = await events.next(); !next.done; next = await events.next()) yield next.value;
+  const answer = (async () => {
+    const handled = (await transport.handle(request, context)) as Answer;
+    return handled.error ? failed(handled) : (refusal() ?? Response.json(handled.result ?? {}, { headers: { ...headers, "content-type": A2A_JSON } }));
   })();
-  return eventStream(
-    rest,
-    { event: frame, error: (error: unknown) => `event: error\ndata: ${JSON.stringify(errorBody(error).body)}\n\n` },
-    (error: unknown) => asJson(error, headers),
-    hangUp,
-    headers,
-  );
+  return operation.method === "SendMessage" ? blockingAnswer(answer, hangUp) : answer;
 }

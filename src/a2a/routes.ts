@@ -31,7 +31,7 @@ const METHODS: [string, string, Scope][] = [
   ["CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/set", "chat:write"],
   ["DeleteTaskPushNotificationConfig", "tasks/pushNotificationConfig/delete", "chat:write"],
   ["GetTask", "tasks/get", "chat:read"],
-  ["ListTasks", "", "chat:read"],
+  ["ListTasks", "(none in v0.3)", "chat:read"],
   ["SubscribeToTask", "tasks/resubscribe", "chat:read"],
   ["GetTaskPushNotificationConfig", "tasks/pushNotificationConfig/get", "chat:read"],
   ["ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list", "chat:read"],
@@ -102,7 +102,7 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
   projectIdOf(c);
   const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (!JSON_TYPES.has(type)) {
-    throw invalidRequest("Send the JSON-RPC request with Content-Type: application/json (or application/a2a+json).", [{ path: "content-type", message: "not JSON" }]);
+    throw invalidRequest("Send JSON (Content-Type: application/json or application/a2a+json).", [{ path: "content-type", message: "not JSON" }]);
   }
   let body: unknown;
   try {
@@ -111,7 +111,7 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
     return c.json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "The body is not JSON." } });
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return c.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "The body must be one JSON-RPC 2.0 request object (no batches)." } });
+    return c.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Send one JSON-RPC 2.0 request object." } });
   }
   const request = body as { id?: string | number | null; method?: unknown };
   const id = request.id ?? null;

@@ -3,9 +3,8 @@ import type { ChatFollower, FollowedEvent } from "../channels/chat-follower";
 import type { ChainTask } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
 import type { Message, QueueEntry } from "../chats/schemas";
-import { EVENT_ID_EXTENSION } from "./card";
+import { EVENT_ID_EXTENSION, USAGE_EXTENSION } from "./card";
 import { agentMessage, isInterrupted, questionMessage, replyArtifact, taskOf, taskStateOf, usageOf } from "./task-shape";
-import { USAGE_EXTENSION } from "./card";
 
 /** How a feed reads its task (with the newest chat event id the read shows) and checks the caller is still admitted. */
 export type ChainFeed = { read(): Promise<{ task: ChainTask; eventId: number }>; stillAdmitted(): Promise<void>; sent: Map<string, A2AMessage> };

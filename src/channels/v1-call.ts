@@ -38,8 +38,7 @@ export function v1Path(...segments: string[]): string {
  * project access and role as for any client, and the gate counts nothing more. Problems keep this
  * request's id as their instance.
  */
-export function v1Access(c: Context<GatedEnv>, appFetch: AppFetch): V1Access {
-  const caller = c.get("caller");
+export function v1Access(c: Context<GatedEnv>, appFetch: AppFetch, caller = c.get("caller")): V1Access {
   const env = bindingsAdmitting(c.env, caller);
   const fetchV1 = (method: string, path: string, request: V1Request) => {
     const url = new URL(path, c.req.url);

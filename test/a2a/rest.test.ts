@@ -86,6 +86,14 @@ describe("A2A over HTTP+JSON", () => {
     expect((await rest(w.token, w.projectId, "GET", "/nothing")).status).toBe(404);
   });
 
+  it("answers a stream refused before it began as an ordinary error, never a 500", async ({ w }) => {
+    const unknown = await rest(w.token, w.projectId, "POST", `/tasks/${crypto.randomUUID()}:subscribe`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error.status).toBe("NOT_FOUND");
+    const bad = await rest(w.token, w.projectId, "POST", "/message:stream", { message: userMessage("x", { role: "ROLE_AGENT" }) });
+    expect(bad.status).toBe(400);
+  });
+
   it("streams StreamResponses themselves as events, with ids, and resumes with Last-Event-ID (GET and POST subscribe)", async ({ clock, w, chat }) => {
     const response = await exports.default.fetch(
       new Request(`${ORIGIN}${agentPath(w.projectId)}/rest/message:stream`, {

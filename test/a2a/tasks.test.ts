@@ -120,6 +120,20 @@ describe("A2A tasks over JSON-RPC 1.0", () => {
     expect((await errorOf(rpc(w.token, w.projectId, "SendMessage", { message: at("x", crypto.randomUUID()) }))).code).toBe(-32001);
   });
 
+  it("a messageId whose send was refused is free for another message; a write-only token may wait on its own task", async ({ clock, w, chat }) => {
+    const messageId = crypto.randomUUID();
+    expect((await call("POST", `/v1/projects/${w.projectId}/chats/${chat.id}/archive`, { token: w.token })).status).toBe(200);
+    const refused = await errorOf(rpc(w.token, w.projectId, "SendMessage", { message: { ...at("first try", chat.id), messageId } }));
+    expect(reasonsOf(refused)).toContain("CHAT_ARCHIVED");
+    expect((await call("POST", `/v1/projects/${w.projectId}/chats/${chat.id}/restore`, { token: w.token })).status).toBe(200);
+    const writer = await newToken(w.session, ["chat:write"]);
+    const pending = rpc(writer, w.projectId, "SendMessage", { message: { ...at("a corrected text", chat.id), messageId } });
+    await untilScheduled(chat.id);
+    await settle(room(chat.id), clock);
+    const { task } = await resultOf(pending);
+    expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+  });
+
   it("a message refused once is sent by its retry once the refusal no longer holds, as the same task id", async ({ w, chat }) => {
     const message = at("try again", chat.id);
     expect((await call("POST", `/v1/projects/${w.projectId}/chats/${chat.id}/archive`, { token: w.token })).status).toBe(200);

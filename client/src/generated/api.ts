@@ -670,8 +670,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A project's A2A agent card (public)
-         * @description The same for any project id: 1.0 with A2A-Version: 1.0, else v0.3. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
+         * A project's A2A agent card (public; 1.0 with A2A-Version: 1.0, else v0.3)
+         * @description How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
          */
         get: operations["getAgentCard"];
         put?: never;
@@ -693,7 +693,7 @@ export interface paths {
         put?: never;
         /**
          * A2A over JSON-RPC: 1.0 with A2A-Version: 1.0, v0.3 without
-         * @description One JSON-RPC 2.0 request per call. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
+         * @description How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
          */
         post: operations["callAgentJsonRpc"];
         delete?: never;
@@ -712,8 +712,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A2A over HTTP+JSON (1.0 only)
-         * @description message:send, message:stream, tasks, tasks/{id}, tasks/{id}:cancel, tasks/{id}:subscribe, extendedAgentCard. How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
+         * A2A over HTTP+JSON (1.0)
+         * @description How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
          */
         post: operations["callAgentRest"];
         delete?: never;
@@ -5647,7 +5647,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The card */
+            /** @description The card, the same for any project id */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -5656,14 +5656,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["A2aMessage"];
                 };
-            };
-            /** @description Not modified */
-            304: {
-                headers: {
-                    "x-request-id": components["headers"]["x-request-id"];
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["InternalError"];
@@ -5783,12 +5775,15 @@ export interface operations {
             header?: never;
             path: {
                 projectId: string;
-                /** @description The operation's path in the binding */
                 operation: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["A2aMessage"];
+            };
+        };
         responses: {
             /** @description The answer, or an event stream */
             200: {
@@ -5799,7 +5794,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/a2a+json": components["schemas"]["A2aMessage"];
+                    "application/json": components["schemas"]["A2aMessage"];
                     "text/event-stream": string;
                 };
             };
@@ -5824,6 +5819,18 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit of this path (`payload_too_large`). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -10,7 +10,8 @@ import { log } from "../../log";
 
 export type ListMoveOutcome = "moved" | "already_moved";
 /** A channel's message key: new (what the claim named is recorded), a replay of the same message (what the first claim named), or a different message. */
-export type MessageClaim = { kind: "new" } | { kind: "replay"; chatId: string; taskId: string; submissionId: string } | { kind: "conflict" };
+type MessageMade = { chatId: string; taskId: string; submissionId: string };
+export type MessageClaim = { kind: "new" } | ({ kind: "replay" | "conflict" } & MessageMade);
 export type CreateClaim = { kind: "new"; chatId: string } | { kind: "replay"; chatId: string; answer: string | null } | { kind: "conflict" };
 // Keys of chat creations are remembered this long per project.
 const CREATE_KEYS_KEPT_MS = 24 * 3600_000;
@@ -241,7 +242,13 @@ export class ProjectChats extends DurableObject<Env> {
    * and the key): the chat, the task it is or goes on with, and the message as received; the task's chat is recorded
    * with it, so the task can be found the moment it exists. A later claim with the same fingerprint gets those again.
    */
-  async claimMessageKey(key: string, fingerprint: string, made: { chatId: string; taskId: string; submissionId: string; message: string }): Promise<MessageClaim> {
+  async claimMessageKey(
+    key: string,
+    fingerprint: string,
+    made: MessageMade & { message: string },
+    // The caller found that the message holding the key made nothing (its send was refused): this one takes the key.
+    rebind = false,
+  ): Promise<MessageClaim> {
     this.createSchema();
     const sql = this.ctx.storage.sql;
     const held = sql
@@ -250,9 +257,12 @@ export class ProjectChats extends DurableObject<Env> {
         key,
       )
       .toArray()[0];
-    if (held) return held.fingerprint === fingerprint ? { kind: "replay", chatId: held.chat_id, taskId: held.task_id, submissionId: held.submission_id } : { kind: "conflict" };
+    if (held && (held.fingerprint === fingerprint || !rebind)) {
+      const first = { chatId: held.chat_id, taskId: held.task_id, submissionId: held.submission_id };
+      return held.fingerprint === fingerprint ? { kind: "replay", ...first } : { kind: "conflict", ...first };
+    }
     sql.exec(
-      "INSERT INTO message_keys (key, fingerprint, chat_id, task_id, submission_id, message) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT OR REPLACE INTO message_keys (key, fingerprint, chat_id, task_id, submission_id, message) VALUES (?, ?, ?, ?, ?, ?)",
       key,
       fingerprint,
       made.chatId,

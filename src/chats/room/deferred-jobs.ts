@@ -100,7 +100,8 @@ export class ChatListSync implements DeferredJob {
 
   dueAt(now: number): number | undefined {
     const chat = this.store.chat();
-    if (!chat || (chat.indexed_version >= chat.version && !this.usage.hasWaiting())) return undefined;
+    // Also due while tasks wait to be told (a chat from before the index, woken by a read, tells them without a change).
+    if (!chat || (chat.indexed_version >= chat.version && !this.usage.hasWaiting() && this.tasksAfter(chat.tasks_listed_seq, 1).length === 0)) return undefined;
     this.behindSince ??= now;
     return Math.max(this.behindSince + LIST_SYNC_DELAY_MS, this.retryAt);
   }
@@ -108,9 +109,9 @@ export class ChatListSync implements DeferredJob {
   async run(): Promise<void> {
     const chat = this.store.chat();
     const usage = this.usage.waiting();
-    if (!chat || (chat.indexed_version >= chat.version && usage.length === 0)) return;
+    const tasks = chat ? this.tasksAfter(chat.tasks_listed_seq, TASKS_PER_SYNC) : [];
+    if (!chat || (chat.indexed_version >= chat.version && usage.length === 0 && tasks.length === 0)) return;
     try {
-      const tasks = this.tasksAfter(chat.tasks_listed_seq, TASKS_PER_SYNC);
       const list = this.env.PROJECT_CHATS.getByName(chat.project_id);
       const webhooks = await list.upsert(
         chat.project_id,
