@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import { liveEventStream, liveJsonAnswer } from "../channels/live-answer";
 import { type AppFetch, v1Access } from "../channels/v1-call";
-import { notFound } from "../http/problem";
+import { invalidRequest, notFound } from "../http/problem";
 import { isUuid } from "../ids";
 import { EXTENSIONS } from "./card";
 import { asRefusal, keepingErrors } from "./errors";
@@ -18,6 +18,16 @@ export function requestedVersion(c: Context): string | undefined {
   if (raw === undefined || raw.trim() === "") return undefined;
   const [major, minor = "0"] = raw.trim().split(".");
   return `${major}.${minor}`;
+}
+
+const JSON_TYPES = new Set(["application/json", "application/a2a+json"]);
+
+/** A body sent as anything but A2A's JSON types (application/json, application/a2a+json): 400 problem+json, on both bindings. */
+export function requireJsonBody(c: Context): void {
+  const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (!JSON_TYPES.has(type)) {
+    throw invalidRequest("Send JSON (Content-Type: application/json or application/a2a+json).", [{ path: "content-type", message: "not JSON" }]);
+  }
 }
 
 /** The path's project id, lowercased; another path segment names no agent (404). */

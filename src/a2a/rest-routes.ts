@@ -5,14 +5,13 @@ import type { GatedEnv } from "../auth/gate";
 import type { Scope } from "../auth/scopes";
 import type { AppFetch } from "../channels/v1-call";
 import { limitBody, MiB } from "../http/middleware";
-import { ApiError, invalidRequest } from "../http/problem";
+import { ApiError } from "../http/problem";
 import { createRouter } from "../http/router";
-import { agentRequest, blockingAnswer, eventStream, requestedVersion, resumePoint } from "./agent-request";
+import { agentRequest, blockingAnswer, eventStream, requestedVersion, requireJsonBody, resumePoint } from "./agent-request";
 import { malformed, projectDetail, projectReasonOf } from "./errors";
 import { eventIdOf } from "./task-feed";
 
 const A2A_JSON = "application/a2a+json";
-const JSON_TYPES = new Set(["application/json", A2A_JSON]);
 const STREAMING = new Set(["SendStreamingMessage", "SubscribeToTask"]);
 
 type Input = { body: Record<string, unknown>; query: Record<string, string> };
@@ -72,10 +71,7 @@ export function createRestRoutes(appFetch: AppFetch, credentials: MiddlewareHand
 async function bodyOf(c: Context<GatedEnv>): Promise<Record<string, unknown> | Error> {
   if (c.req.method !== "POST") return {};
   const text = await c.req.text();
-  const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (text !== "" && !JSON_TYPES.has(type)) {
-    throw invalidRequest("Send JSON (Content-Type: application/json or application/a2a+json).", [{ path: "content-type", message: "not JSON" }]);
-  }
+  if (text !== "") requireJsonBody(c);
   try {
     const parsed: unknown = text === "" ? {} : JSON.parse(text);
     return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : malformed("The body must be a JSON object.");

@@ -10,10 +10,10 @@ import { config } from "../config";
 import type { AppEnv } from "../env";
 import { matchesIfNoneMatch, strongEtag } from "../http/etag";
 import { limitBody, MiB } from "../http/middleware";
-import { ApiError, invalidRequest, notFound } from "../http/problem";
+import { ApiError, notFound } from "../http/problem";
 import { createRouter } from "../http/router";
 import { resourceCredentials } from "../oauth/resource-credentials";
-import { agentRequest, blockingAnswer, eventStream, projectIdOf, requestedVersion, resumePoint } from "./agent-request";
+import { agentRequest, blockingAnswer, eventStream, projectIdOf, requestedVersion, requireJsonBody, resumePoint } from "./agent-request";
 import { agentCard, legacyAgentCard } from "./card";
 import { malformed, projectDetail, projectReasonOf } from "./errors";
 import { createRestRoutes } from "./rest-routes";
@@ -21,7 +21,6 @@ import { eventIdOf } from "./task-feed";
 
 const CARD_CACHE = "public, max-age=300";
 const unsupportedVersion = (version: string) => new VersionNotSupportedError({ message: `A2A-Version ${version.slice(0, 20)} is not spoken here: 1.0 and 0.3 are.` });
-const JSON_TYPES = new Set(["application/json", "application/a2a+json"]);
 
 /** Each method's 1.0 name, its v0.3 name and the scope it needs; a name not here is unknown (-32601, before any scope). */
 const METHODS: [string, string, Scope][] = [
@@ -100,10 +99,7 @@ export function createA2aRoutes(appFetch: AppFetch) {
 
 async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Response> {
   projectIdOf(c);
-  const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (!JSON_TYPES.has(type)) {
-    throw invalidRequest("Send JSON (Content-Type: application/json or application/a2a+json).", [{ path: "content-type", message: "not JSON" }]);
-  }
+  requireJsonBody(c);
   let body: unknown;
   try {
     body = JSON.parse(await c.req.text());

@@ -14,7 +14,7 @@ const eventIdMetadata = (eventId: number) => ({ [EVENT_ID_EXTENSION]: { eventId:
 
 /**
  * Waits until the task stops where it is (ended, or waiting on a question) or `stop` fires, reading it again after each
- * event that may have moved it (a reply's growth does not). Answers the task as last read.
+ * event that may have moved it (a reply's growth does not). Answers the task as it then stands.
  */
 export async function waitForTask(feed: ChainFeed, follower: ChatFollower, stop: AbortSignal): Promise<ChainTask> {
   let { task } = await feed.read();
@@ -24,7 +24,8 @@ export async function waitForTask(feed: ChainFeed, follower: ChatFollower, stop:
     if (event.type !== "message.delta" && event.type !== "snapshot") task = (await feed.read()).task;
   }
   await feed.stillAdmitted();
-  return (await feed.read()).task;
+  // A task that stopped where it is was just read; one the wait left (time up, hang-up, the stream ended) is read now.
+  return isInterrupted(taskStateOf(task)) ? task : (await feed.read()).task;
 }
 
 /**
