@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm run webhook:receiver -- --secret whsec_… [--port 7790]: a webhook endpoint for local development. Verifies each
 // delivery's Standard Webhooks signature with the endpoint's secret (or $WEBHOOK_SECRET), prints the verified event and
-// answers 204; a delivery that is not authentic or not fresh gets 401 and is printed as refused. No dependencies.
+// answers 204; a delivery that is not authentic or not fresh gets 401 and is printed as refused. A2A push notifications
+// too, with the secret whsec_ + base64 of the push config's token. No dependencies.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
@@ -39,7 +40,12 @@ const server = createServer((req, res) => {
     }
     const event = JSON.parse(body);
     // Delivery is at least once: a receiver that acts on events deduplicates on the webhook-id.
-    console.log(`verified ${event.type} ${id} ${JSON.stringify(event.data)}`);
+    if (event.type) console.log(`verified ${event.type} ${id} ${JSON.stringify(event.data)}`);
+    else {
+      // An A2A push (its config's token is the secret: whsec_ + base64 of the token): a status update or the ended Task.
+      const [kind, value] = Object.entries(event)[0] ?? [];
+      console.log(`verified a2a ${kind} ${id} ${value?.status?.state} ${value?.taskId ?? value?.id}`);
+    }
     res.writeHead(204).end();
   });
 });

@@ -1,9 +1,13 @@
 // A project's agent from another agent's side, with @a2a-js/sdk's own client (ClientFactory): discovery from the card, a
-// blocking send answered through its questions with the same taskId, a stream and its resume, a cancel, a v0.3 client.
+// blocking send answered through its questions with the same taskId, a stream and its resume, a cancel, a push to a
+// receiver here (signed with its config's token), a v0.3 client.
 //   npm run -s example:a2a -- "/choose Which theme? | Light | Dark"
 // BASE, TOKEN and PROJECT (what `eval "$(npm run -s token -- --shell)"` sets) say where and as whom.
 import { type Message, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 
 const { BASE = "http://127.0.0.1:8787", TOKEN, PROJECT = "00000000-0000-4000-8000-000000000001" } = process.env;
 const content = process.argv[2] ?? "/choose Which theme? | Light | Dark";
@@ -92,8 +96,37 @@ const waiting = await send(message("Second in line", { contextId: chatId }), tru
 const cancelled = await client.cancelTask({ tenant: "", id: waiting.id, metadata: undefined });
 console.log(`cancel: ${stateOf(waiting)} -> ${stateOf(cancelled)}`);
 
+// A push: a receiver here, and a config with a token on a task waiting behind the first; each state it enters is POSTed,
+// signed (Standard Webhooks) with the token's bytes, and the config is listed without the token.
+const pushToken = crypto.randomUUID();
+const pushed: string[] = [];
+const receiver = createServer((req, res) => {
+  let body = "";
+  req.setEncoding("utf8");
+  req.on("data", (chunk) => (body += chunk));
+  req.on("end", () => {
+    const [id, timestamp, signature] = ["webhook-id", "webhook-timestamp", "webhook-signature"].map((name) => String(req.headers[name] ?? ""));
+    const expected = createHmac("sha256", pushToken).update(`${id}.${timestamp}.${body}`).digest();
+    const given = Buffer.from(signature.slice(3), "base64");
+    const signed = signature.startsWith("v1,") && given.length === expected.length && timingSafeEqual(given, expected);
+    const event = JSON.parse(body) as { statusUpdate?: { status: { state: string } }; task?: { status: { state: string } } };
+    pushed.push(`${(event.statusUpdate ?? event.task)!.status.state.replace("TASK_STATE_", "")}${signed ? "" : " (NOT signed with the token)"}`);
+    res.writeHead(204).end();
+  });
+});
+await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+const pushUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`;
+const later = await send(message("Tell my receiver", { contextId: chatId }), true);
+await client.createTaskPushNotificationConfig({ tenant: "", id: "example", taskId: later.id, url: pushUrl, token: pushToken, authentication: undefined });
+const listed = await client.listTaskPushNotificationConfig({ tenant: "", taskId: later.id, pageSize: 0, pageToken: "" });
+for (let waited = 0; !pushed.some((state) => state.startsWith("COMPLETED")) && waited < 20_000; waited += 250) await new Promise((r) => setTimeout(r, 250));
+receiver.close();
+const tokenHidden = listed.configs.length === 1 && listed.configs[0]!.token === "";
+console.log(`push: ${pushed.join(" -> ")}; listed ${listed.configs.length} config, ${tokenHidden ? "its token not shown" : "its token SHOWN"}`);
+
 // A v0.3 client: the same agent through the card's 0.3 interface.
 const legacy = await factory.createFromAgentCard({ ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === "0.3") });
 const old = await legacy.sendMessage({ tenant: "", message: message("Hello from v0.3", { contextId: chatId }), configuration: undefined, metadata: undefined });
 console.log(`v0.3 client: A2A ${legacy.protocolVersion}, task ${stateOf(old as Task)}`);
-if (!same || stateOf(task) !== "COMPLETED" || stateOf(cancelled) !== "CANCELED") process.exit(1);
+const pushOk = pushed.at(-1) === "COMPLETED" && tokenHidden;
+if (!same || stateOf(task) !== "COMPLETED" || stateOf(cancelled) !== "CANCELED" || !pushOk) process.exit(1);

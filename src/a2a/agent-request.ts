@@ -56,7 +56,7 @@ export function agentRequest(c: Context<GatedEnv>, appFetch: AppFetch, resume: n
   const caller = c.get("caller");
   const following = v1Access(c, appFetch, { ...caller, scopes: [...new Set([...caller.scopes, "chat:read" as const])] });
   const access = { ...v1Access(c, appFetch), open: following.open };
-  const { handler: agent, errors } = keepingErrors(new ProjectAgent(c, projectIdOf(c), access, gone, resume), c.get("requestId"));
+  const { handler: agent, errors } = keepingErrors(new ProjectAgent(c, projectIdOf(c), access, gone, resume, version === "1.0" ? "1.0" : "0.3"), c.get("requestId"));
   const requested = (c.req.header("a2a-extensions") ?? "")
     .split(",")
     .map((uri) => uri.trim())

@@ -1,5 +1,5 @@
 import type { AgentCard } from "@a2a-js/sdk";
-import packageJson from "../../package.json";
+import { version } from "../../package.json";
 
 /** The extensions every card names: optional, their data always sent (clients pass over metadata keys they do not know). */
 export const QUESTION_EXTENSION = "urn:project-chat:a2a:question:v1";
@@ -27,8 +27,11 @@ const SCOPES = {
 /** Where a project's agent lives: `{PUBLIC_URL}/a2a/projects/{projectId}`. */
 const agentUrl = (publicOrigin: string, projectId: string) => `${publicOrigin}/a2a/projects/${projectId}`;
 
-/** The A2A 1.0 card of a project's agent (ProtoJSON names), the same for any project id; `projectName` only in the extended card. */
-export function agentCard(publicOrigin: string, projectId: string, projectName?: string) {
+/**
+ * The A2A 1.0 card of a project's agent (ProtoJSON names), the same for any project id; `projectName` only in the extended
+ * card. Push notifications are offered where their secrets can be sealed (WEBHOOK_KEY).
+ */
+export function agentCard(publicOrigin: string, projectId: string, pushNotifications: boolean, projectName?: string) {
   const url = agentUrl(publicOrigin, projectId);
   return {
     name: projectName ?? "Project chat agent",
@@ -39,8 +42,8 @@ export function agentCard(publicOrigin: string, projectId: string, projectName?:
       { url, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
     ],
     provider: { organization: "Project Chat", url: publicOrigin },
-    version: packageJson.version,
-    capabilities: { streaming: true, pushNotifications: false, extensions: EXTENSIONS, extendedAgentCard: true },
+    version,
+    capabilities: { streaming: true, pushNotifications, extensions: EXTENSIONS, extendedAgentCard: true },
     securitySchemes: {
       bearer: {
         httpAuthSecurityScheme: { scheme: "Bearer", bearerFormat: "pct_ personal API token", description: "A personal API token of the account (chat:read, chat:write)." },
@@ -81,8 +84,8 @@ export function agentCard(publicOrigin: string, projectId: string, projectName?:
  * The extended card (naming the project) in the SDK's own shape, which its transport serialises: the same card, its
  * oneofs held as the SDK holds them ({ $case, value }), its other fields at their defaults.
  */
-export function extendedAgentCard(publicOrigin: string, projectId: string, projectName: string): AgentCard {
-  const card = agentCard(publicOrigin, projectId, projectName);
+export function extendedAgentCard(publicOrigin: string, projectId: string, pushNotifications: boolean, projectName: string): AgentCard {
+  const card = agentCard(publicOrigin, projectId, pushNotifications, projectName);
   const bearer = card.securitySchemes.bearer.httpAuthSecurityScheme;
   const { flows, oauth2MetadataUrl } = card.securitySchemes.oauth2.oauth2SecurityScheme;
   return {
@@ -101,10 +104,11 @@ export function extendedAgentCard(publicOrigin: string, projectId: string, proje
 }
 
 /** The same card in the v0.3 shape, with the 1.0 interfaces beside it (what 1.0 clients that send no A2A-Version read). */
-export function legacyAgentCard(publicOrigin: string, projectId: string): Record<string, unknown> {
+export function legacyAgentCard(publicOrigin: string, projectId: string, pushNotifications: boolean): Record<string, unknown> {
   const { name, description, supportedInterfaces, provider, version, capabilities, securitySchemes, defaultInputModes, defaultOutputModes, skills } = agentCard(
     publicOrigin,
     projectId,
+    pushNotifications,
   );
   const url = agentUrl(publicOrigin, projectId);
   const { flows, oauth2MetadataUrl } = securitySchemes.oauth2.oauth2SecurityScheme;

@@ -18,7 +18,7 @@ import {
   type TaskPushNotificationConfig,
   TaskState,
 } from "@a2a-js/sdk";
-import { ContentTypeNotSupportedError, PushNotificationNotSupportedError, TaskNotCancelableError } from "@a2a-js/sdk/errors";
+import { ContentTypeNotSupportedError, TaskNotCancelableError } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
@@ -37,6 +37,8 @@ import { CONTENT_MAX } from "../agent/limits";
 import { answerFromText } from "./answers";
 import { extendedAgentCard } from "./card";
 import { fromProblem, malformed, taskNotFound, unsupported } from "./errors";
+import { canPush, pushConfigOf, pushOutcome, shownConfig } from "./push-configs";
+import type { NewPushConfig } from "../chats/room-calls";
 import { type ChainFeed, streamTask, waitForTask } from "./task-feed";
 import { acceptedTask, isInterrupted, isTerminal, taskOf, taskStateOf } from "./task-shape";
 
@@ -87,6 +89,8 @@ export class ProjectAgent implements A2ARequestHandler {
     private readonly signal: AbortSignal,
     // SubscribeToTask's resume point: its Last-Event-ID (header or query).
     private readonly resumeAfter: number | undefined,
+    // The protocol version the request speaks: a push config made through v0.3 gets v0.3 bodies.
+    private readonly protocol: NewPushConfig["protocol"],
   ) {}
 
   private get publicOrigin(): string {
@@ -95,14 +99,14 @@ export class ProjectAgent implements A2ARequestHandler {
 
   /** The public card is served as JSON by the route; here, the extended card's shape without the project's name. */
   async getAgentCard(): Promise<AgentCard> {
-    return extendedAgentCard(this.publicOrigin, this.projectId, "Project chat agent");
+    return extendedAgentCard(this.publicOrigin, this.projectId, canPush(this.c.env), "Project chat agent");
   }
 
   async getAuthenticatedExtendedAgentCard(_params: GetExtendedAgentCardRequest): Promise<AgentCard> {
     const access = await this.access("read");
     const project = (await memberProjects(this.c.env.DB, access.accountId)).find((p) => p.id === this.projectId);
     if (!project) throw taskNotFound();
-    return extendedAgentCard(this.publicOrigin, this.projectId, project.name);
+    return extendedAgentCard(this.publicOrigin, this.projectId, canPush(this.c.env), project.name);
   }
 
   async sendMessage(params: SendMessageRequest): Promise<Task> {
@@ -185,20 +189,42 @@ export class ProjectAgent implements A2ARequestHandler {
     yield* this.stream(ref, follower, resumeAfter);
   }
 
-  async createTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError();
+  async createTaskPushNotificationConfig(params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    const ref = await this.task(params.taskId, "write");
+    return this.addPushConfig(ref, await pushConfigOf(params, this.c.env, this.protocol), false);
   }
 
-  async getTaskPushNotificationConfig(_params: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError();
+  async getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
+    const config = (await this.pushConfigs(params.taskId)).find((c) => c.id === params.id);
+    if (!config) throw taskNotFound();
+    return shownConfig(config);
   }
 
-  async listTaskPushNotificationConfigs(_params: ListTaskPushNotificationConfigsRequest): Promise<ListTaskPushNotificationConfigsResponse> {
-    throw new PushNotificationNotSupportedError();
+  async listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest): Promise<ListTaskPushNotificationConfigsResponse> {
+    // At most five: one page.
+    return { configs: (await this.pushConfigs(params.taskId)).map(shownConfig), nextPageToken: "" };
   }
 
-  async deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
-    throw new PushNotificationNotSupportedError();
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    const { chatId, taskId } = await this.task(params.taskId, "write");
+    pushOutcome(await this.c.env.CHAT_ROOM.getByName(chatId).removePushConfig(this.projectId, taskId, params.id), "removed");
+  }
+
+  /** A task the caller may reach (a submission that leads no task is not found), without the messages A2A sent into it. */
+  private async task(taskId: string, need: "read" | "write"): Promise<TaskRef> {
+    const ref = await this.locate(taskId, need, false);
+    await this.read(ref);
+    return ref;
+  }
+
+  private async pushConfigs(taskId: string) {
+    const { chatId, taskId: id } = await this.task(taskId, "read");
+    return pushOutcome(await this.c.env.CHAT_ROOM.getByName(chatId).pushConfigs(this.projectId, id), "configs").configs;
+  }
+
+  /** Adds a push config to a task (its state now pushed too when `announce`), answered as Get shows it. */
+  private async addPushConfig({ chatId, taskId }: TaskRef, config: NewPushConfig, announce: boolean): Promise<TaskPushNotificationConfig> {
+    return shownConfig(pushOutcome(await this.c.env.CHAT_ROOM.getByName(chatId).setPushConfig(this.projectId, taskId, config, announce), "set").config);
   }
 
   /** The caller's access to the project; a project it cannot reach is a task not found, like any other. */
@@ -272,7 +298,8 @@ export class ProjectAgent implements A2ARequestHandler {
     const message = params.message;
     if (!message) throw malformed("message is required.");
     const content = contentOf(message, params.configuration?.acceptedOutputModes ?? []);
-    if (params.configuration?.taskPushNotificationConfig) throw new PushNotificationNotSupportedError();
+    const sentConfig = params.configuration?.taskPushNotificationConfig;
+    const pushConfig = sentConfig ? await pushConfigOf(sentConfig, this.c.env, this.protocol) : undefined;
     const named = message.taskId ? await this.locate(message.taskId) : undefined;
     if (!named && content.data !== undefined) throw dataOutsideAnswer();
     if (content.data === undefined && (content.text.length < 1 || content.text.length > CONTENT_MAX)) {
@@ -310,9 +337,13 @@ export class ProjectAgent implements A2ARequestHandler {
       try {
         if (named) {
           await this.continueTask(named, content, key);
+          if (pushConfig) await this.addPushConfig(ref, pushConfig, false);
           return { ref, follower };
         }
-        return { ref, follower, accepted: await this.send(chatId, content, key) };
+        const accepted = await this.send(chatId, content, key);
+        // The task exists now: its config pushes its state as it stands, then every change.
+        if (pushConfig) await this.addPushConfig(ref, pushConfig, true);
+        return { ref, follower, accepted };
       } catch (error) {
         // A retry racing its first send: the first landed meanwhile (and moved the task on), so this one is its replay.
         if (await landed()) return { ref: await this.locate(taskId), follower };

@@ -30,8 +30,8 @@ const listQuery = (query: Record<string, string>) => ({
   ...(query.includeArtifacts === undefined ? {} : { includeArtifacts: query.includeArtifacts === "true" }),
 });
 
-/** The operation a path names (the routes the A2A 1.0 HTTP+JSON binding defines). */
-function operationOf(path: string): Operation | undefined {
+/** The operation a path and method name (the routes the A2A 1.0 HTTP+JSON binding defines). */
+function operationOf(path: string, method: string): Operation | undefined {
   const body = ({ body }: Input) => body;
   if (path === "/message:send") return { methods: ["POST"], scope: "chat:write", method: "SendMessage", params: body };
   if (path === "/message:stream") return { methods: ["POST"], scope: "chat:write", method: "SendStreamingMessage", params: body };
@@ -43,8 +43,17 @@ function operationOf(path: string): Operation | undefined {
   if (action === undefined) return { methods: ["GET"], scope: "chat:read", method: "GetTask", params: ({ query }) => ({ id, ...historyQuery(query) }) };
   if (action === ":cancel") return { methods: ["POST"], scope: "chat:write", method: "CancelTask", params: () => ({ id }) };
   if (action === ":subscribe") return { methods: ["POST", "GET"], scope: "chat:read", method: "SubscribeToTask", params: () => ({ id }) };
-  // Push configs, which this agent does not offer yet: every method on them answers that.
-  return { methods: config ? ["GET", "DELETE"] : ["GET", "POST"], scope: "chat:read", method: "ListTaskPushNotificationConfigs", params: () => ({ taskId: id }) };
+  if (config === undefined) {
+    const methods = ["GET", "POST"];
+    return method === "POST"
+      ? { methods, scope: "chat:write", method: "CreateTaskPushNotificationConfig", params: ({ body }) => ({ ...body, taskId: id }) }
+      : { methods, scope: "chat:read", method: "ListTaskPushNotificationConfigs", params: ({ query }) => ({ ...query, taskId: id }) };
+  }
+  // Ids are of A-Z, a-z, 0-9, _ and -: an escaped one names no config.
+  const configId = config.slice(1);
+  return method === "DELETE"
+    ? { methods: ["GET", "DELETE"], scope: "chat:write", method: "DeleteTaskPushNotificationConfig", params: () => ({ taskId: id, id: configId }) }
+    : { methods: ["GET", "DELETE"], scope: "chat:read", method: "GetTaskPushNotificationConfig", params: () => ({ taskId: id, id: configId }) };
 }
 
 /** An A2A error as the HTTP+JSON binding answers it (google.rpc.Status), with the /v1 code behind it when there is one. */
@@ -83,7 +92,7 @@ async function bodyOf(c: Context<GatedEnv>): Promise<Record<string, unknown> | E
 type Answer = { result?: unknown; error?: { code: number; message: string; data?: Record<string, unknown>[] } };
 
 async function serve(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Response> {
-  const operation = operationOf(c.req.path.slice(c.req.path.indexOf("/rest") + "/rest".length));
+  const operation = operationOf(c.req.path.slice(c.req.path.indexOf("/rest") + "/rest".length), c.req.method);
   if (!operation) throw new ApiError(404, "not_found", "No A2A operation has this path.");
   if (!operation.methods.includes(c.req.method)) {
     throw new ApiError(405, "method_not_allowed", `This A2A operation takes ${operation.methods.join(" or ")}.`, { headers: { allow: operation.methods.join(", ") } });
@@ -127,7 +136,9 @@ async function serve(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Response
   }
   const answer = (async () => {
     const handled = (await transport.handle(request, context)) as Answer;
-    return handled.error ? failed(handled) : (refusal() ?? Response.json(handled.result ?? {}, { headers: { ...headers, "content-type": A2A_JSON } }));
+    if (handled.error) return failed(handled);
+    const done = operation.method === "DeleteTaskPushNotificationConfig" ? new Response(null, { status: 204, headers }) : undefined;
+    return refusal() ?? done ?? Response.json(handled.result ?? {}, { headers: { ...headers, "content-type": A2A_JSON } });
   })();
   return operation.method === "SendMessage" ? blockingAnswer(answer, hangUp) : answer;
 }

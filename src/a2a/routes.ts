@@ -17,6 +17,7 @@ import { agentRequest, blockingAnswer, eventStream, projectIdOf, requestedVersio
 import { agentCard, legacyAgentCard } from "./card";
 import { malformed, projectDetail, projectReasonOf } from "./errors";
 import { createRestRoutes } from "./rest-routes";
+import { canPush } from "./push-configs";
 import { eventIdOf } from "./task-feed";
 
 const CARD_CACHE = "public, max-age=300";
@@ -56,7 +57,8 @@ async function serveCard(c: Context<AppEnv>): Promise<Response> {
     const error = unsupportedVersion(version);
     return c.json(toRestErrorBody(error, restStatusFor(error)), 400, headers);
   }
-  const body = JSON.stringify(version === "1.0" ? agentCard(origin, projectId) : legacyAgentCard(origin, projectId));
+  const push = canPush(c.env);
+  const body = JSON.stringify(version === "1.0" ? agentCard(origin, projectId, push) : legacyAgentCard(origin, projectId, push));
   const etag = await strongEtag(body);
   headers.etag = etag;
   if (matchesIfNoneMatch(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);

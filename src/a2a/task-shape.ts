@@ -15,9 +15,12 @@ const STATES: Record<Exclude<ChainState, "awaiting">, TaskState> = {
   cancelled: TaskState.TASK_STATE_CANCELED,
 };
 
-/** The A2A state of a chain: waiting on a connection is AUTH_REQUIRED, on any other question INPUT_REQUIRED. */
-export const taskStateOf = (task: ChainTask): TaskState =>
-  task.state === "awaiting" ? (task.question?.kind === "connection" ? TaskState.TASK_STATE_AUTH_REQUIRED : TaskState.TASK_STATE_INPUT_REQUIRED) : STATES[task.state];
+/** The A2A state of a chain's state: waiting on a connection is AUTH_REQUIRED, on any other question INPUT_REQUIRED. */
+export const a2aStateOf = (state: ChainState, question: Pick<Question, "kind"> | null | undefined): TaskState =>
+  state === "awaiting" ? (question?.kind === "connection" ? TaskState.TASK_STATE_AUTH_REQUIRED : TaskState.TASK_STATE_INPUT_REQUIRED) : STATES[state];
+
+/** The A2A state of a chain. */
+export const taskStateOf = (task: ChainTask): TaskState => a2aStateOf(task.state, task.question);
 
 const TERMINAL = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED]);
 /** Whether a task has ended for good (a question's wait is not an end: an answer goes on with it). */

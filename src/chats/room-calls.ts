@@ -2,7 +2,7 @@ import type { Answer } from "../agent/question-shapes";
 import type { Seen } from "../db/read-mostly";
 import type { JsonText } from "../http/router";
 import type { ProjectState } from "../projects/access";
-import type { Chain, ChainTask } from "./chain-schemas";
+import type { Chain, ChainState, ChainTask } from "./chain-schemas";
 import type { Question, QuestionStatus } from "./question-schemas";
 import type { Chat, IfBusy, Message, QueueEntry, Submission, SubmissionState } from "./schemas";
 
@@ -57,3 +57,23 @@ export type ChatRead = { kind: "chat"; chat: Chat; eventId: number } | NotHere;
 export type QueueRead = { kind: "queue"; items: QueueEntry[]; eventId: number } | NotHere;
 /** A live event stream of the chat. */
 export type Followed = { kind: "stream"; stream: ReadableStream<Uint8Array> } | NotHere;
+
+/** An A2A push config as the chat keeps it: the token and credentials sealed by the Worker (never read back), and the body's protocol. */
+export type NewPushConfig = { id: string; url: string; scheme: string | null; sealed: string | null; hasToken: boolean; protocol: "1.0" | "0.3" };
+/** A push config as it is shown: no token, no credentials. */
+export type PushConfigView = { id: string; taskId: string; url: string; scheme: string | null };
+export type PushConfigOutcome =
+  | { kind: "set"; config: PushConfigView }
+  | { kind: "configs"; configs: PushConfigView[] }
+  | { kind: "removed" }
+  | { kind: "task_limit" }
+  | { kind: "project_limit" }
+  | { kind: "ended" }
+  | { kind: "submission_not_found" }
+  | NotHere;
+/** What one push attempt needs from the chat: its config, the state the event told (when it was entered), the question it waited on, the task now. */
+export type PushDeliveryRead = Omit<NewPushConfig, "id"> & {
+  told: { state: ChainState; at: number };
+  question: JsonText<Question> | null;
+  task: JsonText<ChainTask>;
+};

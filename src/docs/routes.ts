@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import packageJson from "../../package.json";
+import { devDependencies, version } from "../../package.json";
 import { adminSecurity } from "../admin/guard";
 import { DEMO_SIGN_IN } from "../auth/schemas";
 import { config } from "../config";
@@ -15,12 +15,12 @@ import { FAVICON_PATH } from "./favicon";
 import { describeApi, type Audience } from "./openapi-document";
 import { DEMO_PROJECT_ID } from "../projects/schemas";
 
-export const API_VERSION = packageJson.version;
+export const API_VERSION = version;
 export const OPENAPI_PATH = "/v1/openapi.json";
 export const REFERENCE_PATH = "/v1/docs";
 const OPERATOR_OPENAPI_PATH = "/admin/openapi.json";
 // The bundle's URL names its pinned version, so browsers may keep it for a year.
-const SCALAR_VERSION = packageJson.devDependencies["@scalar/api-reference"];
+const SCALAR_VERSION = devDependencies["@scalar/api-reference"];
 export const REFERENCE_SCRIPT_PATH = `/v1/docs/assets/scalar-${SCALAR_VERSION}.js`;
 
 const INFO: Record<Audience, { title: string; description: string }> = {

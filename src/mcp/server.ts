@@ -10,7 +10,7 @@ import {
   type ServerResult,
   type Tool as ToolListing,
 } from "@modelcontextprotocol/sdk/types.js";
-import packageJson from "../../package.json";
+import { version } from "../../package.json";
 import { type ApiError, fieldProblems, invalidRequest, problemResponse, toApiError } from "../http/problem";
 import { log } from "../log";
 import { firstCharacters } from "../text";
@@ -31,7 +31,7 @@ import type { V1Access, V1Answer } from "../channels/v1-call";
 
 const [LATEST, OLDEST] = [LEGACY_REVISIONS[0]!, LEGACY_REVISIONS.at(-1)!];
 
-const SERVER_INFO = { name: "project-chat", version: packageJson.version };
+const SERVER_INFO = { name: "project-chat", version };
 const CAPABILITIES = { tools: { listChanged: false } };
 // What server/discover declares while task handles can be sealed (MCP_STATE_KEY is set).
 const WITH_TASKS = { ...CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };

@@ -22,29 +22,34 @@ export function webhookKey(env: Env): string | undefined {
   return env.WEBHOOK_ALLOW_LOOPBACK === "true" ? DEVELOPMENT_KEY : undefined;
 }
 
-/** What an attempt sends: the event's body and the endpoint's opened secret; or why the delivery can never be made. */
-export async function openDelivery(task: WebhookTask, env: Env, sealedSecret: string): Promise<{ body: string; secret: string } | { why: string }> {
+/** What an attempt sends: its body and content type, headers of its own, and the Standard Webhooks secret it is signed with (null: unsigned). */
+export type OpenedDelivery = { body: string; contentType: string; headers: Record<string, string>; secret: string | null };
+
+/** What an endpoint's attempt sends: the event's body, signed with the endpoint's opened secret; or why the delivery can never be made. */
+export async function openDelivery(task: WebhookTask, env: Env, sealedSecret: string): Promise<OpenedDelivery | { why: string }> {
   const key = webhookKey(env);
   if (!key) return { why: "WEBHOOK_KEY is not set" };
   const body = await env.CHAT_ROOM.getByName(task.chatId).webhookPayload(task.eventId);
   if (body === null) return { why: "the event is no longer kept" };
   const secret = await decryptSecret(sealedSecret, key).catch(() => undefined);
   if (!secret) return { why: "the endpoint's secret cannot be read (WEBHOOK_KEY changed). Re-create the endpoint." };
-  return { body, secret };
+  return { body, contentType: "application/json", headers: {}, secret };
 }
 
-/** One signed POST to a receiver: its status code, and why it did not deliver (null when it did). */
-export async function postToReceiver(url: string, webhookId: string, body: string, secret: string, now: number) {
+/** One POST to a receiver, signed when it has a secret: its status code, and why it did not deliver (null when it did). */
+export async function postToReceiver(url: string, webhookId: string, opened: OpenedDelivery, now: number) {
   const timestamp = Math.floor(now / 1000);
+  const { body, secret } = opened;
   try {
     const response = await fetch(url, {
       method: "POST",
       headers: {
-        "content-type": "application/json",
+        ...opened.headers,
+        "content-type": opened.contentType,
         "user-agent": "project-chat-webhooks/1",
         "webhook-id": webhookId,
         "webhook-timestamp": String(timestamp),
-        "webhook-signature": await signWebhook(secret, webhookId, timestamp, body),
+        ...(secret === null ? {} : { "webhook-signature": await signWebhook(secret, webhookId, timestamp, body) }),
       },
       body,
       redirect: "manual",

@@ -1,14 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
 import { migrateSchema } from "../db/object-schema";
 import type { Env } from "../env";
-import { openDelivery, postToReceiver, RETRY_DELAYS_S } from "./delivery";
+import { type OpenedDelivery, openDelivery, postToReceiver, RETRY_DELAYS_S } from "./delivery";
+import { openPush, type PushBody } from "./push-delivery";
 import { EndpointTurns, type Turn } from "./endpoint-turns";
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from "./schemas";
 import { type DeliveryRow, type EndpointRow, MIGRATIONS, toDelivery, toEndpoint } from "./webhook-tables";
 import { log } from "../log";
 import { DAY_MS, iso } from "../time";
 import { webhookIdOf } from "./signature";
-import type { WebhookTask } from "../chats/webhook-task";
+import type { OutboxEventType, WebhookTask } from "../chats/webhook-task";
 import type { WebhookSwitch } from "../chats/webhook-switch";
 
 export const WEBHOOKS_PER_PROJECT = 10;
@@ -36,7 +37,9 @@ const SWITCH_RETELL_MS = 5_000;
 
 export type NewEndpoint = { url: string; events: WebhookEventType[]; description: string; sealedSecret: string };
 export type AttemptPlan = { kind: "attempt"; url: string; sealedSecret: string; attempt: number } | { kind: "skip" };
-type Claimed = { url: string; attempt: number; webhookId: string; body: string; secret: string };
+type Claimed = { url: string; attempt: number; webhookId: string; opened: OpenedDelivery };
+// Ended push deliveries are kept this long: a config's line lives as long as its task, and nothing lists them.
+const PUSH_DELIVERIES_KEPT_MS = 2 * DAY_MS;
 export type AttemptOutcome = { ok: boolean; statusCode: number | null; error: string | null; nextAttemptAt: number | null };
 
 // A retry waiting for its time (not in its endpoint's line): the alarm hands it to the queue then (a durable timer, where a queue message's delay is not one under wrangler dev).
@@ -53,11 +56,16 @@ const attemptable = (d: DeliveryRow, now: number) => d.status === "pending" && (
  * One object per project (named by its id): its webhook endpoints, their sealed secrets, the
  * delivery log and the count of failed deliveries in a row. Chats ask it who subscribes to an
  * event; the queue consumer hands it each delivery, which waits its turn in its endpoint's line and
- * is attempted here (the endpoint still exists and is enabled, the delivery has not ended).
+ * is attempted here (the endpoint still exists and is enabled, the delivery has not ended). An A2A
+ * push goes the same way, its config (kept by the task's chat) in the endpoint's place.
  */
 export class ProjectWebhooks extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly turns: EndpointTurns;
+  // How a push's body is shaped: the entry's class gives the A2A channel's (webhooks/ never imports it).
+  protected readonly shapePush: PushBody = () => {
+    throw new Error("no channel shapes push bodies here");
+  };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -183,8 +191,10 @@ export class ProjectWebhooks extends DurableObject<Env> {
    * its row in the same synchronous stretch as the budget is checked, so copies at once count each other.
    */
   private mayJoin(task: WebhookTask, webhookId: string, now: number): boolean {
-    const endpoint = this.endpoint(task.endpointId);
-    if (!endpoint || endpoint.disabled_at || this.overFreeEventBudget(task, webhookId, now)) return false;
+    // A push's config is the chat's: whether it still exists is asked right before each attempt.
+    const endpoint = task.push ? undefined : this.endpoint(task.endpointId);
+    if (!task.push && (!endpoint || endpoint.disabled_at)) return false;
+    if (this.overFreeEventBudget(task, webhookId, now)) return false;
     return attemptable(this.delivery(task.endpointId, webhookId, task.type, task), now);
   }
 
@@ -244,20 +254,24 @@ export class ProjectWebhooks extends DurableObject<Env> {
    * returned stops it and a failure on the way costs no attempt.
    */
   private async claim(task: WebhookTask, webhookId: string, now: number): Promise<Claimed | undefined> {
-    const endpoint = this.endpoint(task.endpointId);
-    if (!endpoint || endpoint.disabled_at) return undefined;
-    const opened = await openDelivery(task, this.env, endpoint.sealed_secret);
-    if ("why" in opened) {
-      await this.giveUp(task.endpointId, webhookId, task.type, opened.why, task);
+    let opened: (OpenedDelivery & { url?: string }) | { why: string } | null;
+    if (task.push) opened = await openPush(task, this.env, this.shapePush);
+    else {
+      const endpoint = this.endpoint(task.endpointId);
+      if (!endpoint || endpoint.disabled_at) return undefined;
+      opened = await openDelivery(task, this.env, endpoint.sealed_secret);
+    }
+    if (opened === null || "why" in opened) {
+      await this.giveUp(task.endpointId, webhookId, task.type, opened?.why ?? "the push config was deleted", task);
       return undefined;
     }
     const plan = await this.beginAttempt(task.endpointId, webhookId, task.type, now, task);
-    return plan.kind === "attempt" ? { url: plan.url, attempt: plan.attempt, webhookId, ...opened } : undefined;
+    return plan.kind === "attempt" ? { url: opened.url ?? plan.url, attempt: plan.attempt, webhookId, opened } : undefined;
   }
 
   /** The request and its outcome recorded: the delay before the next attempt, undefined when the delivery has ended. */
   private async complete(task: WebhookTask, claimed: Claimed, now: number): Promise<number | undefined> {
-    const { statusCode, error } = await postToReceiver(claimed.url, claimed.webhookId, claimed.body, claimed.secret, now);
+    const { statusCode, error } = await postToReceiver(claimed.url, claimed.webhookId, claimed.opened, now);
     const delay = error ? RETRY_DELAYS_S[claimed.attempt - 1] : undefined;
     await this.recordAttempt(task.endpointId, claimed.webhookId, { ok: !error, statusCode, error, nextAttemptAt: delay === undefined ? null : now + delay * 1000 });
     return delay;
@@ -280,26 +294,27 @@ export class ProjectWebhooks extends DurableObject<Env> {
    * delivery has not ended, no other copy of its message is attempting it or ahead of its schedule);
    * counts it and claims it until the outcome is recorded.
    */
-  protected async beginAttempt(endpointId: string, webhookId: string, eventType: WebhookEventType, now = Date.now(), task?: WebhookTask): Promise<AttemptPlan> {
-    const endpoint = this.endpoint(endpointId);
-    if (!endpoint || endpoint.disabled_at) return { kind: "skip" };
+  protected async beginAttempt(endpointId: string, webhookId: string, eventType: OutboxEventType, now = Date.now(), task?: WebhookTask): Promise<AttemptPlan> {
+    const endpoint = task?.push ? undefined : this.endpoint(endpointId);
+    if (!task?.push && (!endpoint || endpoint.disabled_at)) return { kind: "skip" };
     const delivery = this.delivery(endpointId, webhookId, eventType, task);
     if (!attemptable(delivery, now)) return { kind: "skip" };
     this.sql.exec("UPDATE deliveries SET attempts = attempts + 1, in_flight_until = ? WHERE webhook_id = ?", now + IN_FLIGHT_MS, webhookId);
     // An attempt that never reports (the object restarted under it) is handed over again once overdue.
     await this.sweepAt(now + IN_FLIGHT_MS + OVERDUE_MS);
-    return { kind: "attempt", url: endpoint.url, sealedSecret: endpoint.sealed_secret, attempt: delivery.attempts + 1 };
+    // A push's URL and secrets come from its config (claim).
+    return { kind: "attempt", url: endpoint?.url ?? "", sealedSecret: endpoint?.sealed_secret ?? "", attempt: delivery.attempts + 1 };
   }
 
   /** A delivery that cannot be made at all (its event is no longer kept, its secret cannot be read): failed now. */
-  private async giveUp(endpointId: string, webhookId: string, eventType: WebhookEventType, error: string, task?: WebhookTask): Promise<void> {
-    if (!this.endpoint(endpointId)) return;
+  private async giveUp(endpointId: string, webhookId: string, eventType: OutboxEventType, error: string, task?: WebhookTask): Promise<void> {
+    if (!task?.push && !this.endpoint(endpointId)) return;
     this.delivery(endpointId, webhookId, eventType, task);
     await this.recordAttempt(endpointId, webhookId, { ok: false, statusCode: null, error, nextAttemptAt: null });
   }
 
   /** The delivery's row, created pending when it is new; the log keeps the newest ended deliveries and every pending one. */
-  private delivery(endpointId: string, webhookId: string, eventType: WebhookEventType, task?: WebhookTask): DeliveryRow {
+  private delivery(endpointId: string, webhookId: string, eventType: OutboxEventType, task?: WebhookTask): DeliveryRow {
     const found = this.sql.exec<DeliveryRow>("SELECT * FROM deliveries WHERE webhook_id = ?", webhookId).toArray()[0];
     // A delivery logged before its message was kept keeps it now, so the alarm can hand its retries over.
     if (found && !found.task && task) this.sql.exec("UPDATE deliveries SET task = ? WHERE webhook_id = ?", JSON.stringify(task), webhookId);
@@ -322,6 +337,9 @@ export class ProjectWebhooks extends DurableObject<Env> {
       endpointId,
       DELIVERIES_KEPT,
     );
+    if (task?.push) {
+      this.sql.exec("DELETE FROM deliveries WHERE endpoint_id LIKE 'push:%' AND status != 'pending' AND created_at < ?", iso(Date.now() - PUSH_DELIVERIES_KEPT_MS));
+    }
     return created;
   }
 

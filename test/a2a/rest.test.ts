@@ -65,7 +65,8 @@ describe("A2A over HTTP+JSON", () => {
       "invalid_request",
     );
     const push = await rest(w.token, w.projectId, "GET", `/tasks/${crypto.randomUUID()}/pushNotificationConfigs`);
-    expect(push.json.error.details[0].reason).toBe("PUSH_NOTIFICATION_NOT_SUPPORTED");
+    expect(push.status).toBe(404);
+    expect(push.json.error.details[0].reason).toBe("TASK_NOT_FOUND");
   });
 
   it("serves 1.0 only: without A2A-Version, with 0.3 or another, 400 VERSION_NOT_SUPPORTED", async ({ w }) => {

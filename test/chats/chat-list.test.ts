@@ -150,7 +150,7 @@ describe("ProjectChats", () => {
     expect(await object.moveFromD1(projectId)).toBe("already_moved");
   });
 
-  it("stores its list, the keys of chat creations and messages, which chat each task is in and the project's daily usage, nothing else: a new project's object never reads D1", async ({
+  it("stores its list, the keys of chat creations and messages, which chat each task is in, its push config counts and the project's daily usage, nothing else: a new project's object never reads D1", async ({
     w,
   }) => {
     const read = vi.spyOn(env.DB, "prepare");
@@ -163,7 +163,8 @@ describe("ProjectChats", () => {
         .map((r) => r.name),
     );
     // usage_*: the project's daily usage (src/credits/project-usage.ts), counted once per task id; message_keys and
-    // task_chats: A2A's messageIds and the chat of each task (for a channel that names a task alone).
-    expect(tables).toEqual(["chats", "create_keys", "message_keys", "meta", "task_chats", "usage_counted", "usage_days"]);
+    // task_chats: A2A's messageIds and the chat of each task (for a channel that names a task alone); push_counts: how
+    // many A2A push configs each chat's open tasks hold (the project's limit).
+    expect(tables).toEqual(["chats", "create_keys", "message_keys", "meta", "push_counts", "task_chats", "usage_counted", "usage_days"]);
   });
 });

@@ -1,7 +1,8 @@
 import type { WebhookTask } from "../../src/chats/webhook-task";
 import type { Env } from "../../src/env";
-import { type AttemptOutcome, type AttemptPlan, ProjectWebhooks } from "../../src/webhooks/project-webhooks";
-import type { WebhookEventType } from "../../src/webhooks/schemas";
+import { ProjectWebhooks } from "../../src/index";
+import type { AttemptOutcome, AttemptPlan } from "../../src/webhooks/project-webhooks";
+import type { OutboxEventType } from "../../src/chats/webhook-task";
 import { webhookIdOf } from "../../src/webhooks/signature";
 import { bindingsWithStandIns } from "./stand-ins";
 
@@ -21,7 +22,7 @@ export class TestProjectWebhooks extends ProjectWebhooks {
     return (await this.line(task, webhookId, now)).get(webhookId);
   }
 
-  override async beginAttempt(endpointId: string, webhookId: string, eventType: WebhookEventType, now = Date.now(), task?: WebhookTask): Promise<AttemptPlan> {
+  override async beginAttempt(endpointId: string, webhookId: string, eventType: OutboxEventType, now = Date.now(), task?: WebhookTask): Promise<AttemptPlan> {
     return super.beginAttempt(endpointId, webhookId, eventType, now, task);
   }
 

@@ -37,7 +37,11 @@ const MIGRATIONS = [
     "CREATE INDEX IF NOT EXISTS message_keys_by_task ON message_keys (task_id)",
     "CREATE TABLE IF NOT EXISTS task_chats (task_id TEXT PRIMARY KEY, chat_id TEXT NOT NULL)",
   ],
+  // How many A2A push configs each chat's tasks that have not ended hold, as the chat last said (its word numbered).
+  ["CREATE TABLE IF NOT EXISTS push_counts (chat_id TEXT PRIMARY KEY, count INTEGER NOT NULL, version INTEGER NOT NULL)"],
 ];
+// At most this many A2A push configs across the project's tasks that have not ended.
+const PUSH_CONFIGS_PER_PROJECT = 100;
 // Chats told at once when the webhook switch flips on, and the tries each gets.
 const TELL_AT_ONCE = 50;
 const TELL_TRIES = 3;
@@ -285,6 +289,24 @@ export class ProjectChats extends DurableObject<Env> {
       .toArray()
       .map((row) => ({ submissionId: row.submission_id, message: row.message }));
     return { chatId, sent };
+  }
+
+  /**
+   * A chat's word on how many push configs its open tasks hold; an older word than one heard is ignored. `checked`: the
+   * count includes one being added, recorded (and true answered) only when the project stays within its limit.
+   */
+  async holdPushConfigs(chatId: string, count: number, version: number, checked: boolean): Promise<boolean> {
+    this.createSchema();
+    const sql = this.ctx.storage.sql;
+    const others = sql.exec<{ n: number | null }>("SELECT SUM(count) AS n FROM push_counts WHERE chat_id != ?", chatId).one().n ?? 0;
+    if (checked && others + count > PUSH_CONFIGS_PER_PROJECT) return false;
+    sql.exec(
+      "INSERT INTO push_counts (chat_id, count, version) VALUES (?, ?, ?) ON CONFLICT (chat_id) DO UPDATE SET count = excluded.count, version = excluded.version WHERE excluded.version > version",
+      chatId,
+      count,
+      version,
+    );
+    return true;
   }
 
   private createSchema(): void {

@@ -39,11 +39,14 @@ export type RoomContext = {
 
 /** Work a change may owe that runs in the background (webhook hand-offs, refunds): started, never awaited, by a change. */
 type Background = { kick(now: number): void };
+/** The tasks with A2A push configs: a change that moved one records its push, in the change's own stretch. */
+type Pushes = { notice(now: number): void };
 type Followers = {
   store: RoomStorage;
   submissions: SubmissionStorage;
   publisher: RoomPublisher;
   streams: ChatStreams;
+  pushes: Pushes;
   handOff: Background;
   refunds: Background;
   schedule: AlarmSchedule;
@@ -51,17 +54,19 @@ type Followers = {
 
 /**
  * The one place that decides what follows a change, in this order: the chat is touched (when listed),
- * failed entries whose 24 hours ended leave the queue, the log gets the change's events, the streams
- * are woken, webhook events and refunds owed start in the background, and the alarm is derived again.
+ * failed entries whose 24 hours ended leave the queue, tasks with push configs whose state moved record
+ * their push, the log gets the change's events, the streams are woken, webhook events, pushes and refunds
+ * owed start in the background, and the alarm is derived again.
  */
 export class RoomChanges {
   constructor(private readonly parts: Followers) {}
 
   readonly apply: Change = (now, write, listing = "listed") => {
-    const { store, submissions, publisher, streams, handOff, refunds, schedule } = this.parts;
+    const { store, submissions, pushes, publisher, streams, handOff, refunds, schedule } = this.parts;
     write();
     if (listing === "listed") store.touch(now);
     submissions.expireFailed(now);
+    pushes.notice(now);
     publisher.publish(now);
     streams.wake();
     handOff.kick(now);

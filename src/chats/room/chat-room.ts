@@ -30,6 +30,8 @@ import { WebhookHandOff } from "./webhook-handoff";
 import { UsageOutbox } from "./usage-outbox";
 import { WebhookOutbox } from "./webhook-outbox";
 import { webhookPayload } from "./webhook-payload";
+import { PUSH_CONFIGS_PER_TASK, PushConfigs } from "./push-configs";
+import { log } from "../../log";
 import type { WebhookSwitch } from "../webhook-switch";
 import type {
   CancelOutcome,
@@ -41,7 +43,10 @@ import type {
   MessageOutcome,
   MessageRead,
   MessagesOutcome,
+  NewPushConfig,
   NotHere,
+  PushConfigOutcome,
+  PushDeliveryRead,
   QuestionOutcome,
   QueueRead,
   SubmissionOutcome,
@@ -66,6 +71,10 @@ export class ChatRoom extends DurableObject<Env> {
   readonly #listSync: ChatListSync;
   readonly #change: Change;
   readonly #chains: Chains;
+  readonly #pushes: PushConfigs;
+  // Push configs being added whose project-wide count is being asked, and the number of the chat's last word on its count.
+  #pushReservations = 0;
+  #pushCountVersion = Date.now() * 1000;
   // What a subclass may use: the submissions and the queue they form, the log's publisher, the open streams,
   // and the one alarm, derived from every deferred job (a subclass may owe more work).
   protected readonly submissions: SubmissionStorage;
@@ -80,15 +89,18 @@ export class ChatRoom extends DurableObject<Env> {
     const outbox = (this.#outbox = new WebhookOutbox(sql));
     const questions = (this.#questions = new QuestionStorage(sql, outbox, config(env).questionTtlMs));
     const store = (this.#store = new RoomStorage(sql, submissions, questions));
-    this.#chains = new Chains(sql, submissions, store, questions);
+    const chains = (this.#chains = new Chains(sql, submissions, store, questions));
+    const pushes = (this.#pushes = new PushConfigs(sql, submissions, chains, questions, outbox));
     const schedule = (this.schedule = new AlarmSchedule(ctx, store));
     const publisher = (this.publisher = new RoomPublisher(sql, store, submissions, questions));
     const streams = (this.streams = new ChatStreams(ctx, env, publisher));
     const usage = new UsageOutbox(sql);
     const refunds = (this.#refunds = new Refunds(env, ctx, store, schedule));
-    const handOff = new WebhookHandOff(env, ctx, store, outbox, schedule);
+    const handOff = new WebhookHandOff(env, ctx, store, outbox, (event, projectId, chatId) => pushes.targets(event, projectId, chatId), schedule);
     this.#listSync = new ChatListSync(env, store, usage, outbox, (seq, limit) => this.#chains.rootsAfter(seq, limit));
-    const change = (this.#change = new RoomChanges({ store, submissions, publisher, streams, handOff, refunds, schedule }).apply);
+    // A task that ended frees its configs' places in the project's count.
+    const noticePushes = { notice: (now: number) => pushes.notice(now) && this.tellPushCount() };
+    const change = (this.#change = new RoomChanges({ store, submissions, pushes: noticePushes, publisher, streams, handOff, refunds, schedule }).apply);
     this.#runner = new TaskRunner({ env, ctx, store, submissions, questions, outbox, usage, publisher, change }, this.createAgent());
     // In the order the alarm runs them: credits go back before the next task is charged, the chat list hears last.
     schedule.add("refunds", refunds);
@@ -414,6 +426,71 @@ export class ChatRoom extends DurableObject<Env> {
     const chat = this.#store.isInitialised() ? this.#store.chat() : undefined;
     const event = chat ? this.#outbox.event(eventId) : undefined;
     return chat && event ? webhookPayload(event, chat, { store: this.#store, submissions: this.submissions, questions: this.#questions }) : null;
+  }
+
+  /**
+   * Adds an A2A push config to a task, or replaces the one with its id: at most five a task, and (for a new one) within
+   * the project's limit across its chats' tasks that have not ended, which its chat list counts. `announce`: the task's
+   * state now is pushed too (a task created with its config).
+   */
+  async setPushConfig(projectId: string, taskId: string, config: NewPushConfig, announce: boolean): Promise<PushConfigOutcome> {
+    if (!this.chatIn(projectId)) return NOT_HERE;
+    if (!this.submissions.byId(taskId)) return { kind: "submission_not_found" };
+    if (this.#pushes.hasEnded(taskId)) return { kind: "ended" };
+    const configs = this.#pushes.list(taskId);
+    const replacing = configs.some((c) => c.id === config.id);
+    if (!replacing) {
+      if (configs.length >= PUSH_CONFIGS_PER_TASK) return { kind: "task_limit" };
+      // Counted before it exists, with the others being added meanwhile, so two at once cannot both take the last place.
+      this.#pushReservations++;
+      try {
+        const count = this.#pushes.openCount() + this.#pushReservations;
+        if (!(await this.env.PROJECT_CHATS.getByName(projectId).holdPushConfigs(this.chatIn(projectId)!.id, count, ++this.#pushCountVersion, true))) {
+          return { kind: "project_limit" };
+        }
+      } finally {
+        this.#pushReservations--;
+      }
+      if (this.#pushes.hasEnded(taskId)) return { kind: "ended" };
+    }
+    const now = Date.now();
+    let outcome: "set" | "task_limit" = "task_limit";
+    this.#change(now, () => (outcome = this.#pushes.set(taskId, config, now, announce)), "unlisted");
+    if (!replacing) this.tellPushCount();
+    if (outcome === "task_limit") return { kind: "task_limit" };
+    return { kind: "set", config: this.#pushes.list(taskId).find((c) => c.id === config.id)! };
+  }
+
+  /** A task's push configs, without their token or credentials. */
+  async pushConfigs(projectId: string, taskId: string): Promise<PushConfigOutcome> {
+    if (!this.chatIn(projectId)) return NOT_HERE;
+    if (!this.submissions.byId(taskId)) return { kind: "submission_not_found" };
+    return { kind: "configs", configs: this.#pushes.list(taskId) };
+  }
+
+  /** Deletes a task's push config (none with that id: nothing to do); no attempt starts after this returns. */
+  async removePushConfig(projectId: string, taskId: string, configId: string): Promise<PushConfigOutcome> {
+    if (!this.chatIn(projectId)) return NOT_HERE;
+    if (!this.submissions.byId(taskId)) return { kind: "submission_not_found" };
+    this.#pushes.remove(taskId, configId);
+    this.tellPushCount();
+    return { kind: "removed" };
+  }
+
+  /** What a push attempt sends (push-configs.ts); null when its config was deleted or the chat no longer keeps its event. */
+  async pushDelivery(taskId: string, configId: string, eventId: string): Promise<PushDeliveryRead | null> {
+    const chat = this.#store.isInitialised() ? this.#store.chat() : undefined;
+    return chat ? this.#pushes.delivery(taskId, configId, this.#outbox.event(eventId), chat.id) : null;
+  }
+
+  /** Tells the project's chat list how many push configs the chat's open tasks hold, in the background (a lost word only leaves the count high). */
+  private tellPushCount(): void {
+    const chat = this.#store.chat();
+    if (!chat) return;
+    const told = this.env.PROJECT_CHATS.getByName(chat.project_id)
+      .holdPushConfigs(chat.id, this.#pushes.openCount() + this.#pushReservations, ++this.#pushCountVersion, false)
+      .catch((error) => log.warn("push_count_not_told", { chatId: chat.id }, error));
+    this.ctx.waitUntil(told);
   }
 
   /** The project's webhook switch flipped on (its chat list tells the chats that may have stopped recording events). */

@@ -157,4 +157,12 @@ export const MIGRATIONS: string[][] = [
     // The last submission whose task the chat list has been told of (ProjectChats keeps which chat each task is in).
     "ALTER TABLE chat ADD COLUMN tasks_listed_seq INTEGER NOT NULL DEFAULT 0",
   ],
+  [
+    // A2A push notification configs of the chat's tasks (push-configs.ts): where to post, the token and credentials sealed by
+    // the Worker, and the protocol version whose body the receiver gets.
+    `CREATE TABLE push_configs (task_id TEXT NOT NULL, id TEXT NOT NULL, url TEXT NOT NULL, scheme TEXT, sealed TEXT, has_token INTEGER NOT NULL,
+       protocol TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (task_id, id))`,
+    // What each such task was last pushed as (its state, when entered, its question), and whether it has ended.
+    "CREATE TABLE push_tasks (task_id TEXT PRIMARY KEY, told TEXT, ended INTEGER NOT NULL DEFAULT 0)",
+  ],
 ];

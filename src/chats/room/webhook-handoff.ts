@@ -2,8 +2,9 @@ import type { Env } from "../../env";
 import { log } from "../../log";
 import type { RoomStorage } from "./room-storage";
 import type { AlarmSchedule, DeferredJob } from "./schedule";
-import type { WebhookOutbox } from "./webhook-outbox";
-import type { WebhookTask } from "../webhook-task";
+import type { OutboxRow, WebhookOutbox } from "./webhook-outbox";
+import { PUSH_EVENT, type WebhookTask } from "../webhook-task";
+import type { WebhookEventType } from "../event-registry";
 
 // A failed hand-off is tried again this much later (by the alarm), not at every change meanwhile.
 const HAND_OFF_RETRY_MS = 5_000;
@@ -31,6 +32,8 @@ export class WebhookHandOff implements DeferredJob {
     private readonly ctx: DurableObjectState,
     private readonly store: RoomStorage,
     private readonly outbox: WebhookOutbox,
+    // A push event's deliveries: one per config of its task.
+    private readonly pushTargets: (event: OutboxRow, projectId: string, chatId: string) => WebhookTask[],
     // Told when a hand-off has settled: what is due next may have changed.
     private readonly schedule: AlarmSchedule,
   ) {}
@@ -73,9 +76,14 @@ export class WebhookHandOff implements DeferredJob {
       const { id: chatId, project_id: projectId } = this.store.chat()!;
       const project = this.env.PROJECT_WEBHOOKS.getByName(projectId);
       for (let events = this.outbox.waitingEvents(EVENTS_PER_READ); events.length > 0; events = this.outbox.waitingEvents(EVENTS_PER_READ)) {
-        const subscriptions = await project.subscriptions();
+        // Pushes alone need no word from the project's webhooks.
+        const subscriptions = events.some((e) => e.type !== PUSH_EVENT) ? await project.subscriptions() : [];
         const tasks: WebhookTask[] = events.flatMap((e) =>
-          subscriptions.filter((endpoint) => endpoint.events.includes(e.type)).map((endpoint) => ({ projectId, chatId, eventId: e.id, endpointId: endpoint.id, type: e.type })),
+          e.type === PUSH_EVENT
+            ? this.pushTargets(e, projectId, chatId)
+            : subscriptions
+                .filter((endpoint) => endpoint.events.includes(e.type as WebhookEventType))
+                .map((endpoint) => ({ projectId, chatId, eventId: e.id, endpointId: endpoint.id, type: e.type })),
         );
         for (let i = 0; i < tasks.length; i += QUEUE_BATCH_MAX) await this.env.WEBHOOK_DELIVERIES.sendBatch(tasks.slice(i, i + QUEUE_BATCH_MAX).map((body) => ({ body })));
         this.outbox.handedOff(

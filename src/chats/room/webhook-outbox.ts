@@ -1,11 +1,12 @@
 import type { WebhookEventType } from "../event-registry";
+import { PUSH_EVENT, type OutboxEventType } from "../webhook-task";
 import { DAY_MS } from "../../time";
 import { SWITCH_LEASE_MS, type SwitchLease } from "../webhook-switch";
 
 // Kept past the last retry of the schedule (about 17.5 hours after the hand-off) so every attempt can read its payload.
 const KEPT_MS = 2 * DAY_MS;
 
-export type OutboxRow = { id: string; type: WebhookEventType; ref: string; at: number };
+export type OutboxRow = { id: string; type: OutboxEventType; ref: string; at: number };
 
 /**
  * The chat's webhook outbox: an event is written in the same synchronous stretch as the change that
@@ -30,6 +31,12 @@ export class WebhookOutbox {
   record(type: WebhookEventType, ref: string, now: number): void {
     if (!this.listening(now)) return;
     this.sql.exec("INSERT INTO webhook_outbox (id, type, ref, at) VALUES (?, ?, ?, ?)", crypto.randomUUID(), type, ref, now);
+    this.waiting = true;
+  }
+
+  /** An A2A push event (push-configs.ts): recorded whatever the switch says, since the chat itself holds the push configs. */
+  recordPush(ref: string, now: number): void {
+    this.sql.exec("INSERT INTO webhook_outbox (id, type, ref, at) VALUES (?, ?, ?, ?)", crypto.randomUUID(), PUSH_EVENT, ref, now);
     this.waiting = true;
   }
 

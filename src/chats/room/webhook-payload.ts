@@ -4,6 +4,7 @@ import type { QuestionStorage } from "./question-storage";
 import type { ChatRow, RoomStorage } from "./room-storage";
 import { entryOf, type SubmissionStorage } from "./submission-storage";
 import type { OutboxRow } from "./webhook-outbox";
+import { PUSH_EVENT } from "../webhook-task";
 
 type Reader = { store: RoomStorage; submissions: SubmissionStorage; questions: QuestionStorage; chatId: string };
 
@@ -32,6 +33,8 @@ const DATA: { [T in WebhookEventType]: (ref: string, read: Reader) => object | u
 
 /** A webhook event's body as receivers get it, `{ type, timestamp, data }`; null when the chat no longer keeps what it refers to. */
 export function webhookPayload(event: OutboxRow, chat: ChatRow, read: Omit<Reader, "chatId">): string | null {
+  // A push's body is the A2A channel's to shape (ChatRoom.pushDelivery).
+  if (event.type === PUSH_EVENT) return null;
   const data = DATA[event.type](event.ref, { ...read, chatId: chat.id });
   return data ? JSON.stringify({ type: event.type, timestamp: iso(event.at), data: { projectId: chat.project_id, chatId: chat.id, ...data } }) : null;
 }
