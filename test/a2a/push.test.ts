@@ -192,6 +192,20 @@ describe("A2A push notification configs", () => {
     expect((await pushes(received, task.id, 1)).received.length).toBe(before + 1);
   });
 
+  it("a config made after a task's last one was deleted starts where the task then stands: no state from before it", async ({ clock, w, chat }) => {
+    const received = fakeReceiver();
+    const task = await queuedTask(w, chat.id, "/choose Which theme? | Light | Dark");
+    await resultOf(create(w, task.id, { id: "old" }));
+    await resultOf(rpc(w.token, w.projectId, "DeleteTaskPushNotificationConfig", { taskId: task.id, id: "old" }));
+    // It comes to ask while it has no config.
+    await settle(room(chat.id), clock);
+    await resultOf(create(w, task.id, { id: "new" }));
+    await resultOf(rpc(w.token, w.projectId, "SendMessage", { message: userMessage("Dark", { taskId: task.id, contextId: chat.id }), configuration: immediately }));
+    await settle(room(chat.id), clock);
+    const { bodies } = await pushes(received, task.id, 2);
+    expect(bodies.map((b) => (b.statusUpdate ?? b.task).status.state)).toEqual(["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]);
+  });
+
   it("a push handed to the queue before its config's delete returned is never attempted after it", async ({ clock, w, chat }) => {
     const received = fakeReceiver();
     const queued: WebhookTask[] = [];

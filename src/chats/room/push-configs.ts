@@ -61,6 +61,8 @@ export class PushConfigs {
 
   remove(taskId: string, id: string): void {
     this.sql.exec("DELETE FROM push_configs WHERE task_id = ? AND id = ?", taskId, id);
+    // With its last config gone, what the task was pushed as goes too: a config added later starts where the task then stands.
+    this.sql.exec("DELETE FROM push_tasks WHERE task_id = ? AND NOT EXISTS (SELECT 1 FROM push_configs WHERE task_id = ?)", taskId, taskId);
     this.open = undefined;
   }
 
