@@ -130,7 +130,9 @@ async function decide(c: Context<PageEnv>, api: OAuthHelpers, session: PageSessi
   }
   if (!approve) return c.redirect(authorizationErrorRedirect(understood.request, "access_denied", "The person denied access."), 303);
   const client = await clientShown(api, understood.request);
-  const redirectTo = await makeGrant(c.env, api, { ...understood, accountId: session.accountId, id: nonce, clientName: client.name });
+  // The library binds a request that names no resource to /mcp; such a grant is also taken at /a2a (resource-credentials.ts).
+  const anyResource = !new URL(c.req.url).searchParams.has("resource");
+  const redirectTo = await makeGrant(c.env, api, { ...understood, accountId: session.accountId, id: nonce, clientName: client.name, anyResource });
   return c.redirect(redirectTo, 303);
 }
 

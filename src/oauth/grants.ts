@@ -12,7 +12,8 @@ import { oauthApi } from "./authorization-server";
 export const grantGateName = (id: string) => `grant:${id}`;
 
 /** What the library keeps with a grant: props (encrypted, handed back with each access token) and metadata (listed). */
-export type GrantProps = { accountId: string; grant: string };
+/** What a grant carries: its account and id, and whether its request named no resource (it then works at every resource). */
+export type GrantProps = { accountId: string; grant: string; anyResource?: true };
 export type GrantMetadata = { grant: string; clientName: string; connectedAt: number };
 
 export type ConnectedApp = {
@@ -46,12 +47,12 @@ export function claimGrantId(env: Env, id: string, accountId: string, scopes: Sc
 export async function makeGrant(
   env: Env,
   api: OAuthHelpers,
-  approved: { request: AuthRequest; accountId: string; id: string; clientName: string; scopes: Scope[] },
+  approved: { request: AuthRequest; accountId: string; id: string; clientName: string; scopes: Scope[]; anyResource: boolean },
 ): Promise<string> {
   const { request, accountId, id, scopes } = approved;
   const sameInstallation = (g: GrantSummary) => g.clientId === request.clientId && (!request.clientId.startsWith("https:") || g.redirectUri === request.redirectUri);
   const replaced = (await grantsOf(api, accountId)).filter(sameInstallation).flatMap((g) => idOf(g) ?? []);
-  const props: GrantProps = { accountId, grant: id };
+  const props: GrantProps = { accountId, grant: id, ...(approved.anyResource ? { anyResource: true as const } : {}) };
   // In milliseconds: the library's own createdAt counts seconds, too coarse to order grants made in one.
   const metadata: GrantMetadata = { grant: id, clientName: approved.clientName, connectedAt: Date.now() };
   const { redirectTo } = await api.completeAuthorization({ request: { ...request, scope: scopes }, userId: accountId, metadata, scope: scopes, props });

@@ -14,7 +14,12 @@ const REVOKED = "The access token is invalid, expired or revoked; authorize agai
  * answers for revocation at once, and acts with the token's scopes as far as the grant still has them.
  */
 async function admitAccessToken(env: Env, roles: OAuthRoles, resource: ResourceName, token: string): Promise<{ caller: ApiCaller; headers: Record<string, string> }> {
-  const validated = await roles.server.validateToken<GrantProps>(roles.resources[resource].url, token, env);
+  let validated = await roles.server.validateToken<GrantProps>(roles.resources[resource].url, token, env);
+  // A grant whose request named no resource is bound to /mcp by the library, and works at every resource.
+  if (!validated && resource !== "mcp") {
+    const unnamed = await roles.server.validateToken<GrantProps>(roles.resources.mcp.url, token, env);
+    if (unnamed?.props.anyResource) validated = unnamed;
+  }
   if (!validated) throw unauthorized("api", REVOKED);
   const name = grantGateName(validated.props.grant);
   const { accountId, scopes, atCreditLimit, headers } = await admitAt(env, name, REVOKED, await hashSecret(token));
@@ -30,7 +35,7 @@ function pointingAtMetadata(error: unknown, roles: OAuthRoles | undefined, resou
 
 /**
  * Who may call a protected resource (/mcp, /a2a): a personal API token exactly as on /v1, or an OAuth access token
- * granted for that resource (accepted nowhere else). Decided before any message is read.
+ * granted for that resource (accepted at no other), or for no resource named (accepted at both). Decided before any message is read.
  */
 export const resourceCredentials = (resource: ResourceName) =>
   createMiddleware<GatedEnv>(async (c, next) => {

@@ -81,4 +81,17 @@ describe("A2A JSON-RPC: credentials, limits and the order of refusals", () => {
     });
     expect(atMcp.status).toBe(401);
   });
+
+  it("takes a grant whose request named no resource, as /mcp does", async () => {
+    const account = await newAccount();
+    const project = await call("POST", "/admin/projects", { token: "test-admin-token", body: { name: "unnamed resource", ownerAccountId: account.id } });
+    const unnamed = await connect(account, { resource: null });
+    expect((await resultOf(rpc(unnamed.accessToken, project.json.id, "GetExtendedAgentCard"))).name).toBe("unnamed resource");
+    const atMcp = await call("POST", "/mcp", {
+      token: unnamed.accessToken,
+      headers: { accept: "application/json, text/event-stream" },
+      body: { jsonrpc: "2.0", id: 1, method: "tools/list" },
+    });
+    expect(atMcp.status, atMcp.text).toBe(200);
+  });
 });

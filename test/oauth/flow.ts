@@ -65,16 +65,17 @@ export async function approve(browser: Browser, path: string, consentPage: strin
 export const tokenRequest = (form: Record<string, string>) =>
   call("POST", "/oauth/token", { raw: new URLSearchParams(form).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
 
-export const exchangeCode = (clientId: string, code: string, verifier: string, resource = MCP_RESOURCE) =>
-  tokenRequest({ grant_type: "authorization_code", client_id: clientId, code, code_verifier: verifier, redirect_uri: REDIRECT_URI, resource });
+export const exchangeCode = (clientId: string, code: string, verifier: string, resource: string | null = MCP_RESOURCE) =>
+  tokenRequest({ grant_type: "authorization_code", client_id: clientId, code, code_verifier: verifier, redirect_uri: REDIRECT_URI, ...(resource === null ? {} : { resource }) });
 
 /** The whole connector flow for an account: register, sign in, approve, exchange; the tokens and who holds them. */
-export async function connect(account: { email: string; password: string }, options: { scope?: string; browser?: Browser; resource?: string } = {}) {
-  const resource = options.resource ?? MCP_RESOURCE;
+export async function connect(account: { email: string; password: string }, options: { scope?: string; browser?: Browser; resource?: string | null } = {}) {
+  // null: the client names no resource, in the authorization request nor at the token endpoint.
+  const resource = options.resource === undefined ? MCP_RESOURCE : options.resource;
   const clientId = await registeredClient();
   const { verifier, challenge } = await pkce();
   const browser = options.browser ?? new Browser();
-  const path = authorizePath(clientId, challenge, { resource, ...(options.scope === undefined ? {} : { scope: options.scope }) });
+  const path = authorizePath(clientId, challenge, { ...(resource === null ? {} : { resource }), ...(options.scope === undefined ? {} : { scope: options.scope }) });
   const consent = await signInThere(browser, path, account);
   const query = await approve(browser, path, consent.text);
   const tokens = await exchangeCode(clientId, query.get("code")!, verifier, resource);
