@@ -27,10 +27,22 @@ export class HttpRefusal extends Error {
 const withReason = <E extends A2AError>(error: E, code: string): E => Object.assign(error, { projectReason: code.toUpperCase() });
 
 /** The /v1 code an A2A error carries, for the second ErrorInfo of its details. */
-export const projectReasonOf = (error: unknown): string | undefined => (error as { projectReason?: string } | undefined)?.projectReason;
+const projectReasonOf = (error: unknown): string | undefined => (error as { projectReason?: string } | undefined)?.projectReason;
 
 /** The detail entry naming a /v1 code. */
-export const projectDetail = (reason: string) => ({ "@type": ERROR_INFO_TYPE, reason, domain: PROJECT_DOMAIN });
+const projectDetail = (reason: string) => ({ "@type": ERROR_INFO_TYPE, reason, domain: PROJECT_DOMAIN });
+
+type FieldViolation = { field: string; description: string };
+/** What an error's details hold besides A2A's own ErrorInfo: the fields it is about (google.rpc.BadRequest, at most 20), the /v1 code behind it. */
+export function extraDetailsOf(error: unknown): ({ "@type": string } & Record<string, unknown>)[] {
+  const violations = (error as { fieldViolations?: FieldViolation[] } | undefined)?.fieldViolations;
+  const reason = projectReasonOf(error);
+  return [...(violations ? [{ "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: violations.slice(0, 20) }] : []), ...(reason ? [projectDetail(reason)] : [])];
+}
+
+/** -32602 about one field of the params: named first in the message, and as a google.rpc.BadRequest field violation. */
+export const invalid = (field: string, description: string) =>
+  Object.assign(new RequestMalformedError({ message: `${field} ${description}` }), { fieldViolations: [{ field, description }] });
 
 /** The one answer for a task, chat or project the caller cannot reach: the same bytes whether it is foreign, made up or gone. */
 export const taskNotFound = () => new TaskNotFoundError({ message: "Task not found" });

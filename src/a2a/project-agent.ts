@@ -36,7 +36,7 @@ import { memberProjects } from "../projects/store";
 import { CONTENT_MAX } from "../agent/limits";
 import { answerFromText } from "./answers";
 import { extendedAgentCard } from "./card";
-import { fromProblem, malformed, taskNotFound, unsupported } from "./errors";
+import { fromProblem, invalid, malformed, taskNotFound, unsupported } from "./errors";
 import { canPush, pushConfigOf, pushOutcome, shownConfig } from "./push-configs";
 import type { NewPushConfig } from "../chats/room-calls";
 import { type ChainFeed, streamTask, waitForTask } from "./task-feed";
@@ -159,12 +159,12 @@ export class ProjectAgent implements A2ARequestHandler {
   async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
     await this.access("read");
     const pageSize = params.pageSize ?? PAGE_SIZE_DEFAULT;
-    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > PAGE_SIZE_MAX) throw malformed(`pageSize must be 1 to ${PAGE_SIZE_MAX}.`);
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > PAGE_SIZE_MAX) throw invalid("pageSize", `must be 1 to ${PAGE_SIZE_MAX}.`);
     const historyLength = historyLengthOf(params.historyLength) ?? 0;
     const offset = params.pageToken ? offsetOf(params.pageToken) : 0;
     const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
-    if (Number.isNaN(after)) throw malformed("statusTimestampAfter must be an RFC 3339 time.");
-    if (!params.contextId) throw malformed("contextId is required: tasks are listed per chat.");
+    if (Number.isNaN(after)) throw invalid("statusTimestampAfter", "must be an RFC 3339 time.");
+    if (!params.contextId) throw invalid("contextId", "is required: tasks are listed per chat.");
     const empty = { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
     if (!isUuid(params.contextId)) return empty;
     const outcome = await this.c.env.CHAT_ROOM.getByName(params.contextId.toLowerCase()).chainTasks(this.projectId);
@@ -296,19 +296,19 @@ export class ProjectAgent implements A2ARequestHandler {
     // The project first (a caller who cannot reach it learns nothing more), then the message, all before its key is claimed.
     const access = await this.access("write");
     const message = params.message;
-    if (!message) throw malformed("message is required.");
+    if (!message) throw invalid("message", "is required.");
     const content = contentOf(message, params.configuration?.acceptedOutputModes ?? []);
     const sentConfig = params.configuration?.taskPushNotificationConfig;
     const pushConfig = sentConfig ? await pushConfigOf(sentConfig, this.c.env, this.protocol) : undefined;
     const named = message.taskId ? await this.locate(message.taskId) : undefined;
     if (!named && content.data !== undefined) throw dataOutsideAnswer();
     if (content.data === undefined && (content.text.length < 1 || content.text.length > CONTENT_MAX)) {
-      throw malformed(`The text must be 1 to ${CONTENT_MAX} characters.`);
+      throw invalid("message.parts", `must hold 1 to ${CONTENT_MAX} characters of text.`);
     }
     const key = await nameUuid(MESSAGE_KEY_NAMESPACE, `${this.projectId}/${access.accountId}/${message.messageId}`);
     const fingerprint = toHex(await sha256(JSON.stringify({ parts: message.parts, contextId: message.contextId || null, taskId: message.taskId || null })));
     const contextId = message.contextId ? message.contextId.toLowerCase() : undefined;
-    if (named && contextId && named.chatId !== contextId) throw malformed("taskId names a task of another chat than contextId.");
+    if (named && contextId && named.chatId !== contextId) throw invalid("message.taskId", "names a task of another chat than contextId.");
     if (contextId && !isUuid(contextId)) throw taskNotFound();
     // What this message will make, fixed before anything is sent (a submission's id is its chat's and its key's): claimed
     // with the key in one call, which also records the task's chat, so the task can be found the moment it exists.
@@ -404,9 +404,9 @@ export class ProjectAgent implements A2ARequestHandler {
 
 /** A message's text (its text parts joined by line breaks) and data part; other kinds of part, and output modes without text, are refused. */
 function contentOf(message: A2AMessage, acceptedOutputModes: string[]): Content {
-  if (message.role !== Role.ROLE_USER) throw malformed('message.role must be "ROLE_USER".');
-  if (message.messageId.length < 1 || message.messageId.length > MESSAGE_ID_MAX) throw malformed(`message.messageId must be 1 to ${MESSAGE_ID_MAX} characters.`);
-  if (message.parts.length === 0) throw malformed("message.parts must hold at least one part.");
+  if (message.role !== Role.ROLE_USER) throw invalid("message.role", 'must be "ROLE_USER".');
+  if (message.messageId.length < 1 || message.messageId.length > MESSAGE_ID_MAX) throw invalid("message.messageId", `must be 1 to ${MESSAGE_ID_MAX} characters.`);
+  if (message.parts.length === 0) throw invalid("message.parts", "must hold at least one part.");
   if (acceptedOutputModes.length > 0 && !acceptedOutputModes.some((mode) => TEXT_MODES.has(mode))) {
     throw new ContentTypeNotSupportedError({ message: "This agent answers in text/plain: accept it (or text/*)." });
   }
@@ -423,7 +423,7 @@ function contentOf(message: A2AMessage, acceptedOutputModes: string[]): Content 
 
 const historyLengthOf = (value: number | undefined): number | undefined => {
   if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < 0) throw malformed("historyLength must be a non-negative integer.");
+  if (!Number.isInteger(value) || value < 0) throw invalid("historyLength", "must be a non-negative integer.");
   return value;
 };
 
@@ -433,9 +433,9 @@ function offsetOf(token: string): number {
   try {
     text = atob(token);
   } catch {
-    throw malformed("pageToken is not one this server gave out.");
+    throw invalid("pageToken", "is not one this server gave out.");
   }
   const offset = /^o:(\d{1,9})$/.exec(text)?.[1];
-  if (offset === undefined) throw malformed("pageToken is not one this server gave out.");
+  if (offset === undefined) throw invalid("pageToken", "is not one this server gave out.");
   return Number(offset);
 }

@@ -6,7 +6,7 @@ import { webhookKey } from "../webhooks/delivery";
 import type { PushSecrets } from "../webhooks/push-delivery";
 import { encryptSecret } from "../webhooks/secrets";
 import { webhookUrlProblem } from "../webhooks/url-rules";
-import { malformed, taskNotFound, unsupported } from "./errors";
+import { invalid, malformed, taskNotFound, unsupported } from "./errors";
 
 const TOKEN_MIN = 16;
 const TOKEN_MAX = 256;
@@ -25,14 +25,14 @@ export async function pushConfigOf(sent: TaskPushNotificationConfig, env: Env, p
   const key = webhookKey(env);
   if (!key) throw new PushNotificationNotSupportedError({ message: "Push notifications need WEBHOOK_KEY on this deployment." });
   const urlProblem = webhookUrlProblem(sent.url, env.WEBHOOK_ALLOW_LOOPBACK === "true");
-  if (urlProblem) throw malformed(sent.url === "" ? "url is required." : `url: ${urlProblem}.`);
-  if (sent.id !== "" && !CONFIG_ID.test(sent.id)) throw malformed("id must be 1 to 64 of A-Z, a-z, 0-9, _ and -.");
-  if (sent.token !== "" && (sent.token.length < TOKEN_MIN || sent.token.length > TOKEN_MAX)) throw malformed(`token must be ${TOKEN_MIN} to ${TOKEN_MAX} characters.`);
+  if (urlProblem) throw invalid("url", sent.url === "" ? "is required." : `is refused: ${urlProblem}.`);
+  if (sent.id !== "" && !CONFIG_ID.test(sent.id)) throw invalid("id", "must be 1 to 64 of A-Z, a-z, 0-9, _ and -.");
+  if (sent.token !== "" && (sent.token.length < TOKEN_MIN || sent.token.length > TOKEN_MAX)) throw invalid("token", `must be ${TOKEN_MIN} to ${TOKEN_MAX} characters.`);
   const auth = sent.authentication;
   const scheme = auth && (auth.scheme !== "" || auth.credentials !== "") ? auth.scheme : null;
-  if (scheme !== null && !SCHEMES.test(scheme)) throw malformed('authentication.scheme must be "Bearer" or "Basic".');
+  if (scheme !== null && !SCHEMES.test(scheme)) throw invalid("authentication.scheme", 'must be "Bearer" or "Basic".');
   if (scheme !== null && (auth!.credentials.length < 1 || auth!.credentials.length > CREDENTIALS_MAX)) {
-    throw malformed(`authentication.credentials must be 1 to ${CREDENTIALS_MAX} characters.`);
+    throw invalid("authentication.credentials", `must be 1 to ${CREDENTIALS_MAX} characters.`);
   }
   const secrets: PushSecrets = {
     ...(sent.token === "" ? {} : { token: sent.token }),

@@ -8,7 +8,7 @@ import { limitBody, MiB } from "../http/middleware";
 import { ApiError } from "../http/problem";
 import { createRouter } from "../http/router";
 import { agentRequest, blockingAnswer, eventStream, requestedVersion, requireJsonBody, resumePoint } from "./agent-request";
-import { malformed, projectDetail, projectReasonOf } from "./errors";
+import { extraDetailsOf, malformed } from "./errors";
 import { eventIdOf } from "./task-feed";
 
 const A2A_JSON = "application/a2a+json";
@@ -60,8 +60,8 @@ function operationOf(path: string, method: string): Operation | undefined {
 function errorBody(error: unknown) {
   const status = restStatusFor(error);
   const body = toRestErrorBody(error, status);
-  const reason = projectReasonOf(error);
-  if (reason) body.error.details = [...(body.error.details ?? []), projectDetail(reason)];
+  const extra = extraDetailsOf(error);
+  if (extra.length > 0) body.error.details = [...(body.error.details ?? []), ...extra];
   return { status, body };
 }
 

@@ -15,7 +15,7 @@ import { createRouter } from "../http/router";
 import { resourceCredentials } from "../oauth/resource-credentials";
 import { agentRequest, blockingAnswer, eventStream, projectIdOf, requestedVersion, requireJsonBody, resumePoint } from "./agent-request";
 import { agentCard, legacyAgentCard } from "./card";
-import { malformed, projectDetail, projectReasonOf } from "./errors";
+import { extraDetailsOf, malformed } from "./errors";
 import { createRestRoutes } from "./rest-routes";
 import { canPush } from "./push-configs";
 import { eventIdOf } from "./task-feed";
@@ -67,12 +67,12 @@ async function serveCard(c: Context<AppEnv>): Promise<Response> {
 
 type JsonRpcResponse = { jsonrpc: "2.0"; id: string | number | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };
 
-/** A JSON-RPC error answer with the /v1 code behind it, when the error names one, as a second detail. */
+/** A JSON-RPC error answer with its further details: the fields it is about, the /v1 code behind it. */
 function withProjectDetail(response: JsonRpcResponse, error: unknown): JsonRpcResponse {
-  const reason = projectReasonOf(error);
+  const extra = extraDetailsOf(error);
   // 1.0 errors carry a list of details; v0.3's data is the SDK's own object, left as it is.
-  if (!response.error || !reason || !(Array.isArray(response.error.data) || response.error.data === undefined)) return response;
-  return { ...response, error: { ...response.error, data: [...((response.error.data as unknown[] | undefined) ?? []), projectDetail(reason)] } };
+  if (!response.error || extra.length === 0 || !(Array.isArray(response.error.data) || response.error.data === undefined)) return response;
+  return { ...response, error: { ...response.error, data: [...((response.error.data as unknown[] | undefined) ?? []), ...extra] } };
 }
 
 /**

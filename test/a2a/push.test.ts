@@ -82,6 +82,7 @@ describe("A2A push notification configs", () => {
       const error = await errorOf(create(w, task.id, config));
       expect(error.code, JSON.stringify(config)).toBe(-32602);
       expect(error.message.startsWith(field), `${error.message} names ${field}`).toBe(true);
+      expect(error.data).toContainEqual({ "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ field, description: expect.any(String) }] });
     }
     for (let i = 0; i < 5; i++) await resultOf(create(w, task.id, { id: `c${i}`, authentication: { scheme: "bASIC", credentials: "a:b" } }));
     const sixth = await errorOf(create(w, task.id, { id: "c5" }));
