@@ -57,6 +57,10 @@ describe("A2A push notification configs", () => {
     // The same id replaces; a delete is idempotent, also for an id never made.
     const replaced = await resultOf(create(w, task.id, { id: "cfg-1", url: `${RECEIVER}/2` }));
     expect(replaced).toEqual({ id: "cfg-1", taskId: task.id, url: `${RECEIVER}/2` });
+    expect((await resultOf(rpc(w.token, w.projectId, "ListTaskPushNotificationConfigs", { taskId: task.id }))).configs.map((c: { id: string }) => c.id)).toEqual([
+      "cfg-1",
+      unnamed.id,
+    ]);
     for (let i = 0; i < 2; i++) await resultOf(rpc(w.token, w.projectId, "DeleteTaskPushNotificationConfig", { taskId: task.id, id: "cfg-1" }));
     await resultOf(rpc(w.token, w.projectId, "DeleteTaskPushNotificationConfig", { taskId: task.id, id: "never-made" }));
     expect((await errorOf(rpc(w.token, w.projectId, "GetTaskPushNotificationConfig", { taskId: task.id, id: "cfg-1" }))).code).toBe(-32001);

@@ -39,7 +39,9 @@ export class PushConfigs {
     const ids = this.sql.exec<{ id: string }>("SELECT id FROM push_configs WHERE task_id = ?", taskId).toArray();
     if (ids.length >= PUSH_CONFIGS_PER_TASK && !ids.some((row) => row.id === config.id)) return "task_limit";
     this.sql.exec(
-      "INSERT OR REPLACE INTO push_configs (task_id, id, url, scheme, sealed, has_token, protocol, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      // A replaced config keeps its place in the list.
+      `INSERT INTO push_configs (task_id, id, url, scheme, sealed, has_token, protocol, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, scheme = excluded.scheme, sealed = excluded.sealed, has_token = excluded.has_token, protocol = excluded.protocol`,
       taskId,
       config.id,
       config.url,
@@ -56,7 +58,7 @@ export class PushConfigs {
   }
 
   list(taskId: string): PushConfigView[] {
-    return this.sql.exec<ConfigRow>("SELECT * FROM push_configs WHERE task_id = ? ORDER BY created_at, id", taskId).toArray().map(viewOf);
+    return this.sql.exec<ConfigRow>("SELECT * FROM push_configs WHERE task_id = ? ORDER BY rowid", taskId).toArray().map(viewOf);
   }
 
   remove(taskId: string, id: string): void {
