@@ -112,10 +112,11 @@ export async function eventStream<T>(
 }
 
 /**
- * A blocking send's answer: as it is when it comes quickly (a refusal keeps its status); else 200 at once and kept alive
- * until it comes, so a client's hang-up is noticed and frees its stream place (its refusals are all made before the wait).
+ * A blocking send's answer: as it is when it comes quickly (a refusal keeps its status); else 200 at once, with the
+ * headers a success has (its content type, the extensions echoed), and kept alive until it comes, so a client's hang-up
+ * is noticed and frees its stream place (its refusals are all made before the wait).
  */
-export async function blockingAnswer(answer: Promise<Response>, hangUp: AbortController): Promise<Response> {
+export async function blockingAnswer(answer: Promise<Response>, hangUp: AbortController, headers: Record<string, string>): Promise<Response> {
   const early = await Promise.race([answer, new Promise<undefined>((resolve) => setTimeout(resolve, ANSWER_SETTLE_MS))]);
-  return early ?? liveJsonAnswer(answer, hangUp);
+  return early ?? liveJsonAnswer(answer, hangUp, headers);
 }

@@ -53,6 +53,7 @@ const TITLE_MAX = 160;
 const PAGE_SIZE_DEFAULT = 50;
 const PAGE_SIZE_MAX = 100;
 const TEXT_MODES = new Set(["text/plain", "text/*", "*/*"]);
+const RFC_3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /** A task as A2A names it: its chat, its root submission, and the messages A2A sent into it (by submission), shown as sent. */
 type TaskRef = { chatId: string; taskId: string; sent: Map<string, A2AMessage> };
@@ -111,7 +112,6 @@ export class ProjectAgent implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest): Promise<Task> {
     const { configuration } = params;
-    historyLengthOf(configuration?.historyLength);
     const { ref, follower, accepted } = await this.submit(params, !configuration?.returnImmediately);
     const shape = { historyLength: configuration?.historyLength, sent: ref.sent };
     // A new task answered at once is as its send left it: no call to read it back.
@@ -163,7 +163,7 @@ export class ProjectAgent implements A2ARequestHandler {
     const historyLength = historyLengthOf(params.historyLength) ?? 0;
     const offset = params.pageToken ? offsetOf(params.pageToken) : 0;
     const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
-    if (Number.isNaN(after)) throw invalid("statusTimestampAfter", "must be an RFC 3339 time.");
+    if (Number.isNaN(after) || (params.statusTimestampAfter && !RFC_3339.test(params.statusTimestampAfter))) throw invalid("statusTimestampAfter", "must be an RFC 3339 time.");
     if (!params.contextId) throw invalid("contextId", "is required: tasks are listed per chat.");
     const empty = { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
     if (!isUuid(params.contextId)) return empty;
@@ -177,7 +177,15 @@ export class ProjectAgent implements A2ARequestHandler {
     for (const task of page) rememberTaskChat(this.projectId, task.rootId, task.chatId);
     const next = offset + pageSize < matching.length ? tokenOf(offset + pageSize) : "";
     const includeArtifacts = params.includeArtifacts ?? false;
-    return { tasks: page.map((task) => taskOf(task, { historyLength, includeArtifacts })), nextPageToken: next, pageSize, totalSize: matching.length };
+    // With history, the messages A2A sent into the page's tasks, as sent: one call for the page.
+    const sent = new Map<string, Map<string, A2AMessage>>();
+    if (historyLength > 0 && page.length > 0) {
+      for (const row of await this.c.env.PROJECT_CHATS.getByName(this.projectId).sentIn(page.map((task) => task.rootId))) {
+        sent.set(row.taskId, (sent.get(row.taskId) ?? new Map()).set(row.submissionId, JSON.parse(row.message) as A2AMessage));
+      }
+    }
+    const tasks = page.map((task) => taskOf(task, { historyLength, includeArtifacts, sent: sent.get(task.rootId) }));
+    return { tasks, nextPageToken: next, pageSize, totalSize: matching.length };
   }
 
   async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
@@ -295,6 +303,7 @@ export class ProjectAgent implements A2ARequestHandler {
   private async submit(params: SendMessageRequest, follow: boolean): Promise<{ ref: TaskRef; follower: ChatFollower | undefined; accepted?: Submission["disposition"] }> {
     // The project first (a caller who cannot reach it learns nothing more), then the message, all before its key is claimed.
     const access = await this.access("write");
+    historyLengthOf(params.configuration?.historyLength);
     const message = params.message;
     if (!message) throw invalid("message", "is required.");
     const content = contentOf(message, params.configuration?.acceptedOutputModes ?? []);

@@ -72,7 +72,7 @@ function errorBody(error: unknown) {
 export function createRestRoutes(appFetch: AppFetch, credentials: MiddlewareHandler<GatedEnv>) {
   const rest = createRouter<GatedEnv>();
   // Every method reaches serve(), which knows each path's methods (405 with Allow for the others).
-  rest.all("/*", limitBody(MiB), credentials, (c) => serve(c, appFetch));
+  rest.all("/*", credentials, limitBody(MiB), (c) => serve(c, appFetch));
   return rest;
 }
 
@@ -140,5 +140,5 @@ async function serve(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Response
     const done = operation.method === "DeleteTaskPushNotificationConfig" ? new Response(null, { status: 204, headers }) : undefined;
     return refusal() ?? done ?? Response.json(handled.result ?? {}, { headers: { ...headers, "content-type": A2A_JSON } });
   })();
-  return operation.method === "SendMessage" ? blockingAnswer(answer, hangUp) : answer;
+  return operation.method === "SendMessage" ? blockingAnswer(answer, hangUp, { ...headers, "content-type": A2A_JSON }) : answer;
 }

@@ -93,7 +93,8 @@ export function createA2aRoutes(appFetch: AppFetch) {
   );
   const credentials = resourceCredentials("a2a");
   for (const path of ["/:projectId", "/:projectId/"]) {
-    a2a.post(path, limitBody(MiB), credentials, (c) => jsonRpc(c, appFetch));
+    // Credentials first (a request is counted whatever its body), then the body's size.
+    a2a.post(path, credentials, limitBody(MiB), (c) => jsonRpc(c, appFetch));
   }
   a2a.route("/:projectId/rest", createRestRoutes(appFetch, credentials));
   return a2a;
@@ -108,11 +109,16 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
   } catch {
     return c.json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "The body is not JSON." } });
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return c.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Send one JSON-RPC 2.0 request object." } });
+  const request = (typeof body === "object" && body !== null && !Array.isArray(body) ? body : {}) as { jsonrpc?: unknown; id?: unknown; method?: unknown };
+  const idValid = request.id === undefined || request.id === null || typeof request.id === "string" || Number.isInteger(request.id);
+  if (body !== request || request.jsonrpc !== "2.0" || typeof request.method !== "string" || !idValid) {
+    return c.json({ jsonrpc: "2.0", id: idValid ? (request.id ?? null) : null, error: { code: -32600, message: "Send one JSON-RPC 2.0 request object." } });
   }
-  const request = body as { id?: string | number | null; method?: unknown };
-  const id = request.id ?? null;
+  const id = (request.id ?? null) as string | number | null;
+  // A method no version has is unknown before the version is looked at.
+  if (!SCOPES.modern.has(request.method) && !SCOPES.legacy.has(request.method)) {
+    return c.json({ jsonrpc: "2.0", id, error: { code: -32601, message: `No method ${request.method.slice(0, 60)} here.` } });
+  }
   const version = requestedVersion(c);
   const legacy = version === undefined || version === "0.3";
   if (!legacy && version !== "1.0") {
@@ -156,5 +162,5 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
     const result = (await transport.handle(request as Record<string, unknown>, context)) as JsonRpcResponse;
     return refusal() ?? Response.json(withProjectDetail(result, errors[0]), { headers });
   })();
-  return BLOCKING.has(method) ? blockingAnswer(answer, hangUp) : answer;
+  return BLOCKING.has(method) ? blockingAnswer(answer, hangUp, headers) : answer;
 }

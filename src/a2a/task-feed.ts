@@ -4,10 +4,13 @@ import type { ChainTask } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
 import type { Message, QueueEntry } from "../chats/schemas";
 import { EVENT_ID_EXTENSION, USAGE_EXTENSION } from "./card";
-import { agentMessage, isInterrupted, questionMessage, replyArtifact, taskOf, taskStateOf, usageOf } from "./task-shape";
+import { agentMessage, isInterrupted, isTerminal, questionMessage, replyArtifact, taskOf, taskStateOf, usageOf } from "./task-shape";
 
 /** How a feed reads its task (with the newest chat event id the read shows) and checks the caller is still admitted. */
 export type ChainFeed = { read(): Promise<{ task: ChainTask; eventId: number }>; stillAdmitted(): Promise<void>; sent: Map<string, A2AMessage> };
+
+/** When the task entered `state`, if that is the state it is in now (a state it ended in, read again, gives its own time). */
+const enteredIf = (task: ChainTask, state: TaskState) => (taskStateOf(task) === state ? new Date(task.enteredAt).toISOString() : undefined);
 
 /** The metadata that names the chat event a stream event came from (for readers that drop SSE `id:` lines). */
 const eventIdMetadata = (eventId: number) => ({ [EVENT_ID_EXTENSION]: { eventId: String(eventId) } });
@@ -68,7 +71,7 @@ class TaskTrack {
           const task = await current();
           const failure = task.steps.find((step) => step.submission.id === entry.id)?.submission.failure;
           const message = failure ? agentMessage(this.task, entry.id, failure.message) : undefined;
-          out.push(this.status(TaskState.TASK_STATE_REJECTED, message, { [USAGE_EXTENSION]: usageOf(task) }));
+          out.push(this.status(TaskState.TASK_STATE_REJECTED, message, { [USAGE_EXTENSION]: usageOf(task) }, enteredIf(task, TaskState.TASK_STATE_REJECTED)));
         }
         break;
       }
@@ -77,7 +80,9 @@ class TaskTrack {
         if (!this.submissions.has(id)) break;
         // Removed without starting: cancelled (a start or a steering text's take shows in its messages instead).
         const task = await current();
-        if (task.steps.find((step) => step.submission.id === id)?.submission.status === "cancelled") out.push(this.status(TaskState.TASK_STATE_CANCELED, undefined, {}));
+        if (task.steps.find((step) => step.submission.id === id)?.submission.status === "cancelled") {
+          out.push(this.status(TaskState.TASK_STATE_CANCELED, undefined, {}, enteredIf(task, TaskState.TASK_STATE_CANCELED)));
+        }
         break;
       }
       case "message": {
@@ -92,10 +97,10 @@ class TaskTrack {
         // question it asked follows as its own event, which says so.
         out.push(this.artifact(message.id, message.content, false, true));
         if (message.questionId !== null && message.status === "success") break;
-        const usage = { [USAGE_EXTENSION]: usageOf(await current()) };
+        const task = await current();
         const state =
           message.status === "failed" ? TaskState.TASK_STATE_FAILED : message.status === "interrupted_by_user" ? TaskState.TASK_STATE_CANCELED : TaskState.TASK_STATE_COMPLETED;
-        out.push(this.status(state, undefined, usage));
+        out.push(this.status(state, undefined, { [USAGE_EXTENSION]: usageOf(task) }, enteredIf(task, state)));
         break;
       }
       case "message.delta": {
@@ -162,6 +167,8 @@ export async function* streamTask(feed: ChainFeed, follower: ChatFollower, stop:
     // Resumed after everything there is, on a task that has stopped: nothing to replay, nothing to wait for.
     return;
   }
+  // A task that had ended when it was read has no events after the chat's newest then: the replay ends there.
+  const replayEnd = resumeAfter !== undefined && isTerminal(taskStateOf(first.task)) ? first.eventId : undefined;
   for (;;) {
     const event = await follower.next(stop);
     if (event === null) return;
@@ -176,5 +183,6 @@ export async function* streamTask(feed: ChainFeed, follower: ChatFollower, stop:
     if (shownUpTo !== undefined && event.id <= shownUpTo) continue;
     for (const response of stamped(await track.take(event, current), event.id)) yield response;
     if (track.state !== undefined && isInterrupted(track.state)) return;
+    if (replayEnd !== undefined && event.id >= replayEnd) return;
   }
 }

@@ -21,10 +21,10 @@ export function liveEventStream(response: Response, hangUp: AbortController): Re
 }
 
 /**
- * The JSON answer of a call that waits: 200 at once, white space now and then until the answer is
- * known, then the answer; a client that goes away ends the wait.
+ * The JSON answer of a call that waits: 200 at once (with `headers`, a content type of its own among them),
+ * white space now and then until the answer is known, then the answer; a client that goes away ends the wait.
  */
-export function liveJsonAnswer(answer: Promise<Response>, hangUp: AbortController): Response {
+export function liveJsonAnswer(answer: Promise<Response>, hangUp: AbortController, headers: Record<string, string> = {}): Response {
   const live = keptAlive(JSON_KEEP_ALIVE, hangUp, () => undefined);
   void answer
     .then(async (response) => {
@@ -34,7 +34,10 @@ export function liveJsonAnswer(answer: Promise<Response>, hangUp: AbortControlle
     .catch((error: unknown) => live.fail(error));
   // Never compressed: the edge (and wrangler dev, which plays it) would gzip a JSON body and hold the beats in its
   // encoder, so a hung-up client would never be written to, and never noticed, until the answer.
-  return new Response(live.readable, { status: 200, headers: { "content-type": "application/json", "content-encoding": "identity", "cache-control": "no-store, no-transform" } });
+  return new Response(live.readable, {
+    status: 200,
+    headers: { "content-type": "application/json", ...headers, "content-encoding": "identity", "cache-control": "no-store, no-transform" },
+  });
 }
 
 /**

@@ -25,7 +25,26 @@ describe("A2A JSON-RPC: credentials, limits and the order of refusals", () => {
     expect((await post("[]")).json.error.code).toBe(-32600);
     expect((await post('"x"')).json.error.code).toBe(-32600);
     expect((await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "Nope", params: {} }))).json.error.code).toBe(-32601);
-    expect((await post(JSON.stringify({ jsonrpc: "1.0", id: 1, method: "GetTask", params: { id: "x" } }))).json.error.code).toBe(-32602);
+    // Not a JSON-RPC 2.0 request object: another version, no method, an id that is neither a string nor an integer.
+    for (const request of [
+      { jsonrpc: "1.0", id: 1, method: "GetTask", params: { id: "x" } },
+      { id: 1, method: "GetTask" },
+      { jsonrpc: "2.0", id: 1 },
+      { jsonrpc: "2.0", id: 1.5, method: "GetTask" },
+      { jsonrpc: "2.0", id: {}, method: "GetTask" },
+    ]) {
+      expect((await post(JSON.stringify(request))).json.error.code, JSON.stringify(request)).toBe(-32600);
+    }
+    // Before the version and the scope: a read-only token sending a broken request, or an unknown method under a version not served.
+    const reader = await newToken(w.session, ["chat:read"]);
+    const broken = await call("POST", agentPath(w.projectId), {
+      token: reader,
+      raw: '{"id":1,"method":"SendMessage"}',
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+    });
+    expect(broken.json.error.code).toBe(-32600);
+    const unknown = await call("POST", agentPath(w.projectId), { token: w.token, body: { jsonrpc: "2.0", id: 2, method: "Nope" }, headers: { "a2a-version": "9.9" } });
+    expect(unknown.json).toMatchObject({ id: 2, error: { code: -32601 } });
   });
 
   it("then the version: 1.0 and 0.3 are served (1.0.x is 1.0), anything else VersionNotSupported", async () => {

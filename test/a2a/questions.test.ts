@@ -107,8 +107,11 @@ describe("A2A questions, cancel and lists", () => {
 
   it("ListTasks: a chat's tasks newest first, by state, in pages; contextId required, another chat an empty page", async ({ clock, w, chat }) => {
     const ids: string[] = [];
+    const sent: string[] = [];
     for (const text of ["one", "two", "three"]) {
-      ids.push((await resultOf(rpc(w.token, w.projectId, "SendMessage", { message: userMessage(text, { contextId: chat.id }), configuration: immediately }))).task.id);
+      const message = userMessage(text, { contextId: chat.id });
+      sent.push(message.messageId);
+      ids.push((await resultOf(rpc(w.token, w.projectId, "SendMessage", { message, configuration: immediately }))).task.id);
       await settle(room(chat.id), clock);
       clock.advance(1000);
     }
@@ -123,11 +126,16 @@ describe("A2A questions, cancel and lists", () => {
     const full = await resultOf(rpc(w.token, w.projectId, "ListTasks", { contextId: chat.id, includeArtifacts: true, historyLength: 5 }));
     expect(full.tasks[0].artifacts).toHaveLength(1);
     expect(full.tasks[0].history).toHaveLength(1);
+    // The history shows each message as A2A sent it, its messageId included.
+    expect(full.tasks.map((t: { history: { messageId: string }[] }) => t.history[0]!.messageId)).toEqual([sent[2], sent[1], sent[0]]);
     expect((await resultOf(rpc(w.token, w.projectId, "ListTasks", { contextId: chat.id, status: "TASK_STATE_WORKING" }))).tasks).toEqual([]);
     expect((await errorOf(rpc(w.token, w.projectId, "ListTasks", {}))).code).toBe(-32602);
     expect((await errorOf(rpc(w.token, w.projectId, "ListTasks", { contextId: chat.id, pageSize: 101 }))).code).toBe(-32602);
     expect((await errorOf(rpc(w.token, w.projectId, "ListTasks", { contextId: chat.id, pageToken: "nope" }))).code).toBe(-32602);
-    expect((await errorOf(rpc(w.token, w.projectId, "ListTasks", { contextId: chat.id, statusTimestampAfter: "yesterday" }))).code).toBe(-32602);
+    for (const time of ["yesterday", "2026-11-01", "Sun, 01 Nov 2026 00:00:00 GMT"]) {
+      expect((await errorOf(rpc(w.token, w.projectId, "ListTasks", { contextId: chat.id, statusTimestampAfter: time }))).code, time).toBe(-32602);
+    }
+    expect((await resultOf(rpc(w.token, w.projectId, "ListTasks", { contextId: chat.id, statusTimestampAfter: "2000-01-01T00:00:00+01:00" }))).totalSize).toBe(3);
     expect((await resultOf(rpc(w.token, w.projectId, "ListTasks", { contextId: crypto.randomUUID() }))).tasks).toEqual([]);
   });
 

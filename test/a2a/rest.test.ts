@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect } from "vitest";
-import { settle } from "../clock";
+import { alarmOf, settle } from "../clock";
 import { answerOf, call, expectProblem, newToken, room } from "../helpers";
 import { it } from "../fixtures/chat";
 import { agentPath, ORIGIN, userMessage } from "./a2a-helpers";
@@ -77,8 +77,26 @@ describe("A2A over HTTP+JSON", () => {
     }
   });
 
+  it("a blocking send slower than its first second still answers application/a2a+json, echoing the extensions asked for", async ({ clock, w, chat }) => {
+    const asked = { ...V1, "a2a-extensions": "urn:project-chat:a2a:usage:v1" };
+    const pending = rest(w.token, w.projectId, "POST", "/message:send", { message: userMessage("slow", { contextId: chat.id }) }, asked);
+    while ((await alarmOf(room(chat.id))) === null) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Past the moment an answer goes out as it is: the answer is committed (200) and kept alive until the task ends.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await settle(room(chat.id), clock);
+    const answered = await pending;
+    expect(answered.status).toBe(200);
+    expect(answered.headers.get("content-type")).toBe("application/a2a+json");
+    expect(answered.headers.get("a2a-extensions")).toBe("urn:project-chat:a2a:usage:v1");
+    expect(answered.json.task.status.state).toBe("TASK_STATE_COMPLETED");
+  });
+
   it("checks credentials first, then scope; other methods are 405 with Allow, unknown paths 404", async ({ w }) => {
     expectProblem(await rest("", w.projectId, "GET", "/tasks"), 401, "unauthorized");
+    // Before the body's size too.
+    const big = { message: userMessage("x".repeat(1_100_000)) };
+    expectProblem(await rest("", w.projectId, "POST", "/message:send", big), 401, "unauthorized");
+    expectProblem(await rest(w.token, w.projectId, "POST", "/message:send", big), 413, "payload_too_large");
     const reader = await newToken(w.session, ["chat:read"]);
     expectProblem(await rest(reader, w.projectId, "POST", "/message:send", { message: userMessage("x") }), 403, "insufficient_scope");
     const put = await rest(w.token, w.projectId, "PUT", `/tasks/${crypto.randomUUID()}`);

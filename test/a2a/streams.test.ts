@@ -44,10 +44,29 @@ describe("A2A streams", () => {
       const resumed = await openStream(w.token, w.projectId, "SubscribeToTask", { id: taskId }, { "last-event-id": cut.id! });
       const replay = await resumed.frames();
       const after = frames.slice(frames.indexOf(cut) + 1);
-      // The same events with the same ids; a status's timestamp is when it was told.
+      // The same events with the same ids; a status's timestamp is when it was told, but for the state the task is in.
       const shown = (list: SseFrame[]) => list.map((f) => [f.id, JSON.stringify(f.data.result).replace(/"timestamp":"[^"]*"/g, "")]);
       expect(shown(replay), `after ${cut.id}`).toEqual(shown(after));
+      expect(replay.at(-1)!.data.result.statusUpdate.status.timestamp).toBe(frames.at(-1)!.data.result.statusUpdate.status.timestamp);
     }
+    // The state it ended in is stamped with when it was entered: live, in every replay, and as GetTask tells it.
+    const ended = await resultOf(rpc(w.token, w.projectId, "GetTask", { id: taskId }));
+    expect(frames.at(-1)!.data.result.statusUpdate.status).toMatchObject({ state: "TASK_STATE_COMPLETED", timestamp: ended.status.timestamp });
+  });
+
+  it("a resume of an ended task ends after its replay, though the chat went on with other tasks", async ({ clock, w, chat }) => {
+    const stream = await openStream(w.token, w.projectId, "SendStreamingMessage", { message: userMessage("first", { contextId: chat.id }) });
+    await settle(room(chat.id), clock);
+    const frames = await stream.frames();
+    const taskId = frames[0]!.data.result.task.id;
+    await resultOf(rpc(w.token, w.projectId, "SendMessage", { message: userMessage("second", { contextId: chat.id }), configuration: { returnImmediately: true } }));
+    await settle(room(chat.id), clock);
+    // From the task's own last event, and from one before it: the rest of its events, then the end (no wait).
+    const last = frames.filter((f) => f.id !== undefined).at(-1)!;
+    expect(await (await openStream(w.token, w.projectId, "SubscribeToTask", { id: taskId }, { "last-event-id": last.id! })).frames()).toEqual([]);
+    const before = frames.filter((f) => f.id !== undefined).at(-2)!;
+    const replay = await (await openStream(w.token, w.projectId, "SubscribeToTask", { id: taskId }, { "last-event-id": before.id! })).frames();
+    expect(replay.map((f) => f.id)).toEqual(frames.slice(frames.indexOf(before) + 1).map((f) => f.id));
   });
 
   it("SubscribeToTask without a resume point on an ended task is UnsupportedOperation; a bad Last-Event-ID is -32602", async ({ clock, w, chat }) => {

@@ -309,6 +309,19 @@ export class ProjectChats extends DurableObject<Env> {
     return true;
   }
 
+  /** The messages a channel sent into these tasks, as it sent them (at most 100 tasks: one list page). */
+  async sentIn(taskIds: readonly string[]): Promise<{ taskId: string; submissionId: string; message: string }[]> {
+    this.createSchema();
+    const ids = taskIds.slice(0, 100);
+    return this.ctx.storage.sql
+      .exec<{ task_id: string; submission_id: string; message: string }>(
+        `SELECT task_id, submission_id, message FROM message_keys WHERE message IS NOT NULL AND task_id IN (${ids.map(() => "?").join(", ")})`,
+        ...ids,
+      )
+      .toArray()
+      .map((row) => ({ taskId: row.task_id, submissionId: row.submission_id, message: row.message }));
+  }
+
   private createSchema(): void {
     // Once per wake: objects from before a migration get it the first time they are used.
     if (this.schemaReady) return;
