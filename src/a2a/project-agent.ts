@@ -134,7 +134,7 @@ export class ProjectAgent implements A2ARequestHandler {
     // Without history, the messages A2A sent into the task are not needed: the chat alone answers.
     const ref = await this.locate(params.id, "read", params.historyLength !== 0);
     const historyLength = historyLengthOf(params.historyLength);
-    return taskOf((await this.read(ref)).task, { historyLength, sent: ref.sent });
+    return taskOf((await this.read(ref, historyLength !== 0)).task, { historyLength, sent: ref.sent });
   }
 
   async cancelTask(params: CancelTaskRequest): Promise<Task> {
@@ -263,8 +263,8 @@ export class ProjectAgent implements A2ARequestHandler {
   }
 
   /** A task as its chat's object has it, with the newest event id it shows; a submission that leads no task is not found. */
-  private async read({ chatId, taskId }: TaskRef): Promise<{ task: ChainTask; eventId: number }> {
-    const outcome = await this.c.env.CHAT_ROOM.getByName(chatId).chainTask(this.projectId, taskId);
+  private async read({ chatId, taskId }: TaskRef, withHistory = true): Promise<{ task: ChainTask; eventId: number }> {
+    const outcome = await this.c.env.CHAT_ROOM.getByName(chatId).chainTask(this.projectId, taskId, withHistory);
     if (outcome.kind !== "task") throw taskNotFound();
     const task = JSON.parse(outcome.task) as ChainTask;
     if (!task.isTask) throw taskNotFound();

@@ -4,8 +4,8 @@ import type { QuestionRow, QuestionStorage } from "./question-storage";
 import type { RoomStorage } from "./room-storage";
 import { stateOf, type SubmissionRow, type SubmissionStorage } from "./submission-storage";
 
-/** A link as the chain's one query reads it: the submission, and the question its reply asked. */
-type LinkRow = SubmissionRow & { asked: string | null; asked_kind: QuestionRow["kind"] | null };
+/** A link as the chain's one query reads it: the submission, the question its reply asked, and when that reply ended. */
+type LinkRow = SubmissionRow & { asked: string | null; asked_kind: QuestionRow["kind"] | null; reply_ended_at: number | null };
 
 /** The end's state: its status, then its reply's, then its question's (a withdrawn question is the one declined without a submission). */
 function chainState(end: SubmissionRow, reply: Message | null, question: QuestionRow | undefined): ChainState {
@@ -56,7 +56,7 @@ export class Chains {
     const root = from.chain_root_id ?? from.id;
     return this.sql
       .exec<LinkRow>(
-        `SELECT s.*, m.question_id AS asked, q.kind AS asked_kind FROM submissions s LEFT JOIN messages m ON m.id = s.reply_message_id
+        `SELECT s.*, m.question_id AS asked, q.kind AS asked_kind, m.ended_at AS reply_ended_at FROM submissions s LEFT JOIN messages m ON m.id = s.reply_message_id
            LEFT JOIN questions q ON q.id = m.question_id WHERE (s.chain_root_id = ? OR s.id = ?) AND s.seq >= ? ORDER BY s.seq`,
         root,
         root,
@@ -67,13 +67,13 @@ export class Chains {
 
   /** The chain's last submission, seen from one of its submissions. */
   endOf(from: SubmissionRow): { end: SubmissionRow; question: QuestionRow | undefined } {
-    const end = this.linksFrom(from).at(-1) ?? { ...from, asked: null, asked_kind: null };
+    const end = this.linksFrom(from).at(-1) ?? { ...from, asked: null, asked_kind: null, reply_ended_at: null };
     return { end, question: end.asked === null ? undefined : this.questions.byId(end.asked) };
   }
 
   /** The chain seen from one of its submissions, as the API shows it (its links, when already read). */
   view(from: SubmissionRow, chatId: string, links = this.linksFrom(from)): Chain {
-    const end = links.at(-1) ?? { ...from, asked: null, asked_kind: null };
+    const end = links.at(-1) ?? { ...from, asked: null, asked_kind: null, reply_ended_at: null };
     const reply = end.reply_message_id === null ? null : (this.store.message(end.reply_message_id) ?? null);
     const question = end.asked === null ? undefined : this.questions.byId(end.asked);
     return {
@@ -90,12 +90,13 @@ export class Chains {
    * The chain led by a submission as a task: its steps (each submission's user message and reply) and when its state was
    * entered. A submission leads a task when it leads its chain and is not a steering text some other task took.
    */
-  task(root: SubmissionRow, chatId: string): ChainTask {
+  task(root: SubmissionRow, chatId: string, withUserMessages = true): ChainTask {
     const links = this.linksFrom(root);
     const chain = this.view(root, chatId, links);
     const steps = links.map((link, i) => ({
       submission: stateOf(link, () => this.store.errorOf(link.id)),
-      userMessage: link.user_message_id === null ? null : (this.store.message(link.user_message_id) ?? null),
+      // Only a task's history shows them: a read without it leaves them out.
+      userMessage: !withUserMessages || link.user_message_id === null ? null : (this.store.message(link.user_message_id) ?? null),
       // The end's reply the view has read already.
       reply: i === links.length - 1 ? chain.reply : link.reply_message_id === null ? null : (this.store.message(link.reply_message_id) ?? null),
     }));
@@ -103,11 +104,11 @@ export class Chains {
     // A steering text leads a task only once it ran as its own (no task took it before that task ended).
     const taken = root.kind === "steer" && (root.status === "steering" || root.status === "cancelled" || (own != null && own.submissionId !== root.id));
     const isTask = (root.chain_root_id === null || root.chain_root_id === root.id) && !taken;
-    return { ...chain, chatId, isTask, enteredAt: this.enteredAt(chain, links.at(-1) ?? root), steps };
+    return { ...chain, chatId, isTask, enteredAt: this.enteredAt(chain, links.at(-1) ?? { ...root, asked: null, asked_kind: null, reply_ended_at: null }), steps };
   }
 
   /** When the chain's state was entered (ms): its end's acceptance, start, question, reply's end or failure. */
-  private enteredAt(chain: Chain, end: SubmissionRow): number {
+  private enteredAt(chain: Chain, end: LinkRow): number {
     const at = (iso: string | null | undefined) => (iso ? Date.parse(iso) : undefined);
     const question = chain.question;
     switch (chain.state) {
@@ -121,12 +122,8 @@ export class Chains {
         return end.failed_at ?? Date.parse(end.created_at);
     }
     // A withdrawn, expired or superseded question closed after the reply ended: the later of the two.
-    const replyEnded =
-      end.reply_message_id === null
-        ? undefined
-        : this.sql.exec<{ ended_at: number | null }>("SELECT ended_at FROM messages WHERE id = ?", end.reply_message_id).toArray()[0]?.ended_at;
     const closed = at(question?.closedAt);
-    const ended = Math.max(replyEnded ?? 0, closed ?? 0);
+    const ended = Math.max(end.reply_ended_at ?? 0, closed ?? 0);
     return ended || (end.left_queue_at ?? at(chain.reply?.createdAt) ?? Date.parse(end.created_at));
   }
 

@@ -286,13 +286,13 @@ export class ChatRoom extends DurableObject<Env> {
     return row ? { kind: "chain", chain: JSON.stringify(this.#chains.view(row, chat.id)) } : { kind: "submission_not_found" };
   }
 
-  /** The chain a submission leads, as a task (chains.ts), with the newest event id it shows. */
-  async chainTask(projectId: string, submissionId: string): Promise<ChainTaskOutcome> {
+  /** The chain a submission leads, as a task (chains.ts), with the newest event id it shows; its user messages unless told they are not needed. */
+  async chainTask(projectId: string, submissionId: string, withUserMessages = true): Promise<ChainTaskOutcome> {
     const chat = this.chatIn(projectId);
     if (!chat) return NOT_HERE;
     const row = this.submissions.byId(submissionId);
     if (!row) return { kind: "submission_not_found" };
-    return { kind: "task", task: JSON.stringify(this.#chains.task(row, chat.id)), eventId: this.publisher.newestId() };
+    return { kind: "task", task: JSON.stringify(this.#chains.task(row, chat.id, withUserMessages)), eventId: this.publisher.newestId() };
   }
 
   /** Every task of the chat, newest submission first. */
