@@ -148,16 +148,20 @@ async function measure(root, label, chosen) {
         `${pad(r.name, 38)}${pad(r.rps.toFixed(0), 10)}${pad(r.p50, 9)}${pad(r.p99, 9)}${pad(r.bare.toFixed(0), 12)}${pad(r.ratio.toFixed(2), 8)}${pad(`≥${r.target}${ok ? "" : " MISS"}`, 10)}${r.bad}${r.why.length ? ` (${r.why.join(", ")})` : ""}`,
       );
     }
-    // The twins head to head: each round loads the /v1 call, then its A2A twin, so both meet the same machine; the
-    // median of the rounds' cost ratios (the /v1 call's req/s over the A2A call's) is the figure.
+    // The twins head to head: each round loads the /v1 call and its A2A twin one after the other, so both meet the same
+    // machine, the first going first in every other round (work an earlier scenario left, still running down, would
+    // otherwise always fall on the same one); the median of the rounds' cost ratios (the /v1 call's req/s over the A2A
+    // call's) is the figure.
     const byName = new Map(scenarios.map(([n, , url, options]) => [n, { url, options }]));
     const twins = TWINS.filter(([a2a, v1]) => byName.has(a2a) && byName.has(v1) && chosen(a2a) && chosen(v1) && (!only || (only.test(a2a) && only.test(v1))));
     if (twins.length) console.log(`\n${pad("A2A call", 38)}${pad("/v1 twin", 40)}${pad("req/s", 14)}${pad("cost ratio", 12)}target`);
     for (const [a2a, v1] of twins) {
       const rounds = [];
       for (let round = 0; round < ROUNDS; round++) {
-        const twin = await load(byName.get(v1).url, byName.get(v1).options);
-        const call = await load(byName.get(a2a).url, byName.get(a2a).options);
+        const first = round % 2 === 0 ? v1 : a2a;
+        const a = await load(byName.get(first).url, byName.get(first).options);
+        const b = await load(byName.get(first === v1 ? a2a : v1).url, byName.get(first === v1 ? a2a : v1).options);
+        const [twin, call] = first === v1 ? [a, b] : [b, a];
         rounds.push({ cost: twin.rps / call.rps, twin: twin.rps, call: call.rps });
       }
       const mid = rounds.find((r) => r.cost === median(rounds.map((x) => x.cost)));
