@@ -262,7 +262,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
       opened = await openDelivery(task, this.env, endpoint.sealed_secret);
     }
     if (opened === null || "why" in opened) {
-      await this.giveUp(task.endpointId, webhookId, task.type, opened?.why ?? "the push config was deleted", task);
+      await this.giveUp(task.endpointId, webhookId, task.type, opened?.why ?? "the push config was deleted, or its event is no longer kept", task);
       return undefined;
     }
     const plan = await this.beginAttempt(task.endpointId, webhookId, task.type, now, task);
