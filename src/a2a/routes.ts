@@ -68,7 +68,7 @@ async function serveCard(c: Context<AppEnv>): Promise<Response> {
 type JsonRpcResponse = { jsonrpc: "2.0"; id: string | number | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };
 
 /** A JSON-RPC error answer with its further details: the fields it is about, the /v1 code behind it. */
-function withProjectDetail(response: JsonRpcResponse, error: unknown): JsonRpcResponse {
+function withDetails(response: JsonRpcResponse, error: unknown): JsonRpcResponse {
   const extra = extraDetailsOf(error);
   // 1.0 errors carry a list of details; v0.3's data is the SDK's own object, left as it is.
   if (!response.error || extra.length === 0 || !(Array.isArray(response.error.data) || response.error.data === undefined)) return response;
@@ -142,10 +142,10 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
   const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, appFetch, resume, version ?? "0.3");
   const transport = legacy ? new LegacyJsonRpcTransportHandler(agent) : new JsonRpcTransportHandler(agent);
   const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
-  const errorAnswer = (error: unknown): JsonRpcResponse => withProjectDetail({ jsonrpc: "2.0", id, error: mapError(error) }, error);
+  const errorAnswer = (error: unknown): JsonRpcResponse => withDetails({ jsonrpc: "2.0", id, error: mapError(error) }, error);
   if (STREAMING.has(method)) {
     const answer = (await transport.handle(request as Record<string, unknown>, context)) as JsonRpcResponse | AsyncGenerator<JsonRpcResponse>;
-    if (!(Symbol.asyncIterator in answer)) return refusal() ?? c.json(withProjectDetail(answer, errors[0]), 200, headers);
+    if (!(Symbol.asyncIterator in answer)) return refusal() ?? c.json(withDetails(answer, errors[0]), 200, headers);
     const frame = (event: JsonRpcResponse) => {
       const eventId = eventIdOf(event.result);
       return `${eventId === undefined ? "" : `id: ${eventId}\n`}data: ${JSON.stringify(event)}\n\n`;
@@ -160,7 +160,7 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
   }
   const answer = (async () => {
     const result = (await transport.handle(request as Record<string, unknown>, context)) as JsonRpcResponse;
-    return refusal() ?? Response.json(withProjectDetail(result, errors[0]), { headers });
+    return refusal() ?? Response.json(withDetails(result, errors[0]), { headers });
   })();
   return BLOCKING.has(method) ? blockingAnswer(answer, hangUp, headers) : answer;
 }

@@ -11,8 +11,10 @@ import { oauthApi } from "./authorization-server";
  */
 export const grantGateName = (id: string) => `grant:${id}`;
 
-/** What the library keeps with a grant: props (encrypted, handed back with each access token) and metadata (listed). */
-/** What a grant carries: its account and id, and whether its request named no resource (it then works at every resource). */
+/**
+ * What the library keeps with a grant: props (encrypted, handed back with each access token: the account, the grant's id,
+ * and whether its request named no resource, so it works at every resource) and metadata (listed).
+ */
 export type GrantProps = { accountId: string; grant: string; anyResource?: true };
 export type GrantMetadata = { grant: string; clientName: string; connectedAt: number };
 
