@@ -159,7 +159,7 @@ describe("A2A push notification configs", () => {
     expect((await ends()).sort()).toEqual([RECEIVER, `${RECEIVER}/2`]);
   });
 
-  it("a config made through v0.3 gets v0.3 bodies: the Task", async ({ clock, w, chat }) => {
+  it("a config made through v0.3 gets v0.3 bodies (the Task), and is read, listed and deleted through v0.3", async ({ clock, w, chat }) => {
     const received = fakeReceiver();
     const task = await queuedTask(w, chat.id);
     const set = await legacyRpc(w.token, w.projectId, "tasks/pushNotificationConfig/set", {
@@ -167,9 +167,18 @@ describe("A2A push notification configs", () => {
       pushNotificationConfig: { id: "legacy", url: RECEIVER, token: TOKEN },
     });
     expect(set.json.error, set.text).toBeUndefined();
+    // get, list and delete through v0.3 too, in its shapes, the token never shown.
+    const got = await legacyRpc(w.token, w.projectId, "tasks/pushNotificationConfig/get", { id: task.id, pushNotificationConfigId: "legacy" });
+    expect(got.json.result, got.text).toMatchObject({ taskId: task.id, pushNotificationConfig: { id: "legacy", url: RECEIVER } });
+    expect(got.text).not.toContain(TOKEN);
+    const listed = await legacyRpc(w.token, w.projectId, "tasks/pushNotificationConfig/list", { id: task.id });
+    expect(listed.json.result, listed.text).toEqual([expect.objectContaining({ taskId: task.id, pushNotificationConfig: expect.objectContaining({ id: "legacy" }) })]);
     await settle(room(chat.id), clock);
     const { bodies } = await pushes(received, task.id, 1);
     expect(bodies).toEqual([expect.objectContaining({ kind: "task", id: task.id, contextId: chat.id, status: expect.objectContaining({ state: "completed" }) })]);
+    const deleted = await legacyRpc(w.token, w.projectId, "tasks/pushNotificationConfig/delete", { id: task.id, pushNotificationConfigId: "legacy" });
+    expect(deleted.json.error, deleted.text).toBeUndefined();
+    expect((await resultOf(rpc(w.token, w.projectId, "ListTaskPushNotificationConfigs", { taskId: task.id }))).configs ?? []).toEqual([]);
   });
 
   it("no attempt starts after a delete returns; a receiver's failure is retried on the webhook schedule", async ({ clock, w, chat }) => {
