@@ -221,7 +221,7 @@ export class ProjectAgent implements A2ARequestHandler {
   /** A task the caller may reach (a submission that leads no task is not found), without the messages A2A sent into it. */
   private async task(taskId: string, need: "read" | "write"): Promise<TaskRef> {
     const ref = await this.locate(taskId, need, false);
-    await this.read(ref);
+    await this.read(ref, false);
     return ref;
   }
 

@@ -434,7 +434,8 @@ export class ChatRoom extends DurableObject<Env> {
    * state now is pushed too (a task created with its config).
    */
   async setPushConfig(projectId: string, taskId: string, config: NewPushConfig, announce: boolean): Promise<PushConfigOutcome> {
-    if (!this.chatIn(projectId)) return NOT_HERE;
+    const chat = this.chatIn(projectId);
+    if (!chat) return NOT_HERE;
     if (!this.submissions.byId(taskId)) return { kind: "submission_not_found" };
     if (this.#pushes.hasEnded(taskId)) return { kind: "ended" };
     const configs = this.#pushes.list(taskId);
@@ -445,7 +446,7 @@ export class ChatRoom extends DurableObject<Env> {
       this.#pushReservations++;
       try {
         const count = this.#pushes.openCount() + this.#pushReservations;
-        if (!(await this.env.PROJECT_CHATS.getByName(projectId).holdPushConfigs(this.chatIn(projectId)!.id, count, ++this.#pushCountVersion, true))) {
+        if (!(await this.env.PROJECT_CHATS.getByName(projectId).holdPushConfigs(chat.id, count, ++this.#pushCountVersion, true))) {
           return { kind: "project_limit" };
         }
       } finally {

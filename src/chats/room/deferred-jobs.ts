@@ -87,6 +87,9 @@ export class ChatListSync implements DeferredJob {
   // When the chat list first fell behind this object (in memory: after a restart it counts from the first look).
   private behindSince: number | undefined;
   private retryAt = 0;
+  // The last told task's seq at which no task was found waiting: asked again only once it moves (a new task comes with a
+  // change the list must hear of anyway), so a chat in step with its list reads nothing more at each change.
+  private noTaskAfter: number | undefined;
 
   constructor(
     private readonly env: Env,
@@ -101,9 +104,16 @@ export class ChatListSync implements DeferredJob {
   dueAt(now: number): number | undefined {
     const chat = this.store.chat();
     // Also due while tasks wait to be told (a chat from before the index, woken by a read, tells them without a change).
-    if (!chat || (chat.indexed_version >= chat.version && !this.usage.hasWaiting() && this.tasksAfter(chat.tasks_listed_seq, 1).length === 0)) return undefined;
+    if (!chat || (chat.indexed_version >= chat.version && !this.usage.hasWaiting() && !this.tasksWait(chat.tasks_listed_seq))) return undefined;
     this.behindSince ??= now;
     return Math.max(this.behindSince + LIST_SYNC_DELAY_MS, this.retryAt);
+  }
+
+  private tasksWait(listedSeq: number): boolean {
+    if (this.noTaskAfter === listedSeq) return false;
+    const waiting = this.tasksAfter(listedSeq, 1).length > 0;
+    if (!waiting) this.noTaskAfter = listedSeq;
+    return waiting;
   }
 
   async run(): Promise<void> {

@@ -76,7 +76,7 @@ export class PushConfigs {
   /** Whether a task has ended (configs cannot be added to it then). */
   hasEnded(taskId: string): boolean {
     const root = this.submissions.byId(taskId);
-    return root !== undefined && ENDED.has(this.chains.task(root, "").state);
+    return root !== undefined && ENDED.has(this.chains.task(root, "", false).state);
   }
 
   /**
@@ -131,7 +131,8 @@ export class PushConfigs {
       protocol: config.protocol,
       told: { state: told.state, at: told.at },
       question: asked ? JSON.stringify(this.questions.viewAsAsked(asked, chatId)) : null,
-      task: JSON.stringify(this.chains.task(root, chatId)),
+      // A push's Task carries no history.
+      task: JSON.stringify(this.chains.task(root, chatId, false)),
     };
   }
 
@@ -139,7 +140,7 @@ export class PushConfigs {
   private toldOf(taskId: string): Told | undefined {
     const root = this.submissions.byId(taskId);
     if (!root) return undefined;
-    const task = this.chains.task(root, "");
+    const task = this.chains.task(root, "", false);
     return { taskId, state: task.state, at: task.enteredAt, questionId: task.state === "awaiting" ? (task.question?.id ?? null) : null };
   }
 }
