@@ -1,6 +1,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, vi } from "vitest";
 import { ProjectChats } from "../../src/chats/list/project-chats";
+import { LIST_SYNC_DELAY_MS } from "../../src/chats/room/deferred-jobs";
 import { ChatList, type Chat } from "../../src/chats/schemas";
 import { alarmOf, runNextAlarm, settle } from "../clock";
 import { admin, call, chatOf, chatsPath, env, newChat, room, send, type World } from "../helpers";
@@ -26,8 +27,8 @@ describe("the chat list", () => {
   it("follows the chat: preview, working state and queue count", async ({ clock, w, chat }) => {
     for (const content of ["list me", "and me", "me too"]) await send(w, chat.id, content);
     await runNextAlarm(room(chat.id), clock); // the first task starts; two wait
-    // A busy chat's list lags at most 500 ms: the alarm after that sends the summary as it is then.
-    clock.advance(500);
+    // A busy chat's list lags at most LIST_SYNC_DELAY_MS: the alarm after that sends the summary as it is then.
+    clock.advance(LIST_SYNC_DELAY_MS);
     await runNextAlarm(room(chat.id), clock); // the first task ends, the second starts
     const [busy] = await list(w);
     expect(busy).toMatchObject({ id: chat.id, isWorking: true, queuedCount: 1 });
@@ -49,6 +50,9 @@ describe("the chat list", () => {
       await runNextAlarm(room(chat.id), clock); // finds maintenance on: the message waits, queued
       const held = await chatOf(w, chat.id);
       expect(held).toMatchObject({ isWorking: false, queuedCount: 1 });
+      // The list hears of it within LIST_SYNC_DELAY_MS, at the alarm that looks at maintenance again.
+      expect(await alarmOf(room(chat.id))).toBeLessThanOrEqual(clock.now() + LIST_SYNC_DELAY_MS);
+      await runNextAlarm(room(chat.id), clock);
       expect((await list(w))[0]).toEqual(held);
     } finally {
       expect((await admin("PUT", "/admin/maintenance", { enabled: false })).status).toBe(200);

@@ -11,8 +11,9 @@ import type { WebhookOutbox } from "./webhook-outbox";
 
 // A refund or a chat-list update that failed is tried again this much later.
 const RETRY_MS = 5_000;
-// The chat list may lag a busy chat by this much: a burst of sends, or a task's parts, reach it as one update.
-const LIST_SYNC_DELAY_MS = 500;
+// The chat list may lag a busy chat by this much: a burst of sends, or a task's start and end, reach it as one update
+// (each update is a call and a write in two objects, so a chat at work pays it about once every two seconds, not per change).
+export const LIST_SYNC_DELAY_MS = 2_000;
 // Tasks told to the chat list per sync at most (a chat from before the index catches up over its next syncs).
 const TASKS_PER_SYNC = 500;
 
