@@ -1,6 +1,6 @@
-import { describe, expect } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { alarmOf, runNextAlarm, settle } from "../clock";
-import { maintenanceSwitch } from "../../src/chats/maintenance";
+import { MAINTENANCE_LEASE_MS, MaintenanceSwitch, maintenanceSwitch } from "../../src/chats/maintenance";
 import { admin, creditsOf, env, historyOf, queueOf, replies, room, send } from "../helpers";
 import { it } from "../fixtures/chat";
 
@@ -42,5 +42,40 @@ describe("maintenance", () => {
     }
     await settle(room(chat.id), clock);
     expect(replies(await historyOf(w, chat.id))).toHaveLength(1);
+  });
+
+  it("lets chats dispatch on the switch's word that it is off for a lease, and turns on only once every lease ran out", async ({ clock, w, chat }) => {
+    // No lease left from earlier tests in this isolate.
+    await maintenanceSwitch(env).set(false);
+    const asked = vi.spyOn(MaintenanceSwitch.prototype, "holds");
+    await send(w, chat.id, "asks the switch");
+    await settle(room(chat.id), clock);
+    expect(asked).toHaveBeenCalledTimes(1);
+    // Within the lease a dispatch asks nothing; past it, the switch again.
+    await send(w, chat.id, "on the lease");
+    await settle(room(chat.id), clock);
+    expect(asked).toHaveBeenCalledTimes(1);
+    clock.advance(MAINTENANCE_LEASE_MS);
+    await send(w, chat.id, "after the lease");
+    await settle(room(chat.id), clock);
+    expect(asked).toHaveBeenCalledTimes(2);
+    // Turning it on waits out the lease it just gave (the clock here stands still, so the switch counts the whole lease).
+    const waited = vi.spyOn(scheduler, "wait");
+    await maintenanceSwitch(env).set(true);
+    try {
+      expect(waited).toHaveBeenCalledTimes(1);
+      expect(waited.mock.calls[0]![0]).toBeGreaterThan(MAINTENANCE_LEASE_MS / 2);
+      expect(waited.mock.calls[0]![0]).toBeLessThanOrEqual(MAINTENANCE_LEASE_MS);
+      await send(w, chat.id, "held");
+      await runNextAlarm(room(chat.id), clock);
+      expect((await queueOf(w, chat.id)).items.map((e) => [e.content, e.status])).toEqual([["held", "queued"]]);
+      expect(asked).toHaveBeenCalledTimes(3);
+    } finally {
+      await maintenanceSwitch(env).set(false);
+    }
+    // Turning it off waits for nothing.
+    expect(waited).toHaveBeenCalledTimes(1);
+    await settle(room(chat.id), clock);
+    expect(replies(await historyOf(w, chat.id))).toHaveLength(4);
   });
 });
