@@ -28,8 +28,8 @@ export const offerMaintenanceFlag = (seen: Seen<boolean>) => flag.offer(KEY, see
  * D1, which sends read (this isolate at once, others within MAINTENANCE_FRESH_MS) to say whether they start or wait.
  */
 export async function setMaintenance(env: Env, enabled: boolean): Promise<void> {
-  await maintenanceSwitch(env).set(enabled);
-  const value = enabled ? "on" : "off";
+  // The flag follows the switch as it stands once set answers: a call that turned it off while this one waited wins.
+  const value = (await maintenanceSwitch(env).set(enabled)) ? "on" : "off";
   await drizzle(env.DB).insert(settings).values({ key: KEY, value }).onConflictDoUpdate({ target: settings.key, set: { value } });
   flag.forget();
 }
@@ -68,13 +68,15 @@ export class MaintenanceSwitch extends DurableObject<Env> {
   // The last lease given may run until then; after a restart, one may have been given just before it.
   private leasedUntil = Date.now() + MAINTENANCE_LEASE_MS;
 
-  async set(enabled: boolean): Promise<void> {
+  /** Sets the switch; turned on, it answers once every lease given has run out. Answers the switch as it then stands. */
+  async set(enabled: boolean): Promise<boolean> {
     this.ctx.storage.kv.put("enabled", enabled);
     this.enabled = enabled;
     // This isolate's own lease goes at once (the object shares it with chats here, and with tests).
     offUntil = 0;
     const leaseLeft = this.leasedUntil - Date.now();
     if (enabled && leaseLeft > 0) await scheduler.wait(Math.min(leaseLeft, MAINTENANCE_LEASE_MS));
+    return this.enabled;
   }
 
   async holds(): Promise<boolean> {

@@ -78,4 +78,18 @@ describe("maintenance", () => {
     await settle(room(chat.id), clock);
     expect(replies(await historyOf(w, chat.id))).toHaveLength(4);
   });
+
+  it("ends as the last call left it when it is turned off while turning on waits out a lease", async ({ clock, w, chat }) => {
+    await maintenanceSwitch(env).set(false);
+    await send(w, chat.id, "takes a lease");
+    await settle(room(chat.id), clock);
+    const turningOn = admin("PUT", "/admin/maintenance", { enabled: true });
+    expect((await admin("PUT", "/admin/maintenance", { enabled: false })).json).toEqual({ enabled: false });
+    expect((await turningOn).status).toBe(200);
+    // Both the switch and the flag that sends read say off: a send starts and runs.
+    expect(await maintenanceSwitch(env).holds()).toBe(false);
+    expect((await send(w, chat.id, "runs")).json.disposition).toBe("started");
+    await settle(room(chat.id), clock);
+    expect(replies(await historyOf(w, chat.id))).toHaveLength(2);
+  });
 });
