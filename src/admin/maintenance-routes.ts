@@ -23,7 +23,7 @@ adminMaintenanceRoutes.openapi(
   }),
   async (c) => {
     const { enabled } = c.req.valid("json");
-    await setMaintenance(c.env, enabled);
-    return c.json({ enabled }, 200);
+    // The state as it stands: a call that turned it off while this one waited to turn it on wins.
+    return c.json({ enabled: await setMaintenance(c.env, enabled) }, 200);
   },
 );

@@ -26,12 +26,15 @@ export const offerMaintenanceFlag = (seen: Seen<boolean>) => flag.offer(KEY, see
  * Turns maintenance on or off: the switch first, which every dispatch reads (turned on, it answers once no isolate may
  * still dispatch on its earlier word), so no task starts (and nothing is charged) once this returns; then the flag in
  * D1, which sends read (this isolate at once, others within MAINTENANCE_FRESH_MS) to say whether they start or wait.
+ * Answers whether maintenance is on once it returns.
  */
-export async function setMaintenance(env: Env, enabled: boolean): Promise<void> {
+export async function setMaintenance(env: Env, enabled: boolean): Promise<boolean> {
   // The flag follows the switch as it stands once set answers: a call that turned it off while this one waited wins.
-  const value = (await maintenanceSwitch(env).set(enabled)) ? "on" : "off";
+  const now = await maintenanceSwitch(env).set(enabled);
+  const value = now ? "on" : "off";
   await drizzle(env.DB).insert(settings).values({ key: KEY, value }).onConflictDoUpdate({ target: settings.key, set: { value } });
   flag.forget();
+  return now;
 }
 
 /** The one switch of the deployment (a single object). */
