@@ -7,7 +7,9 @@ import { approve, authorizePath, exchangeCode, pkce, REDIRECT_URI, signInThere, 
 
 const documentFor = (clientId: string) => Response.json({ client_id: clientId, client_name: "Connector", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none" });
 // Each test looks up from an address of its own: the per-address counter is shared with registrations.
-const fromAddress = () => ({ "cf-connecting-ip": `198.51.100.${Math.floor(Math.random() * 250) + 1}` });
+// A new address at each call: the file's tests share storage, so a random one could meet another test's registrations.
+let addresses = 0;
+const fromAddress = () => ({ "cf-connecting-ip": `198.51.100.${++addresses}` });
 const authorize = async (clientId: string, headers: Record<string, string> = fromAddress()) => new Browser().get(authorizePath(clientId, (await pkce()).challenge), headers);
 
 describe("client-id URLs (Client ID Metadata Documents)", () => {
