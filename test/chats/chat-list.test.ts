@@ -40,6 +40,40 @@ describe("the chat list", () => {
     expect(listed).toEqual(await chatOf(w, chat.id));
   });
 
+  it("hears of a busy chat once per delay, not at every dispatch; an alarm near the sync's time carries it", async ({ clock, w, chat }) => {
+    const upserts = vi.spyOn(ProjectChats.prototype, "upsert");
+    // Three turns, each done within a quarter of the delay: no alarm of theirs comes near the sync's time.
+    for (const content of ["one", "two", "three"]) {
+      await send(w, chat.id, content);
+      await settle(room(chat.id), clock, 100, LIST_SYNC_DELAY_MS / 4);
+    }
+    expect(upserts).not.toHaveBeenCalled();
+    await settle(room(chat.id), clock);
+    expect(upserts).toHaveBeenCalledTimes(1);
+    expect((await list(w))[0]).toEqual(await chatOf(w, chat.id));
+    // Another turn, and one in the last part of the delay: its last alarm carries the sync, which wakes nothing of its own.
+    await send(w, chat.id, "four");
+    await settle(room(chat.id), clock, 100, LIST_SYNC_DELAY_MS / 4);
+    clock.advance(LIST_SYNC_DELAY_MS * 0.6);
+    await send(w, chat.id, "five");
+    await settle(room(chat.id), clock, 100, LIST_SYNC_DELAY_MS / 4);
+    expect(upserts).toHaveBeenCalledTimes(2);
+    expect(await alarmOf(room(chat.id))).toBeNull();
+    expect((await list(w))[0]).toEqual(await chatOf(w, chat.id));
+  });
+
+  it("is told by a chat restarted before every alarm", async ({ clock, w, chat }) => {
+    await send(w, chat.id, "restarted");
+    for (let ran = 0; ran < 20; ran++) {
+      await evictDurableObject(room(chat.id));
+      if (!(await runNextAlarm(room(chat.id), clock))) break;
+    }
+    expect(await alarmOf(room(chat.id))).toBeNull();
+    const [listed] = await list(w);
+    expect(listed).toMatchObject({ id: chat.id, isWorking: false, queuedCount: 0 });
+    expect(listed).toEqual(await chatOf(w, chat.id));
+  });
+
   it("hears that a started message was held back by maintenance, also after it heard of the start", async ({ clock, w, chat }) => {
     expect((await send(w, chat.id, "start me")).json.disposition).toBe("started");
     // A rename sends the summary at once: working, nothing queued.

@@ -1,8 +1,8 @@
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, vi } from "vitest";
 import { hashSecret } from "../../src/auth/secrets";
-import { MAINTENANCE_FRESH_MS } from "../../src/chats/maintenance";
-import { forgetMemberships } from "../../src/projects/access";
+import { maintenanceFlag } from "../../src/chats/maintenance";
+import { ACCESS_FRESH_MS, forgetMemberships } from "../../src/projects/access";
 import { frozenClock, settle } from "../clock";
 import { watchD1 } from "../d1-calls";
 import { call, chatsPath, creditsOf, env, replies, room, send, type world, historyOf } from "../helpers";
@@ -21,10 +21,13 @@ async function messageLife(w: Awaited<ReturnType<typeof world>>, chatId: string,
 describe("D1 calls", () => {
   it("a message's whole life makes no D1 query while the read-mostly copies are fresh", async ({ clock, w, chat }) => {
     await messageLife(w, chat.id, clock, "warm up");
+    // The warm-up ends with the chat list's update, 2 s after its send: the flag's copy (fresh 2 s) is read again first.
+    await maintenanceFlag(env.DB);
     const d1 = watchD1();
     const startedAt = clock.now();
     await messageLife(w, chat.id, clock, "counted");
-    expect(clock.now() - startedAt, "the life fits in one freshness window").toBeLessThan(MAINTENANCE_FRESH_MS);
+    // The send reads the maintenance flag's copy (fresh MAINTENANCE_FRESH_MS); every step, membership and project copies.
+    expect(clock.now() - startedAt, "the life fits in the copies' freshness").toBeLessThan(ACCESS_FRESH_MS);
     expect(d1.calls).toEqual([]);
     expect(replies(await historyOf(w, chat.id))).toHaveLength(2);
     expect(await creditsOf(w.account.id)).toBe(998);

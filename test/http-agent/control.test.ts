@@ -40,8 +40,9 @@ describe("stopping an http agent's task", () => {
   });
 
   it("stops the task whatever the agent answers to being told, or when it cannot be reached", async () => {
-    const clock = frozenClock();
     for (const answer of [() => new Response("no", { status: 500 }), () => Promise.reject(new Error("connection refused"))]) {
+      // Each round freezes the clock anew: the last round's restoreAllMocks gave Date.now back.
+      const clock = frozenClock();
       fakeAgent((call) => (call.url.endsWith("/stop") ? answer() : new Response(null, { status: 202 })));
       const w = await world();
       const c = await newChat(w);

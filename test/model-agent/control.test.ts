@@ -188,7 +188,8 @@ describe("a model task that fails", () => {
     await writing(w, c.id);
     const s = await openEvents(`${chatsPath(w)}/${c.id}/events`, w.token);
     await s.next();
-    // The test project's AGENT_TIMEOUT_SECONDS is 60: the task's check is due then.
+    // The chat list hears of the start; then, AGENT_TIMEOUT_SECONDS after it (60 in the test project), the task's check is due.
+    expect(await runNextAlarm(room(c.id), clock)).toBe(true);
     expect(await runNextAlarm(room(c.id), clock)).toBe(true);
     const [error, reply] = await peek(w, c.id);
     expect(reply).toMatchObject({ role: "owner", status: "failed" });

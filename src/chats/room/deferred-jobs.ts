@@ -84,8 +84,11 @@ export class Refunds implements DeferredJob {
  * The answer says whether the project has webhook endpoints, so a chat learns it at no call of its own.
  */
 export class ChatListSync implements DeferredJob {
-  readonly early = true;
-  // When the chat list first fell behind this object (in memory: after a restart it counts from the first look).
+  // Riding along with an alarm that is here anyway saves a wake-up, but only near the end of the delay: a chat whose
+  // every dispatch carried its sync would call the list once a turn however long the delay.
+  readonly earlyMs = LIST_SYNC_DELAY_MS / 2;
+  // When the chat list first fell behind this object: the change that did it (in memory; after a restart, the chat's
+  // last change, so an object restarted before every alarm still tells its list once its chat is still for the delay).
   private behindSince: number | undefined;
   private retryAt = 0;
   // The last told task's seq at which no task was found waiting: asked again only once it moves (a new task comes with a
@@ -106,7 +109,7 @@ export class ChatListSync implements DeferredJob {
     const chat = this.store.chat();
     // Also due while tasks wait to be told (a chat from before the index, woken by a read, tells them without a change).
     if (!chat || (chat.indexed_version >= chat.version && !this.usage.hasWaiting() && !this.tasksWait(chat.tasks_listed_seq))) return undefined;
-    this.behindSince ??= now;
+    this.behindSince ??= Math.min(now, Date.parse(chat.updated_at));
     return Math.max(this.behindSince + LIST_SYNC_DELAY_MS, this.retryAt);
   }
 

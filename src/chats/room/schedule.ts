@@ -4,9 +4,10 @@ import type { RoomStorage } from "./room-storage";
 /**
  * Work the chat owes outside the request that caused it. `dueAt` says when it is owed (undefined:
  * nothing is), read afresh after every change, so the alarm is derived from it; the alarm runs what is due.
- * `early`: the job may run before it is due when the alarm is here anyway and nothing else would wake the object sooner.
+ * `earlyMs`: how long before it is due the job may run when the alarm is here anyway and nothing else would wake the
+ * object sooner (a window, so a job that rides along with others still waits for most of its delay).
  */
-export type DeferredJob = { dueAt(now: number): number | undefined; run(now: number): Promise<void>; early?: true };
+export type DeferredJob = { dueAt(now: number): number | undefined; run(now: number): Promise<void>; earlyMs?: number };
 
 // A job that threw waits this long before it runs again, twice as long after each failure in a row, at most JOB_BACKOFF_MAX_MS.
 export const JOB_BACKOFF_MS = 5_000;
@@ -27,8 +28,8 @@ class BackedOffJob implements DeferredJob {
     private readonly name: string,
   ) {}
 
-  get early(): true | undefined {
-    return this.job.early;
+  get earlyMs(): number | undefined {
+    return this.job.earlyMs;
   }
 
   dueAt(now: number): number | undefined {
@@ -76,7 +77,7 @@ export class AlarmSchedule {
     return this.store.isInitialised() && this.store.chat() !== undefined;
   }
 
-  /** Runs what is due, in order; a job that may go early does when the object would otherwise wake again only for it. */
+  /** Runs what is due, in order; a job within its early window does when the object would otherwise wake again only for it. */
   async runDue(): Promise<void> {
     if (!this.live()) return;
     // The alarm that woke this has been used up.
@@ -86,7 +87,8 @@ export class AlarmSchedule {
       const now = Date.now();
       const due = job.dueAt(now);
       const others = this.jobs.filter((other) => other !== job).map((other) => other.dueAt(now) ?? Number.POSITIVE_INFINITY);
-      if (due === undefined || (due > now && !(job.early && Math.min(...others) > due))) continue;
+      const mayGoEarly = job.earlyMs !== undefined && due !== undefined && due - now <= job.earlyMs && Math.min(...others) > due;
+      if (due === undefined || (due > now && !mayGoEarly)) continue;
       await job.run(now, chatId);
     }
     this.reschedule(Date.now());
