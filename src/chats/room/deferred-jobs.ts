@@ -87,8 +87,8 @@ export class ChatListSync implements DeferredJob {
   // Riding along with an alarm that is here anyway saves a wake-up, but only near the end of the delay: a chat whose
   // every dispatch carried its sync would call the list once a turn however long the delay.
   readonly earlyMs = LIST_SYNC_DELAY_MS / 2;
-  // When the chat list first fell behind this object: the change that did it (in memory; after a restart, the chat's
-  // last change, so an object restarted before every alarm still tells its list once its chat is still for the delay).
+  // Since when the chat list is behind, as first seen: the chat's last change then (a wake's first look after a restart
+  // counts from it too, so an object restarted before every alarm still tells its list once its chat is still for the delay).
   private behindSince: number | undefined;
   private retryAt = 0;
   // The last told task's seq at which no task was found waiting: asked again only once it moves (a new task comes with a
