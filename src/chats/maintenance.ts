@@ -30,11 +30,11 @@ export const offerMaintenanceFlag = (seen: Seen<boolean>) => flag.offer(KEY, see
  */
 export async function setMaintenance(env: Env, enabled: boolean): Promise<boolean> {
   // The flag follows the switch as it stands once set answers: a call that turned it off while this one waited wins.
-  const now = await maintenanceSwitch(env).set(enabled);
-  const value = now ? "on" : "off";
+  const enabledNow = await maintenanceSwitch(env).set(enabled);
+  const value = enabledNow ? "on" : "off";
   await drizzle(env.DB).insert(settings).values({ key: KEY, value }).onConflictDoUpdate({ target: settings.key, set: { value } });
   flag.forget();
-  return now;
+  return enabledNow;
 }
 
 /** The one switch of the deployment (a single object). */

@@ -86,12 +86,16 @@ export class AlarmSchedule {
     for (const job of this.jobs) {
       const now = Date.now();
       const due = job.dueAt(now);
-      const others = this.jobs.filter((other) => other !== job).map((other) => other.dueAt(now) ?? Number.POSITIVE_INFINITY);
-      const mayGoEarly = job.earlyMs !== undefined && due !== undefined && due - now <= job.earlyMs && Math.min(...others) > due;
-      if (due === undefined || (due > now && !mayGoEarly)) continue;
+      if (due === undefined || (due > now && !this.mayGoEarly(job, due, now))) continue;
       await job.run(now, chatId);
     }
     this.reschedule(Date.now());
+  }
+
+  /** Within the job's early window and nothing else due sooner; the other jobs are asked only then, not for every job at every alarm. */
+  private mayGoEarly(job: BackedOffJob, due: number, now: number): boolean {
+    if (job.earlyMs === undefined || due - now > job.earlyMs) return false;
+    return this.jobs.every((other) => other === job || (other.dueAt(now) ?? Number.POSITIVE_INFINITY) > due);
   }
 
   /**
