@@ -6,8 +6,7 @@ import { fakeDocuments } from "./client-documents";
 import { approve, authorizePath, exchangeCode, pkce, REDIRECT_URI, signInThere, tokenRequest } from "./flow";
 
 const documentFor = (clientId: string) => Response.json({ client_id: clientId, client_name: "Connector", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none" });
-// Each test looks up from an address of its own: the per-address counter is shared with registrations.
-// A new address at each call: the file's tests share storage, so a random one could meet another test's registrations.
+// A new address at each call: the per-address counter is shared with registrations, and the file's tests share storage.
 let addresses = 0;
 const fromAddress = () => ({ "cf-connecting-ip": `198.51.100.${++addresses}` });
 const authorize = async (clientId: string, headers: Record<string, string> = fromAddress()) => new Browser().get(authorizePath(clientId, (await pkce()).challenge), headers);
