@@ -73,16 +73,9 @@ export function createApp() {
   app.route("/account", accountRoutes);
   app.route("/agent", agentCallbackRoutes);
   app.route("/admin", adminRoutes);
-  // MCP tools call /v1 through this same app, so each runs the route a REST client would.
-  app.route(
-    "/mcp",
-    createMcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
-  );
-  // Every project's agent over A2A: its methods call /v1 in-process too.
-  app.route(
-    "/a2a/projects",
-    createA2aRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
-  );
+  // MCP tools and every project's agent over A2A call the chat service, as the /v1 routes do.
+  app.route("/mcp", createMcpRoutes());
+  app.route("/a2a/projects", createA2aRoutes());
   registerComponents(app.openAPIRegistry);
   registerWebhookEvents(app);
   registerA2aPaths(app);

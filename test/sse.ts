@@ -1,4 +1,5 @@
 import { exports } from "cloudflare:workers";
+import { createParser } from "eventsource-parser";
 
 export type StreamEvent = { id: number; type: string; data: any };
 
@@ -53,30 +54,28 @@ export async function openEvents(path: string, token: string | null, headers: Re
     return { ...base, retry, json: text ? JSON.parse(text) : undefined, next: fail, until: fail, received: fail, closed: async () => {}, close: async () => {} };
   }
   const reader = response.body!.getReader();
+  // Frames as a client reads them: events, the retry hint and comments, each waking whoever waits.
+  const parser = createParser({
+    onEvent: ({ id, event, data }) => {
+      events.push({ id: Number(id), type: event ?? "message", data: JSON.parse(data) });
+      wake();
+    },
+    onRetry: (ms) => {
+      retry = ms;
+      wake();
+    },
+    onComment: (comment) => {
+      comments.push(comment.trim());
+      wake();
+    },
+  });
   void (async () => {
     const decoder = new TextDecoder();
-    let buffer = "";
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const fields: Record<string, string> = {};
-          for (const line of block.split("\n")) {
-            if (line.startsWith(":")) comments.push(line.slice(1).trim());
-            else {
-              const colon = line.indexOf(": ");
-              fields[line.slice(0, colon)] = line.slice(colon + 2);
-            }
-          }
-          if (fields.retry !== undefined) retry = Number(fields.retry);
-          if (fields.data !== undefined) events.push({ id: Number(fields.id), type: fields.event ?? "message", data: JSON.parse(fields.data) });
-          wake();
-        }
+        parser.feed(decoder.decode(value, { stream: true }));
       }
     } catch {
       // A dropped stream ends like a closed one; the test looks at what arrived.

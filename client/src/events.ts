@@ -1,3 +1,4 @@
+import { createParser } from "eventsource-parser";
 import type { components } from "./generated/api.ts";
 import { backoff, type CallOptions, Deadline, type Http, retryDelay, sleep } from "./http.ts";
 import { ProblemError } from "./problem.ts";
@@ -18,39 +19,21 @@ type EventData = {
 /** One event of a chat's stream, typed by its name: the document's ChatEvent frames (generated), parsed, its id a number. */
 export type ChatEvent = { [T in WireEvent["event"]]: Data<T, EventData[T]> }[WireEvent["event"]];
 
-type Frame = { id?: string; event?: string; data: string[]; comment?: string };
+/** One Server-Sent Events frame: an event's fields (its data lines joined), or a comment (a keep-alive). */
+type Frame = { id?: string; event?: string; data?: string; comment?: string };
 
-/** Server-Sent Events frames from a byte stream: fields per line, a blank line ends a frame. */
+/** Server-Sent Events frames from a byte stream, parsed as EventSource does (eventsource-parser), comments included. */
 export async function* sseFrames(body: ReadableStream<Uint8Array>): AsyncGenerator<Frame> {
+  const frames: Frame[] = [];
+  const parser = createParser({ onEvent: ({ id, event, data }) => frames.push({ id, event, data }), onComment: (comment) => frames.push({ comment: comment.trim() }) });
   const reader = body.getReader();
   const decoder = new TextDecoder();
-  let buffer = "";
-  let frame: Frame = { data: [] };
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      let end = buffer.search(/\r\n|\r|\n/);
-      // A CR at the very end may be the first half of a CRLF that the next chunk completes.
-      while (end >= 0 && !(end === buffer.length - 1 && buffer[end] === "\r")) {
-        const line = buffer.slice(0, end);
-        buffer = buffer.slice(end + (buffer.startsWith("\r\n", end) ? 2 : 1));
-        if (line === "") {
-          if (frame.data.length || frame.event || frame.id !== undefined || frame.comment !== undefined) yield frame;
-          frame = { data: [] };
-        } else if (line.startsWith(":")) {
-          frame.comment = line.slice(1).trim();
-        } else {
-          const colon = line.indexOf(":");
-          const field = colon < 0 ? line : line.slice(0, colon);
-          const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-          if (field === "data") frame.data.push(value);
-          else if (field === "event") frame.event = value;
-          else if (field === "id") frame.id = value;
-        }
-        end = buffer.search(/\r\n|\r|\n/);
-      }
+      parser.feed(decoder.decode(value, { stream: true }));
+      while (frames.length > 0) yield frames.shift()!;
     }
   } finally {
     reader.releaseLock();
@@ -89,13 +72,13 @@ export async function* followChat(http: Http, path: string, options: FollowOptio
         connection.restart();
         for await (const frame of sseFrames(response.body!)) {
           connection.restart();
-          if (frame.id === undefined || !frame.event || frame.data.length === 0) continue;
+          if (frame.id === undefined || !frame.event || frame.data === undefined) continue;
           const id = Number(frame.id);
           if (last !== undefined && id <= last) continue;
           last = id;
           // The caller's time with an event is not the server's silence.
           connection.pause();
-          yield { id, type: frame.event, data: JSON.parse(frame.data.join("\n")) } as ChatEvent;
+          yield { id, type: frame.event, data: JSON.parse(frame.data) } as ChatEvent;
           connection.restart();
         }
         // The server ended the stream (it does every few minutes): go on from the last id.

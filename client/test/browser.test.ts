@@ -17,11 +17,25 @@ let hangingRequests = 0;
 let refused: string;
 const pageErrors: string[] = [];
 
-/** A client module as the browser gets it: its TypeScript compiled alone, the imports left as they are (the routes serve .ts paths). */
+// The client's one dependency, served from its package as a bundler would bring it in.
+const PARSER = "eventsource-parser";
+const parserDir = resolve(import.meta.dirname, "../../node_modules", PARSER, "dist");
+
+/**
+ * A client module as the browser gets it: its TypeScript compiled alone, the imports left as they are (the routes serve
+ * .ts paths) but the dependency's, which names where the page serves it.
+ */
 function moduleOf(pathname: string): string | undefined {
   const file = resolve(clientDir, pathname.slice("/__client/".length));
   if (!file.startsWith(clientDir + sep) || !file.endsWith(".ts")) return undefined;
-  return ts.transpileModule(readFileSync(file, "utf8"), { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ES2022 } }).outputText;
+  const compiled = ts.transpileModule(readFileSync(file, "utf8"), { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ES2022 } }).outputText;
+  return compiled.replaceAll(`from "${PARSER}"`, `from "/__modules/${PARSER}/index.js"`);
+}
+
+/** A file of the dependency's built package (its modules import each other by relative paths). */
+function dependencyFile(pathname: string): string | undefined {
+  const file = resolve(parserDir, pathname.slice(`/__modules/${PARSER}/`.length));
+  return file.startsWith(parserDir + sep) && file.endsWith(".js") ? readFileSync(file, "utf8") : undefined;
 }
 
 beforeAll(async () => {
@@ -33,6 +47,10 @@ beforeAll(async () => {
   const ours = (prefix: string) => (url: URL) => url.origin === base && url.pathname.startsWith(prefix);
   await page.route(ours("/__client/"), (route) => {
     const body = moduleOf(new URL(route.request().url()).pathname);
+    return body === undefined ? route.fulfill({ status: 404 }) : route.fulfill({ contentType: "text/javascript", body });
+  });
+  await page.route(ours(`/__modules/${PARSER}/`), (route) => {
+    const body = dependencyFile(new URL(route.request().url()).pathname);
     return body === undefined ? route.fulfill({ status: 404 }) : route.fulfill({ contentType: "text/javascript", body });
   });
   // Taken and never answered: the server that hangs.

@@ -2,7 +2,7 @@ import { ServerCallContext } from "@a2a-js/sdk/server";
 import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import { liveEventStream, liveJsonAnswer } from "../channels/live-answer";
-import { type AppFetch, v1Access } from "../channels/v1-call";
+import { chatService } from "../chats/service/chat-service";
 import { invalidRequest, notFound } from "../http/problem";
 import { isUuid } from "../ids";
 import { EXTENSIONS } from "./card";
@@ -48,15 +48,11 @@ export function resumePoint(c: Context): number | undefined | "bad" {
  * One A2A request of an admitted caller, whichever binding: the project's agent (every error it throws kept), the
  * call context with the extensions asked for, the headers echoing those served, and the hang-up that ends its waits.
  */
-export function agentRequest(c: Context<GatedEnv>, appFetch: AppFetch, resume: number | undefined, version: string) {
+export function agentRequest(c: Context<GatedEnv>, resume: number | undefined, version: string) {
   const hangUp = new AbortController();
   const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
-  // A send's own task is followed on the chat's stream (a blocking wait, a stream) whatever the token may read: chat:write
-  // is what SendMessage asks for, and the stream tells the caller of its own task only.
-  const caller = c.get("caller");
-  const following = v1Access(c, appFetch, { ...caller, scopes: [...new Set([...caller.scopes, "chat:read" as const])] });
-  const access = { ...v1Access(c, appFetch), open: following.open };
-  const { handler: agent, errors } = keepingErrors(new ProjectAgent(c, projectIdOf(c), access, gone, resume, version === "1.0" ? "1.0" : "0.3"), c.get("requestId"));
+  const projectAgent = new ProjectAgent(c, projectIdOf(c), chatService(c), gone, resume, version === "1.0" ? "1.0" : "0.3");
+  const { handler: agent, errors } = keepingErrors(projectAgent, c.get("requestId"));
   const requested = (c.req.header("a2a-extensions") ?? "")
     .split(",")
     .map((uri) => uri.trim())

@@ -1,7 +1,7 @@
 import { A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import { ERROR_INFO_TYPE } from "@a2a-js/sdk/errors";
 import { log } from "../log";
-import { ApiError, problemResponse } from "../http/problem";
+import { ApiError, type ProblemCode, problemResponse } from "../http/problem";
 
 /** The problem code's domain in an A2A error's details: the /v1 code that explains it. */
 const PROJECT_DOMAIN = "project-chat";
@@ -10,12 +10,6 @@ const PROJECT_DOMAIN = "project-chat";
 export class HttpRefusal extends Error {
   constructor(readonly respond: (requestId: string) => Response) {
     super("refused at the HTTP level");
-  }
-
-  /** A /v1 problem as it was sent (with its Retry-After, when it had one). */
-  static ofProblem(status: number, text: string, retryAfter?: string): HttpRefusal {
-    const headers: Record<string, string> = { "content-type": "application/problem+json", ...(retryAfter ? { "retry-after": retryAfter } : {}) };
-    return new HttpRefusal(() => new Response(text, { status, headers }));
   }
 
   static ofApiError(error: ApiError): HttpRefusal {
@@ -57,24 +51,16 @@ export const unsupported = (message: string, code?: string) => {
   return code ? withReason(error, code) : error;
 };
 
-type Problem = { status: number; code: string; detail: string };
+const HTTP_LEVEL = new Set<ProblemCode>(["unauthorized", "insufficient_scope", "forbidden", "rate_limited", "too_many_streams", "payload_too_large", "service_unavailable"]);
+const MALFORMED = new Set<ProblemCode>(["invalid_request", "answer_does_not_fit", "idempotency_key_reused"]);
 
-const HTTP_LEVEL = new Set(["unauthorized", "insufficient_scope", "forbidden", "rate_limited", "too_many_streams", "payload_too_large", "service_unavailable"]);
-const MALFORMED = new Set(["invalid_request", "answer_does_not_fit", "idempotency_key_reused"]);
-
-/** A /v1 problem (its problem+json text, as the route sent it) as the A2A answer: an HTTP-level refusal, or an A2A error. */
-export function fromProblem(text: string, retryAfter?: string): Error {
-  let problem: Problem;
-  try {
-    problem = JSON.parse(text) as Problem;
-  } catch {
-    return new Error("A /v1 call failed without a problem body.");
-  }
-  if (HTTP_LEVEL.has(problem.code)) return HttpRefusal.ofProblem(problem.status, text, retryAfter);
+/** A refusal of the chat service as the A2A answer, by its kind: an HTTP-level refusal, or an A2A error. */
+export function fromRefusal(problem: ApiError): Error {
+  if (HTTP_LEVEL.has(problem.code)) return HttpRefusal.ofApiError(problem);
   if (problem.status === 404) return taskNotFound();
-  if (MALFORMED.has(problem.code)) return malformed(problem.detail, problem.code === "invalid_request" ? undefined : problem.code);
-  if (problem.status >= 500) return new Error(problem.detail);
-  return unsupported(problem.detail, problem.code);
+  if (MALFORMED.has(problem.code)) return malformed(problem.message, problem.code === "invalid_request" ? undefined : problem.code);
+  if (problem.status >= 500) return new Error(problem.message);
+  return unsupported(problem.message, problem.code);
 }
 
 /** An error a method threw, as the request answers it: an HTTP refusal (an ApiError other than not found is one), or left to the transport. */

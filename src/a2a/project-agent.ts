@@ -23,12 +23,13 @@ import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import { ChatFollower } from "../channels/chat-follower";
-import { type V1Access, v1Path } from "../channels/v1-call";
+import type { ChatService } from "../chats/service/chat-service";
 import type { ChainTask } from "../chats/chain-schemas";
 import type { Submission } from "../chats/schemas";
 import { config } from "../config";
 import { sha256, toHex } from "../crypto";
-import { ApiError } from "../http/problem";
+import { ApiError, invalidPart } from "../http/problem";
+import { Answer } from "../agent/question-shapes";
 import { submissionIdOf } from "../chats/submission-ids";
 import { isUuid, nameUuid } from "../ids";
 import { authorise } from "../projects/guards";
@@ -36,7 +37,7 @@ import { memberProjects } from "../projects/store";
 import { CONTENT_MAX } from "../agent/limits";
 import { answerFromText } from "./answers";
 import { extendedAgentCard } from "./card";
-import { fromProblem, invalid, malformed, taskNotFound, unsupported } from "./errors";
+import { fromRefusal, invalid, malformed, taskNotFound, unsupported } from "./errors";
 import { canPush, pushConfigOf, pushOutcome, shownConfig } from "./push-configs";
 import type { NewPushConfig } from "../chats/room-calls";
 import { type ChainFeed, streamTask, waitForTask } from "./task-feed";
@@ -79,14 +80,14 @@ function titleOf(text: string): string {
 
 /**
  * One project's agent as A2A sees it, for one request of one admitted caller: every method is a view of the project's
- * chats, through the same routes (in-process /v1) and the chat's object, so /v1, MCP and the web application see its work
+ * chats, through the chat service the routes call and the chat's object, so /v1, MCP and the web application see its work
  * as their own. contextId is a chat; a task is the chain of a submission, from its root.
  */
 export class ProjectAgent implements A2ARequestHandler {
   constructor(
     private readonly c: Context<GatedEnv>,
     private readonly projectId: string,
-    private readonly v1: V1Access,
+    private readonly chats: ChatService,
     private readonly signal: AbortSignal,
     // SubscribeToTask's resume point: its Last-Event-ID (header or query).
     private readonly resumeAfter: number | undefined,
@@ -119,7 +120,7 @@ export class ProjectAgent implements A2ARequestHandler {
     if (!follower) return taskOf((await this.read(ref)).task, shape);
     try {
       const stop = AbortSignal.any([this.signal, AbortSignal.timeout(BLOCKING_WAIT_MS)]);
-      return taskOf(await waitForTask(this.feed(ref), follower, stop), shape);
+      return taskOf(await waitForTask(this.feed(ref), follower, stop, this.signal), shape);
     } finally {
       follower.close();
     }
@@ -143,8 +144,8 @@ export class ProjectAgent implements A2ARequestHandler {
     const state = taskStateOf(task);
     if (state === TaskState.TASK_STATE_CANCELED) return taskOf(task, { sent: ref.sent });
     if (isTerminal(state)) throw new TaskNotCancelableError({ message: "The task has ended." });
-    const cancelled = await this.v1.call("POST", v1Path(this.projectId, "chats", ref.chatId, "submissions", ref.taskId, "chain", "cancel"));
-    if (!cancelled.ok) throw fromProblem(cancelled.problem);
+    const cancelled = await this.chats.cancelChain({ projectId: this.projectId, chatId: ref.chatId }, ref.taskId);
+    if (!cancelled.ok) throw fromRefusal(cancelled.problem);
     // A task still being dispatched stops as soon as its reply exists: looked at again, less and less often, for a while
     // (counted in pauses taken, not the clock's time).
     for (let waited = 0, pause = 25; ; waited += pause, pause = Math.min(pause * 2, 500)) {
@@ -275,16 +276,25 @@ export class ProjectAgent implements A2ARequestHandler {
     return { read: () => this.read(ref), stillAdmitted: () => this.stillAdmitted(), sent: ref.sent };
   }
 
-  /** The chat's event stream, taking one of the token's stream places (429 too_many_streams when none is free). */
+  /**
+   * The chat's event stream, taking one of the token's stream places (429 too_many_streams when none is free). A task
+   * is followed whatever the token may read: chat:write is what SendMessage asks for, and the stream tells the caller
+   * of its own task only.
+   */
   private async follow(chatId: string, after?: number): Promise<ChatFollower> {
-    const opened = await ChatFollower.open(this.v1.open, this.projectId, chatId, after);
-    if (!opened.ok) throw fromProblem(opened.problem, opened.retryAfter);
+    const scope = this.caller.scopes.includes("chat:read") ? "chat:read" : "chat:write";
+    const opened = await ChatFollower.open(this.chats, { projectId: this.projectId, chatId }, after, scope);
+    if (!opened.ok) throw fromRefusal(opened.problem);
     return opened.body;
   }
 
+  private get caller() {
+    return this.c.get("caller");
+  }
+
   private async stillAdmitted(): Promise<void> {
-    const admitted = await this.v1.stillAdmitted();
-    if (!admitted.ok) throw fromProblem(admitted.problem);
+    const admitted = await this.chats.stillAdmitted();
+    if (!admitted.ok) throw fromRefusal(admitted.problem);
   }
 
   private async *stream(ref: TaskRef, follower: ChatFollower, resumeAfter: number | undefined): AsyncGenerator<StreamResponse, void, undefined> {
@@ -371,11 +381,11 @@ export class ProjectAgent implements A2ARequestHandler {
   }
 
   private async send(chatId: string, content: Content, key: string): Promise<Submission["disposition"]> {
-    const sent = await this.v1.call<Submission>("POST", v1Path(this.projectId, "chats", chatId, "messages"), {
-      headers: { "idempotency-key": key },
-      body: { content: content.text },
-    });
-    if (!sent.ok) throw fromProblem(sent.problem);
+    const sent = await this.chats.submit(
+      { projectId: this.projectId, chatId },
+      { kind: "send", idempotencyKey: key, content: content.text, replyToMessageId: null, ifBusy: "queue" },
+    );
+    if (!sent.ok) throw fromRefusal(sent.problem);
     return sent.body.disposition;
   }
 
@@ -391,20 +401,17 @@ export class ProjectAgent implements A2ARequestHandler {
         if (read.kind === "unfit") throw malformed(read.why, "answer_does_not_fit");
         answer = read.answer;
       }
-      const answered = await this.v1.call<Submission>("POST", v1Path(this.projectId, "chats", chatId, "questions", task.question.id, "answer"), {
-        headers: { "idempotency-key": key },
-        body: answer,
-      });
-      if (!answered.ok) throw fromProblem(answered.problem);
+      // Held to the schema an answer's body is held to on /v1.
+      const parsed = Answer.safeParse(answer);
+      if (!parsed.success) throw fromRefusal(invalidPart(parsed.error));
+      const answered = await this.chats.submit({ projectId: this.projectId, chatId }, { kind: "answer", idempotencyKey: key, questionId: task.question.id, answer: parsed.data });
+      if (!answered.ok) throw fromRefusal(answered.problem);
       return;
     }
     if (state === TaskState.TASK_STATE_WORKING) {
       if (content.data !== undefined) throw dataOutsideAnswer();
-      const steered = await this.v1.call<Submission>("POST", v1Path(this.projectId, "chats", chatId, "steer"), {
-        headers: { "idempotency-key": key },
-        body: { content: content.text },
-      });
-      if (!steered.ok) throw fromProblem(steered.problem);
+      const steered = await this.chats.submit({ projectId: this.projectId, chatId }, { kind: "steer", idempotencyKey: key, content: content.text, replyToMessageId: null });
+      if (!steered.ok) throw fromRefusal(steered.problem);
       return;
     }
     throw unsupported(isInterrupted(state) ? "The task has ended: send without taskId." : "The task has not started yet.");

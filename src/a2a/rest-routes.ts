@@ -3,7 +3,6 @@ import { JsonRpcTransportHandler } from "@a2a-js/sdk/server";
 import type { Context, MiddlewareHandler } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import type { Scope } from "../auth/scopes";
-import type { AppFetch } from "../channels/v1-call";
 import { limitBody, MiB } from "../http/middleware";
 import { ApiError } from "../http/problem";
 import { createRouter } from "../http/router";
@@ -69,10 +68,10 @@ function errorBody(error: unknown) {
  * `{agent}/rest`: the HTTP+JSON binding of A2A 1.0 over the same request handler as JSON-RPC. The credential is checked
  * and counted first, then the body's type, the version (1.0 only: v0.3's REST is not served), the scope and the rest.
  */
-export function createRestRoutes(appFetch: AppFetch, credentials: MiddlewareHandler<GatedEnv>) {
+export function createRestRoutes(credentials: MiddlewareHandler<GatedEnv>) {
   const rest = createRouter<GatedEnv>();
   // Every method reaches serve(), which knows each path's methods (405 with Allow for the others).
-  rest.all("/*", credentials, limitBody(MiB), (c) => serve(c, appFetch));
+  rest.all("/*", credentials, limitBody(MiB), (c) => serve(c));
   return rest;
 }
 
@@ -91,7 +90,7 @@ async function bodyOf(c: Context<GatedEnv>): Promise<Record<string, unknown> | E
 
 type Answer = { result?: unknown; error?: { code: number; message: string; data?: Record<string, unknown>[] } };
 
-async function serve(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Response> {
+async function serve(c: Context<GatedEnv>): Promise<Response> {
   const operation = operationOf(c.req.path.slice(c.req.path.indexOf("/rest") + "/rest".length), c.req.method);
   if (!operation) throw new ApiError(404, "not_found", "No A2A operation has this path.");
   if (!operation.methods.includes(c.req.method)) {
@@ -112,7 +111,7 @@ async function serve(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Response
   }
   const resume = resumePoint(c);
   if (resume === "bad") return asJson(malformed("Last-Event-ID must be a non-negative integer."));
-  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, appFetch, resume, version);
+  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, resume, version);
   // The transport turns what the handler threw into a JSON-RPC error: the error itself (kept) is what this binding shows.
   // The transport's own refusal (the method's params, before the handler is called) is the one kind it makes itself.
   const failed = (answer: Answer) => refusal() ?? asJson(errors[0] ?? malformed(answer.error!.message), headers);

@@ -5,7 +5,6 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { GatedEnv } from "../auth/gate";
 import type { Scope } from "../auth/scopes";
-import type { AppFetch } from "../channels/v1-call";
 import { config } from "../config";
 import type { AppEnv } from "../env";
 import { matchesIfNoneMatch, strongEtag } from "../http/etag";
@@ -79,7 +78,7 @@ function withDetails(response: JsonRpcResponse, error: unknown): JsonRpcResponse
  * /a2a/projects/{projectId}: every project's agent over A2A. The card is public; JSON-RPC (1.0, and v0.3 through the
  * SDK's compat handler) takes a personal API token or an OAuth grant for /a2a, counted like any other request.
  */
-export function createA2aRoutes(appFetch: AppFetch) {
+export function createA2aRoutes() {
   const a2a = createRouter<GatedEnv>();
   a2a.use("*", requirePublicUrl);
   a2a.on(["GET", "HEAD"], "/:projectId/.well-known/agent-card.json", serveCard);
@@ -94,13 +93,13 @@ export function createA2aRoutes(appFetch: AppFetch) {
   const credentials = resourceCredentials("a2a");
   for (const path of ["/:projectId", "/:projectId/"]) {
     // Credentials first (a request is counted whatever its body), then the body's size.
-    a2a.post(path, credentials, limitBody(MiB), (c) => jsonRpc(c, appFetch));
+    a2a.post(path, credentials, limitBody(MiB), (c) => jsonRpc(c));
   }
-  a2a.route("/:projectId/rest", createRestRoutes(appFetch, credentials));
+  a2a.route("/:projectId/rest", createRestRoutes(credentials));
   return a2a;
 }
 
-async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Response> {
+async function jsonRpc(c: Context<GatedEnv>): Promise<Response> {
   projectIdOf(c);
   requireJsonBody(c);
   let body: unknown;
@@ -139,7 +138,7 @@ async function jsonRpc(c: Context<GatedEnv>, appFetch: AppFetch): Promise<Respon
   }
   const resume = resumePoint(c);
   if (resume === "bad") return c.json({ jsonrpc: "2.0", id, error: JsonRpcTransportHandler.mapToJSONRPCError(malformed("Last-Event-ID must be a non-negative integer.")) });
-  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, appFetch, resume, version ?? "0.3");
+  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, resume, version ?? "0.3");
   const transport = legacy ? new LegacyJsonRpcTransportHandler(agent) : new JsonRpcTransportHandler(agent);
   const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
   const errorAnswer = (error: unknown): JsonRpcResponse => withDetails({ jsonrpc: "2.0", id, error: mapError(error) }, error);

@@ -1,9 +1,11 @@
 import { type Message as A2AMessage, type StreamResponse, TaskState } from "@a2a-js/sdk";
 import type { ChatFollower, FollowedEvent } from "../channels/chat-follower";
+import { waitOnChat } from "../channels/chat-wait";
 import type { ChainTask } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
 import type { Message, QueueEntry } from "../chats/schemas";
 import { EVENT_ID_EXTENSION, USAGE_EXTENSION } from "./card";
+import { fromRefusal } from "./errors";
 import { agentMessage, isInterrupted, isTerminal, questionMessage, replyArtifact, taskOf, taskStateOf, usageOf } from "./task-shape";
 
 /** How a feed reads its task (with the newest chat event id the read shows) and checks the caller is still admitted. */
@@ -17,18 +19,29 @@ const eventIdMetadata = (eventId: number) => ({ [EVENT_ID_EXTENSION]: { eventId:
 
 /**
  * Waits until the task stops where it is (ended, or waiting on a question) or `stop` fires, reading it again after each
- * event that may have moved it (a reply's growth does not). Answers the task as it then stands.
+ * event that may have moved it (a reply's growth does not). Answers the task as it then stands; the feed throws its
+ * refusals (a task no longer reachable, a credential revoked).
  */
-export async function waitForTask(feed: ChainFeed, follower: ChatFollower, stop: AbortSignal): Promise<ChainTask> {
-  let { task } = await feed.read();
-  while (!isInterrupted(taskStateOf(task)) && !stop.aborted) {
-    const event = await follower.next(stop);
-    if (event === null) break;
-    if (event.type !== "message.delta" && event.type !== "snapshot") task = (await feed.read()).task;
-  }
-  await feed.stillAdmitted();
-  // A task that stopped where it is was just read; one the wait left (time up, hang-up, the stream ended) is read now.
-  return isInterrupted(taskStateOf(task)) ? task : (await feed.read()).task;
+export async function waitForTask(feed: ChainFeed, follower: ChatFollower, stop: AbortSignal, hungUp: AbortSignal): Promise<ChainTask> {
+  const served = <T>(body: T) => ({ ok: true as const, body, replayed: false });
+  const waited = await waitOnChat(
+    follower,
+    {
+      stop,
+      hungUp,
+      stillAdmitted: async () => {
+        await feed.stillAdmitted();
+        return served(null);
+      },
+    },
+    {
+      read: async () => served((await feed.read()).task),
+      settled: (task) => isInterrupted(taskStateOf(task)),
+      moves: (event) => event.type !== "message.delta" && event.type !== "snapshot",
+    },
+  );
+  if (!waited.ok) throw fromRefusal(waited.problem);
+  return waited.body;
 }
 
 /**

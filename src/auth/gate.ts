@@ -13,19 +13,6 @@ import { API_TOKEN_PREFIX, SESSION_PREFIX, bearerToken, hashSecret, isWellFormed
 export type ApiCaller = { accountId: string; scopes: Scope[]; gateName: string; atCreditLimit: boolean };
 export type GatedEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: ApiCaller } };
 
-// Bindings of requests the Worker sends to its own app for a caller the gate already admitted (an MCP tool calling its /v1 route).
-const admittedWith = new WeakMap<Env, ApiCaller>();
-
-/**
- * Bindings under which the gate takes the caller as admitted: it neither checks nor counts again, so
- * one HTTP request counts once. No client can present them: they exist only inside this isolate.
- */
-export function bindingsAdmitting(env: Env, caller: ApiCaller): Env {
-  const inner = Object.create(env) as Env;
-  admittedWith.set(inner, caller);
-  return inner;
-}
-
 const POLICY = "per-token";
 
 const invalidToken = (detail: string) => unauthorized("api", detail);
@@ -83,22 +70,22 @@ export async function admitPersonalToken(env: Env, token: string | undefined): P
 /** In front of /v1/projects/*: a personal API token, admitted by its TokenGate (OAuth access tokens are not accepted here). */
 export const requirePersonalToken = createMiddleware<GatedEnv>(async (c, next) => {
   if (c.req.method === "OPTIONS") return next();
-  const admitted = admittedWith.get(c.env);
-  if (admitted) {
-    c.set("caller", admitted);
-    return next();
-  }
   const { caller, headers } = await timed(c, "gate", () => admitPersonalToken(c.env, bearerToken(c.req.header("authorization"))));
   await proceedAs(c, caller, headers, next);
 });
 
-/** 403 unless the admitted token carries the scope (RFC 6750 insufficient_scope names it). */
+/** 403 unless the admitted caller's token carries the scope (RFC 6750 insufficient_scope names it). */
+export function checkScope(caller: ApiCaller, scope: Scope): void {
+  if (!caller.scopes.includes(scope)) {
+    throw new ApiError(403, "insufficient_scope", `This operation needs a token with the ${scope} scope.`, {
+      headers: { "www-authenticate": `Bearer realm="api", error="insufficient_scope", scope="${scope}"` },
+    });
+  }
+}
+
+/** The scope check in front of a route. */
 export const requireScope = (scope: Scope) =>
   createMiddleware<GatedEnv>(async (c, next) => {
-    if (!c.get("caller").scopes.includes(scope)) {
-      throw new ApiError(403, "insufficient_scope", `This operation needs a token with the ${scope} scope.`, {
-        headers: { "www-authenticate": `Bearer realm="api", error="insufficient_scope", scope="${scope}"` },
-      });
-    }
+    checkScope(c.get("caller"), scope);
     await next();
   });

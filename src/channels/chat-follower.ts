@@ -1,15 +1,15 @@
+import { createParser } from "eventsource-parser";
+import type { Scope } from "../auth/scopes";
 import { ANSWER_REFUSED } from "../chats/room-calls";
-import type { OpenV1Stream, V1Answer } from "./v1-call";
-import { v1Path } from "./v1-call";
+import type { ChatRef, ChatService, Served } from "../chats/service/chat-service";
 
 /** One event of a chat's stream: its id, type and the JSON text of its data (parsed only by whoever needs it). */
 export type FollowedEvent = { id: number; type: string; data: string };
 
-const FRAME_END = "\n\n";
-const REFUSED_COMMENT = `: ${ANSWER_REFUSED} `;
+const REFUSED_COMMENT = `${ANSWER_REFUSED} `;
 
 /**
- * A chat's event stream (GET …/events) followed in-process by a waiting tool call. Opening it takes
+ * A chat's event stream followed in-process by a waiting call (an MCP wait, an A2A task). Opening it takes
  * one of the token's stream places, as any stream does; the chat object then tells the wait of every
  * change, keeps the place leased and ends the stream when the token or the project access goes.
  * Closing it gives the place back.
@@ -17,8 +17,17 @@ const REFUSED_COMMENT = `: ${ANSWER_REFUSED} `;
 export class ChatFollower {
   private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
   private readonly decoder = new TextDecoder();
-  private buffer = "";
   private readonly ready: FollowedEvent[] = [];
+  // Frames as the chat object writes them: `id`, `event` and one `data` line; the retry hint and other comments carry no event.
+  private readonly parser = createParser({
+    onEvent: ({ id, event, data }) => {
+      if (id !== undefined && event !== undefined) this.ready.push({ id: Number(id), type: event, data });
+    },
+    onComment: (comment) => {
+      // The one comment a wait reads: an answer its credential sent from a form was refused.
+      if (comment.startsWith(REFUSED_COMMENT)) this.ready.push({ id: 0, type: ANSWER_REFUSED, data: comment.slice(REFUSED_COMMENT.length) });
+    },
+  });
   private ended = false;
   // A read the runtime has not answered yet: a wait cut short by its signal picks it up next time, so no chunk is lost.
   private reading: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
@@ -28,12 +37,12 @@ export class ChatFollower {
   }
 
   /**
-   * The stream of a chat the caller may read, or the problem /v1 answered (429 too_many_streams with no place free);
-   * `after`: resumes after that event id (a snapshot first when it is no longer kept).
+   * The stream of a chat the caller may read, or the refusal (429 too_many_streams with no place free); `after`: resumes
+   * after that event id (a snapshot first when it is no longer kept); scope: what the caller follows with.
    */
-  static async open(open: OpenV1Stream, projectId: string, chatId: string, after?: number): Promise<V1Answer<ChatFollower>> {
-    const opened = await open(v1Path(projectId, "chats", chatId, "events"), after === undefined ? undefined : { after: String(after) });
-    return opened.ok ? { ...opened, body: new ChatFollower(opened.body) } : opened;
+  static async open(chats: ChatService, chat: ChatRef, after?: number, scope?: Scope): Promise<Served<ChatFollower>> {
+    const opened = await chats.follow(chat, after ?? null, scope);
+    return opened.ok ? { ...opened, body: new ChatFollower(opened.body.stream) } : opened;
   }
 
   /** The next event; null once the server ended the stream, or when `stop` fires first. */
@@ -46,7 +55,7 @@ export class ChatFollower {
       if (chunk === null) return null;
       this.reading = undefined;
       if (chunk.done) this.ended = true;
-      else this.take(this.decoder.decode(chunk.value, { stream: true }));
+      else this.parser.feed(this.decoder.decode(chunk.value, { stream: true }));
     }
     return this.ready.shift()!;
   }
@@ -55,27 +64,6 @@ export class ChatFollower {
   close(): void {
     this.ended = true;
     this.reader.cancel().catch(() => undefined);
-  }
-
-  /** Frames as the chat object writes them: `id`, `event` and one `data` line; comments and the retry hint carry no event. */
-  private take(text: string): void {
-    this.buffer += text;
-    for (let end = this.buffer.indexOf(FRAME_END); end >= 0; end = this.buffer.indexOf(FRAME_END)) {
-      const frame = this.buffer.slice(0, end);
-      this.buffer = this.buffer.slice(end + FRAME_END.length);
-      // The one comment a wait reads: an answer its credential sent from a form was refused.
-      if (frame.startsWith(REFUSED_COMMENT)) {
-        this.ready.push({ id: 0, type: ANSWER_REFUSED, data: frame.slice(REFUSED_COMMENT.length) });
-        continue;
-      }
-      const fields = new Map<string, string>();
-      for (const line of frame.split("\n")) {
-        const colon = line.indexOf(": ");
-        if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 2));
-      }
-      const [id, type, data] = [fields.get("id"), fields.get("event"), fields.get("data")];
-      if (id !== undefined && type !== undefined && data !== undefined) this.ready.push({ id: Number(id), type, data });
-    }
   }
 }
 

@@ -1,20 +1,10 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../auth/gate";
-import { config } from "../config";
-import { invalidRequest } from "../http/problem";
 import { createRouter, jsonResponse } from "../http/router";
-import { dayOf } from "./project-usage";
+import { projectCredits, projectUsage } from "./project-credits";
 import { ProjectCredits, ProjectUsage, UsageQuery } from "./schemas";
 import { projectProblems, authorise, read, security } from "../projects/guards";
 import { ProjectParams } from "../projects/schemas";
-import { DAY_MS } from "../time";
-
-// The default range is 30 days ending today; a range may span at most 365 days after its first.
-const DEFAULT_DAYS_BACK = 29;
-const RANGE_MAX_DAYS = 365;
-
-const dayNumber = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
-const dateOf = (day: number) => dayOf(day * DAY_MS);
 
 /** What a project's tasks cost and can spend, mounted at /v1/projects: any member with chat:read. */
 export const projectCreditRoutes = createRouter<GatedEnv>();
@@ -33,15 +23,7 @@ projectCreditRoutes.openapi(
   }),
   async (c) => {
     const access = await authorise(c, "read", c.req.valid("param").projectId);
-    const payer = access.project.value.ownerAccountId;
-    const { gateName } = c.get("caller");
-    const [owed, standing] = await Promise.all([c.env.ACCOUNT_LEDGER.getByName(payer).balance(payer), c.env.TOKEN_GATE.getByName(gateName).creditStanding()]);
-    // An owner whose ledger cannot start (no such account) has nothing to spend.
-    const balance = owed ?? 0;
-    const taskCost = config(c.env).taskCreditCost;
-    const { creditLimit, creditsUsed } = standing;
-    const credentialCanPay = creditLimit === null || creditLimit - creditsUsed >= taskCost;
-    return c.json({ balance: access.role === "owner" ? balance : null, taskCost, canRun: balance >= taskCost && credentialCanPay, credential: { creditLimit, creditsUsed } }, 200);
+    return c.json(await projectCredits(c.env, access, c.get("caller")), 200);
   },
 );
 
@@ -62,13 +44,6 @@ projectCreditRoutes.openapi(
   }),
   async (c) => {
     const access = await authorise(c, "read", c.req.valid("param").projectId);
-    const query = c.req.valid("query");
-    const to = query.to ? dayNumber(query.to) : Math.floor(Date.now() / DAY_MS);
-    const from = query.from ? dayNumber(query.from) : to - DEFAULT_DAYS_BACK;
-    if (from > to) throw invalidRequest("from must not be after to.", [{ path: "from", message: `after to (${dateOf(to)})` }]);
-    if (to - from > RANGE_MAX_DAYS)
-      throw invalidRequest(`to may be at most ${RANGE_MAX_DAYS} days after from.`, [{ path: "to", message: `more than ${RANGE_MAX_DAYS} days after from` }]);
-    const items = await c.env.PROJECT_CHATS.getByName(access.projectId).usageDays(dateOf(from), dateOf(to));
-    return c.json({ items }, 200);
+    return c.json(await projectUsage(c.env, access, c.req.valid("query")), 200);
   },
 );

@@ -80,9 +80,9 @@ export class ApiError extends Error {
   }
 }
 
-/** The problem+json answer; `instance` names the request by its x-request-id. */
-export function problemResponse(error: ApiError, requestId: string): Response {
-  const body: z.infer<typeof Problem> = {
+/** The RFC 9457 body of a problem; `instance` names the request by its x-request-id. */
+export function problemBody(error: ApiError, requestId: string): z.infer<typeof Problem> {
+  return {
     type: `urn:project-chat:problem:${error.code}`,
     title: TITLES[error.status] ?? "Error",
     status: error.status,
@@ -91,7 +91,11 @@ export function problemResponse(error: ApiError, requestId: string): Response {
     instance: `urn:request:${requestId}`,
     ...(error.options.errors ? { errors: error.options.errors } : {}),
   };
-  return new Response(JSON.stringify(body), {
+}
+
+/** The problem+json answer. */
+export function problemResponse(error: ApiError, requestId: string): Response {
+  return new Response(JSON.stringify(problemBody(error, requestId)), {
     status: error.status,
     headers: { "content-type": "application/problem+json", ...error.options.headers },
   });
@@ -146,14 +150,17 @@ export const notFound = (detail = "The resource does not exist or is not availab
 
 const WHERES: Record<string, string> = { json: "request body is", query: "query string is", header: "request headers are", param: "path is" };
 
+/** A request part that failed its schema: 400 invalid_request listing each invalid field. */
+export function invalidPart(error: ZodError, target: Target = "json"): ApiError {
+  const where = WHERES[target] ?? "request is";
+  const { errors, total } = fieldProblems(error, target);
+  const shown = total > errors.length ? ` (${total} problems; the first ${errors.length} are listed)` : "";
+  return invalidRequest(`The ${where} invalid${shown}.`, errors);
+}
+
 /** The zod validator hook: the same problem body as every other error, listing each invalid field. */
 export function validationHook(result: { success: boolean; error?: ZodError; target?: string }, _c: Context): void {
-  if (!result.success && result.error) {
-    const where = WHERES[result.target ?? ""] ?? "request is";
-    const { errors, total } = fieldProblems(result.error, result.target);
-    const shown = total > errors.length ? ` (${total} problems; the first ${errors.length} are listed)` : "";
-    throw invalidRequest(`The ${where} invalid${shown}.`, errors);
-  }
+  if (!result.success && result.error) throw invalidPart(result.error, result.target);
 }
 
 // Long enough for a reset D1 to come back; short enough that clients do not give up on a brief outage.

@@ -5,7 +5,7 @@ import { SendMessageHeaders } from "../chats/schemas";
 import { idArgument, inChat } from "./arguments";
 import { SendMessageInput, SendMessageOutput, sendThenWait } from "./send-message";
 import type { ToolContext } from "./tool-context";
-import { type V1Answer, v1Path } from "../channels/v1-call";
+import type { Served } from "../chats/service/chat-service";
 
 /**
  * The answer as flat fields, each required and nullable, which every SDK's strict mode takes (a union of objects
@@ -42,11 +42,13 @@ export const AnswerQuestionInput = inChat.extend({
 
 export const AnswerQuestionOutput = SendMessageOutput.extend({ submission: AnswerSubmission });
 
-/** Answers through POST …/questions/{id}/answer (a send), waiting and reporting exactly as send_message does. */
-export function answerQuestion(args: z.output<typeof AnswerQuestionInput>, context: ToolContext): Promise<V1Answer> {
+/** Answers as POST …/questions/{id}/answer does (a send), waiting and reporting exactly as send_message does. */
+export function answerQuestion(args: z.output<typeof AnswerQuestionInput>, context: ToolContext): Promise<Served<unknown>> {
   const { projectId, chatId, questionId, answer, idempotencyKey, waitSeconds } = args;
-  const headers = { "idempotency-key": idempotencyKey ?? crypto.randomUUID() };
-  return sendThenWait({ projectId, chatId }, waitSeconds, context, () =>
-    context.v1<AnswerSubmission>("POST", v1Path(projectId, "chats", chatId, "questions", questionId, "answer"), { headers, body: answer }),
-  );
+  const chat = { projectId, chatId };
+  const submitted = { kind: "answer" as const, idempotencyKey: idempotencyKey ?? crypto.randomUUID(), questionId: questionId.toLowerCase(), answer };
+  return sendThenWait(chat, waitSeconds, context, async () => {
+    const sent = await context.chats.submit(chat, submitted);
+    return sent.ok ? { ...sent, body: { ...sent.body, questionId: submitted.questionId } } : sent;
+  });
 }

@@ -5,7 +5,7 @@ import type { Message, Submission, SubmissionState } from "../chats/schemas";
 import { askable, type Modes } from "./elicitation";
 import { readOutcome } from "./reply-wait";
 import { type ToolContext, toolError } from "./tool-context";
-import { type CallV1, type V1Answer, v1Path } from "../channels/v1-call";
+import type { ChatService, Served } from "../chats/service/chat-service";
 
 // A call follows at most this many questions; the next one ends its view, as a question it cannot be asked does.
 const QUESTIONS_PER_CALL = 10;
@@ -27,16 +27,19 @@ type ChainRef = { projectId: string; chatId: string; own: OwnSubmission };
 const success = (structured: Record<string, unknown>): CallToolResult => ({ content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured });
 
 /** The chain of the call's submission, one call to the chat's object. */
-export const readChain = ({ projectId, chatId, own }: ChainRef, v1: CallV1) => v1<Chain>("GET", v1Path(projectId, "chats", chatId, "submissions", own.submissionId, "chain"));
+export async function readChain({ projectId, chatId, own }: ChainRef, chats: ChatService): Promise<Served<Chain>> {
+  const chain = await chats.chain({ projectId, chatId }, own.submissionId);
+  return chain.ok ? { ...chain, body: JSON.parse(chain.body) as Chain } : chain;
+}
 
 /**
  * The chain as MCP sees it from the call's submission: it goes on past the questions the caller could be asked
  * (its modes admit their kind; at most QUESTIONS_PER_CALL), and a question it could not be asked ends the view
  * there, complete, with that question in the result.
  */
-export async function viewChain(ref: ChainRef, chain: Chain, modes: Modes, context: Pick<ToolContext, "v1">): Promise<V1Answer<ChainView>> {
+export async function viewChain(ref: ChainRef, chain: Chain, modes: Modes, context: Pick<ToolContext, "chats">): Promise<Served<ChainView>> {
   const answered: Answered[] = [];
-  const ok = (view: ChainView): V1Answer<ChainView> => ({ ok: true, body: view, replayed: false });
+  const ok = (view: ChainView): Served<ChainView> => ({ ok: true, body: view, replayed: false });
   const { links } = chain;
   for (let i = 0; i < links.length - 1; i++) {
     const { questionId, questionKind } = links[i]!;
@@ -48,9 +51,9 @@ export async function viewChain(ref: ChainRef, chain: Chain, modes: Modes, conte
     // Answered elsewhere, past where this caller could follow: the view ends at the submission that asked.
     const outcome = await readOutcome(ref, links[i]!.submissionId, context);
     if (!outcome.ok) return outcome;
-    const question = await context.v1<Question>("GET", v1Path(ref.projectId, "chats", ref.chatId, "questions", questionId));
+    const question = await context.chats.question(ref, questionId);
     if (!question.ok) return question;
-    return ok({ status: "completed", result: completed(ref.own, outcome.body.state, outcome.body.reply, answered, question.body) });
+    return ok({ status: "completed", result: completed(ref.own, outcome.body.state, outcome.body.reply, answered, JSON.parse(question.body) as Question) });
   }
   switch (chain.state) {
     case "queued":

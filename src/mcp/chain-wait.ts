@@ -3,27 +3,47 @@ import type { Question } from "../chats/question-schemas";
 import { fromBase64Url } from "../crypto";
 import { ANSWER_REFUSED } from "../chats/room-calls";
 import type { ChatFollower, FollowedEvent } from "../channels/chat-follower";
+import { waitOnChat } from "../channels/chat-wait";
+import type { Message, QueueEntry } from "../chats/schemas";
 import { type ChainView, type OwnSubmission, readChain, viewChain } from "./chain-view";
 import type { Modes } from "./elicitation";
 import { replyProgress } from "./reply-wait";
-import type { ToolContext } from "./tool-context";
-import type { V1Answer } from "../channels/v1-call";
+import { problemResult, type ToolContext, toolError } from "./tool-context";
+import type { Served } from "../chats/service/chat-service";
+import type { ApiError } from "../http/problem";
 
 export type ChainRef = { projectId: string; chatId: string; own: OwnSubmission };
 /** Where the chain stood when the wait ended: its view from the call's submission, and the chain itself. */
 export type ChainWait = { view: ChainView; chain: Chain };
+/** An answer this credential sent from a form was refused: the problem+json text it was refused with, as the chat told it. */
+export type RefusedAnswer = { ok: false; refusedAnswer: string; problem?: undefined };
 
-/** The ids an event that moves the chain names: its submissions, its end's reply and the question it asked. */
-function namedIds(chain: Chain): string[] {
-  return [...chain.links.map((link) => link.submissionId), chain.reply?.id, chain.question?.id].filter((id): id is string => id !== undefined);
-}
+/** A wait's refusal as a tool's error result. */
+export const waitError = (waited: { ok: false; problem: ApiError } | RefusedAnswer, requestId: string) =>
+  waited.problem ? problemResult(waited.problem, requestId) : toolError(waited.refusedAnswer);
 
 /**
- * Whether an event may move the chain, so it is read again: a question's change (an answer names the submission that
- * goes on with the chain), or an event naming one of its ids. A reply's text as it grows, and other submissions' and
- * replies' events, are passed over unread.
+ * Whether an event may move the chain's view, so it is read again: a question's change (an answer names the submission
+ * that goes on with the chain), the end of a reply of its submissions, or one of them failing or leaving the queue. A
+ * reply as it starts and grows, and other submissions' events, are passed over unread.
  */
-const movesChain = (event: FollowedEvent, named: string[]) => event.type !== "message.delta" && (event.type === "question" || named.some((id) => event.data.includes(id)));
+function movesChain(event: FollowedEvent, chain: Chain): boolean {
+  if (event.type === "question") return true;
+  if (event.type !== "message" && event.type !== "queue.entry" && event.type !== "queue.removed") return false;
+  const link = chain.links.find((l) => event.data.includes(l.submissionId));
+  if (!link) return false;
+  if (event.type === "queue.removed") return true;
+  if (event.type === "queue.entry") return (JSON.parse(event.data) as QueueEntry).status === "failed";
+  const message = JSON.parse(event.data) as Message;
+  return message.role !== "user" && message.status !== "working" && message.submissionId === link.submissionId;
+}
+
+/** The reply of the chain's end, as it starts (a message event naming its submission), for progress. */
+function startedReply(event: FollowedEvent, chain: Chain): Message | undefined {
+  if (event.type !== "message" || !event.data.includes(chain.end.id)) return undefined;
+  const message = JSON.parse(event.data) as Message;
+  return message.role === "owner" && message.submissionId === chain.end.id ? message : undefined;
+}
 
 /**
  * Waits on the chat's event stream until the call's chain needs input, has ended, the time is up or the caller went
@@ -38,64 +58,44 @@ export async function waitOnChain(
   modes: Modes,
   context: ToolContext,
   onInput: (question: Question) => Promise<"wait" | "end"> = async () => "end",
-): Promise<V1Answer<ChainWait>> {
-  const stop = AbortSignal.any([context.signal, AbortSignal.timeout(waitMs)]);
-  const read = async (): Promise<V1Answer<ChainWait>> => {
-    const chain = await readChain(ref, context.v1);
-    if (!chain.ok) return chain;
-    const view = await viewChain(ref, chain.body, modes, context);
-    return view.ok ? { ok: true, body: { view: view.body, chain: chain.body }, replayed: false } : view;
-  };
+): Promise<Served<ChainWait> | RefusedAnswer> {
   // The end's reply as it grows becomes progress, when the caller asked for it (at most 4 a second; the first reply's only,
   // since progress counts one text's length and only ever grows).
   const progress = replyProgress(context);
   let reply: { id: string; content: string } | undefined;
-  const reported = async (wait: V1Answer<ChainWait>) => {
-    const current = wait.ok ? wait.body.chain.reply : null;
-    reply = current ? { id: current.id, content: current.content } : undefined;
-    if (reply) await progress.grewTo(reply.content);
-    return wait;
-  };
-  let last: V1Answer<ChainWait> | undefined;
-  try {
-    last = await reported(await read());
-    while (last.ok && !stop.aborted) {
-      const { view } = last.body;
-      if (view.status === "completed" || view.status === "cancelled") break;
-      if (view.status === "input_required" && (await onInput(view.question)) === "end") break;
-      const named = namedIds(last.body.chain);
-      let event: FollowedEvent | null;
-      for (;;) {
-        event = await follower.next(progress.due(stop));
-        if (event === null && !stop.aborted && progress.pending()) {
-          await progress.flush();
-          continue;
-        }
-        if (event?.type === ANSWER_REFUSED) {
-          // An answer this credential sent from a form was refused: the call that asked ends with that problem.
-          const [questionId, problem] = event.data.split(" ");
-          const bytes = questionId === last.body.chain.question?.id ? fromBase64Url(problem ?? "") : undefined;
-          if (bytes) return { ok: false, problem: new TextDecoder().decode(bytes) };
-          continue;
-        }
-        if (event === null || movesChain(event, named)) break;
-        if (event.type === "message.delta" && reply && event.data.includes(reply.id)) {
-          const delta = JSON.parse(event.data) as { id: string; text: string };
-          if (delta.id === reply.id) await progress.grewTo((reply.content += delta.text));
-        }
+  const bounds = { stop: AbortSignal.any([context.signal, AbortSignal.timeout(waitMs)]), hungUp: context.signal, stillAdmitted: () => context.chats.stillAdmitted() };
+  const waited = await waitOnChat<ChainWait & { asking?: boolean }, RefusedAnswer>(follower, bounds, {
+    read: async () => {
+      const chain = await readChain(ref, context.chats);
+      if (!chain.ok) return chain;
+      const view = await viewChain(ref, chain.body, modes, context);
+      if (!view.ok) return view;
+      const current = chain.body.reply;
+      reply = current ? { id: current.id, content: current.content } : undefined;
+      if (reply) await progress.grewTo(reply.content);
+      // A question the view reaches ends the wait unless the caller waits on (its client answers out of band).
+      const asking = view.body.status === "input_required" && (await onInput(view.body.question)) === "end";
+      return { ...chain, body: { view: view.body, chain: chain.body, asking } };
+    },
+    settled: ({ view, asking }) => view.status === "completed" || view.status === "cancelled" || asking === true,
+    moves: (event, { chain }) => movesChain(event, chain),
+    passing: async (event, { chain }) => {
+      if (event.type === ANSWER_REFUSED) {
+        // An answer this credential sent from a form was refused: the call that asked ends with that problem.
+        const [questionId, problem] = event.data.split(" ");
+        const bytes = questionId === chain.question?.id ? fromBase64Url(problem ?? "") : undefined;
+        return bytes ? { end: { ok: false, refusedAnswer: new TextDecoder().decode(bytes) } } : undefined;
       }
-      // The server ended the stream (a revocation, a lost access, its age) or the wait is over: the checks below tell.
-      if (event === null) break;
-      last = await reported(await read());
-    }
-  } finally {
-    follower.close();
-  }
-  if (context.signal.aborted) return last;
-  const admitted = await context.stillAdmitted();
-  if (!admitted.ok) return admitted;
-  // As it stands now, which also answers not_found once the project is no longer the caller's.
-  const final = stop.aborted || !last.ok ? await read() : last;
-  if (final.ok && final.body.chain.reply) await progress.grewTo(final.body.chain.reply.content, true);
-  return final;
+      const started = startedReply(event, chain);
+      if (started) await progress.grewTo((reply = { id: started.id, content: started.content }).content);
+      else if (event.type === "message.delta" && reply && event.data.includes(reply.id)) {
+        const delta = JSON.parse(event.data) as { id: string; text: string };
+        if (delta.id === reply.id) await progress.grewTo((reply.content += delta.text));
+      }
+      return undefined;
+    },
+    pacer: progress,
+  });
+  if (waited.ok && waited.body.chain.reply) await progress.grewTo(waited.body.chain.reply.content, true);
+  return waited;
 }

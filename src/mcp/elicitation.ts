@@ -1,7 +1,8 @@
 import { nameUuid } from "../ids";
-import type { Answer } from "../agent/question-shapes";
+import { Answer } from "../agent/question-shapes";
 import type { Question } from "../chats/question-schemas";
-import { type CallV1, v1Path } from "../channels/v1-call";
+import type { ChatRef, ChatService } from "../chats/service/chat-service";
+import { type ApiError, invalidPart, problemBody } from "../http/problem";
 
 /** The elicitation modes a client declared: `elicitation: {}` is form; `{ form?, url? }` names them. */
 export type Modes = { form: boolean; url: boolean };
@@ -107,30 +108,25 @@ export type ResponseOutcome =
   | { kind: "answered" }
   | { kind: "cancelled" }
   | { kind: "unfit"; problem: Record<string, unknown> }
-  | { kind: "refused"; problem: Record<string, unknown>; text: string };
+  | { kind: "refused"; problem: ReturnType<typeof problemBody>; text: string };
 
 const NOT_AN_ANSWER = new Set(["answer_does_not_fit", "invalid_request"]);
 const ANSWERED_ELSEWHERE = new Set(["question_not_pending", "idempotency_key_reused"]);
 
 /** Sends an ElicitResult as the question's answer under the key derived from the question, so the first channel to answer wins. */
-export async function answerFromResponse(v1: CallV1, chat: { projectId: string; chatId: string }, question: Question, response: unknown): Promise<ResponseOutcome> {
+export async function answerFromResponse(chats: ChatService, chat: ChatRef, question: Question, response: unknown): Promise<ResponseOutcome> {
   const mapped = answerOf(question, response);
   if (mapped.kind === "cancel") return { kind: "cancelled" };
   if (mapped.kind === "unfit") return { kind: "unfit", problem: { code: "answer_does_not_fit", detail: mapped.why } };
-  const headers = { "idempotency-key": await answerKeyOf(question.id) };
-  const sent = await v1("POST", v1Path(chat.projectId, "chats", chat.chatId, "questions", question.id, "answer"), { headers, body: mapped.answer });
+  // Held to the schema an answer's body is held to on /v1.
+  const parsed = Answer.safeParse(mapped.answer);
+  const shown = (problem: ApiError) => problemBody(problem, chats.requestId);
+  if (!parsed.success) return { kind: "unfit", problem: shown(invalidPart(parsed.error)) };
+  const sent = await chats.submit(chat, { kind: "answer", idempotencyKey: await answerKeyOf(question.id), questionId: question.id, answer: parsed.data });
   if (sent.ok) return { kind: "answered" };
-  const problem = problemOf(sent.problem);
-  if (ANSWERED_ELSEWHERE.has(String(problem.code))) return { kind: "answered" };
-  if (NOT_AN_ANSWER.has(String(problem.code))) return { kind: "unfit", problem };
-  return { kind: "refused", problem, text: sent.problem };
-}
-
-/** A /v1 problem's JSON, or (a body that is not JSON) a problem saying the answer could not be sent. */
-function problemOf(text: string): Record<string, unknown> {
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return { code: "internal_error", detail: "The answer could not be sent." };
-  }
+  const { code } = sent.problem;
+  if (ANSWERED_ELSEWHERE.has(code)) return { kind: "answered" };
+  const problem = shown(sent.problem);
+  if (NOT_AN_ANSWER.has(code)) return { kind: "unfit", problem };
+  return { kind: "refused", problem, text: JSON.stringify(problem) };
 }

@@ -2,13 +2,13 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { sha256Hex } from "../crypto";
 import type { Question } from "../chats/question-schemas";
 import { ChatFollower } from "../channels/chat-follower";
-import { type ChainRef, type ChainWait, waitOnChain } from "./chain-wait";
+import { type ChainRef, type ChainWait, type RefusedAnswer, waitError, waitOnChain } from "./chain-wait";
 import { type OwnSubmission, readChain, standing, viewChain } from "./chain-view";
 import { answerFromResponse, elicitationParams, type Modes } from "./elicitation";
 import type { Sealer } from "./sealing";
 import { RpcError } from "./tasks";
-import { type ToolContext, toolError } from "./tool-context";
-import type { V1Answer } from "../channels/v1-call";
+import { problemResult, type ToolContext, toolError } from "./tool-context";
+import type { Served } from "../chats/service/chat-service";
 
 /**
  * Multi round-trip requests (2026-07-28): a waiting call whose chain reaches a question the client can be asked
@@ -39,8 +39,8 @@ function canonical(value: unknown): string {
 const digestOf = (args: unknown) => sha256Hex(canonical(args));
 
 /** The call's answer for where its wait left the chain: a question to ask, the result, or the chain as it stands. */
-async function answerFor(call: ElicitingCall, ref: ChainRef, waited: V1Answer<ChainWait>): Promise<ElicitingResult> {
-  if (!waited.ok) return toolError(waited.problem);
+async function answerFor(call: ElicitingCall, ref: ChainRef, waited: Served<ChainWait> | RefusedAnswer, requestId: string): Promise<ElicitingResult> {
+  if (!waited.ok) return waitError(waited, requestId);
   const { view, chain } = waited.body;
   if (view.status === "input_required") return inputRequired(call, ref, view.question);
   if (view.status === "completed") return view.result;
@@ -67,7 +67,7 @@ async function inputRequired(call: ElicitingCall, ref: ChainRef, question: Quest
 
 /** The first call: its message was just sent (the follower opened before it); waits on the chain. */
 export async function afterSend(call: ElicitingCall, ref: ChainRef, follower: ChatFollower, context: ToolContext): Promise<ElicitingResult> {
-  return answerFor(call, ref, await waitOnChain(ref, follower, call.waitMs, call.modes, context));
+  return answerFor(call, ref, await waitOnChain(ref, follower, call.waitMs, call.modes, context), context.requestId);
 }
 
 /**
@@ -83,26 +83,27 @@ export async function retry(call: ElicitingCall, requestState: unknown, inputRes
   if (Date.now() > state.exp) throw new RpcError(INVALID_PARAMS, "The requestState has expired; call again without it.", { reason: "request_state_expired" });
   const ref: ChainRef = { projectId: state.p, chatId: state.c, own: state.own };
   // Followed before the answer goes in, so nothing it starts is missed; the wait holds a stream place as any wait does.
-  const opened = await ChatFollower.open(context.open, ref.projectId, ref.chatId);
-  if (!opened.ok) return toolError(opened.problem);
+  const opened = await ChatFollower.open(context.chats, ref);
+  const refused = (problem: Parameters<typeof problemResult>[0]) => problemResult(problem, context.requestId);
+  if (!opened.ok) return refused(opened.problem);
   const follower = opened.body;
   try {
-    const chain = await readChain(ref, context.v1);
-    if (!chain.ok) return toolError(chain.problem);
+    const chain = await readChain(ref, context.chats);
+    if (!chain.ok) return refused(chain.problem);
     const view = await viewChain(ref, chain.body, call.modes, context);
-    if (!view.ok) return toolError(view.problem);
+    if (!view.ok) return refused(view.problem);
     // A used state replayed finds its question answered: nothing is answered twice, and the chain is reported as it stands.
     if (view.body.status === "input_required" && view.body.question.id === state.q) {
       const question = view.body.question;
       const responses = typeof inputResponses === "object" && inputResponses !== null ? (inputResponses as Record<string, unknown>) : {};
       if (!(question.id in responses)) return await inputRequired(call, ref, question);
-      const outcome = await answerFromResponse(context.v1, ref, question, responses[question.id]);
+      const outcome = await answerFromResponse(context.chats, ref, question, responses[question.id]);
       // The person dismissed the form: stop asking, and answer as a client that cannot be asked would.
       if (outcome.kind === "cancelled") return standing(ref.own, chain.body);
       if (outcome.kind === "unfit") return await inputRequired(call, ref, question);
       if (outcome.kind === "refused") return toolError(outcome.text);
     }
-    return await answerFor(call, ref, await waitOnChain(ref, follower, call.waitMs, call.modes, context));
+    return await answerFor(call, ref, await waitOnChain(ref, follower, call.waitMs, call.modes, context), context.requestId);
   } finally {
     follower.close();
   }

@@ -1,78 +1,83 @@
-import type { Message, SubmissionState } from "../chats/schemas";
-import type { ChatFollower } from "../channels/chat-follower";
-import { type V1Answer, v1Path } from "../channels/v1-call";
+import type { Message, QueueEntry, SubmissionState } from "../chats/schemas";
+import type { ChatFollower, FollowedEvent } from "../channels/chat-follower";
+import { waitOnChat } from "../channels/chat-wait";
+import type { ChatRef, Served } from "../chats/service/chat-service";
 import type { ToolContext } from "./tool-context";
 
 // Progress goes out at most about 4 times a second, whatever rate the agent writes at.
 const PROGRESS_INTERVAL_MS = 250;
 
-export type ChatRef = { projectId: string; chatId: string };
 /** Where a submission stands: its state and its reply (null before it exists); eventId: the chat event the reply is current to. */
 export type Outcome = { state: SubmissionState; reply: Message | null };
-type Read = V1Answer<Outcome> & { eventId?: number };
+type Read = Served<Outcome>;
 
 const hasEnded = ({ state, reply }: Outcome) => state.status === "failed" || state.status === "cancelled" || (reply !== null && reply.status !== "working");
 
-/** The submission's state and its reply, read through /v1 (two calls at most). */
-export async function readOutcome({ projectId, chatId }: ChatRef, submissionId: string, { v1 }: Pick<ToolContext, "v1">): Promise<Read> {
-  const state = await v1<SubmissionState>("GET", v1Path(projectId, "chats", chatId, "submissions", submissionId));
+/** The submission's state and its reply (two calls at most). */
+export async function readOutcome(chat: ChatRef, submissionId: string, { chats }: Pick<ToolContext, "chats">): Promise<Read> {
+  const state = await chats.submission(chat, submissionId);
   if (!state.ok) return state;
   const replyId = state.body.replyMessageId;
   if (replyId === null) return { ok: true, body: { state: state.body, reply: null }, replayed: false };
   // By its id: one read however long the history has grown since (an old key replayed included).
-  const reply = await v1<Message>("GET", v1Path(projectId, "chats", chatId, "messages", replyId));
+  const reply = await chats.message(chat, replyId);
   if (!reply.ok) return reply;
   return { ok: true, body: { state: state.body, reply: reply.body }, replayed: false, eventId: reply.eventId };
 }
 
 /**
- * Waits, on the chat's own event stream, until the submission's reply has ended, the submission has
- * failed or been cancelled, the time is up or the caller went away. Nothing is polled: the state is
- * read again only when an event names the submission (a few times over a task's life), and the
- * reply's deltas after that read become progress. Before it answers, the caller must still be
- * admitted and may still read the chat, so nothing written after a revocation or a lost access is told.
+ * Waits, on the chat's own event stream, until the submission's reply has ended, the submission has failed or been
+ * cancelled, the time is up or the caller went away. The state is read again only when an event may have ended it (the
+ * reply's end, a failure, a removal from the queue); the reply as it starts and its deltas after the read become progress.
  */
-export async function waitForOutcome(chat: ChatRef, submissionId: string, follower: ChatFollower, waitMs: number, context: ToolContext): Promise<V1Answer<Outcome>> {
-  const stop = AbortSignal.any([context.signal, AbortSignal.timeout(waitMs)]);
+export async function waitForOutcome(chat: ChatRef, submissionId: string, follower: ChatFollower, waitMs: number, context: ToolContext): Promise<Served<Outcome>> {
   const progress = replyProgress(context);
-  let read = await readOutcome(chat, submissionId, context);
-  try {
-    while (read.ok && !hasEnded(read.body) && !stop.aborted) {
-      const event = await follower.next(progress.due(stop));
-      if (event === null) {
-        if (stop.aborted) break;
-        if (progress.pending()) {
-          await progress.flush();
-          continue;
-        }
-        // The server ended the stream: a revocation, a lost access, or its age; the checks below tell which.
-        break;
-      }
-      // Cheap before parsing: events of other submissions and other replies are passed over unread.
-      if (event.data.includes(submissionId)) {
-        read = await readOutcome(chat, submissionId, context);
-        if (read.ok && read.body.reply) await progress.grewTo(read.body.reply.content);
-        continue;
-      }
-      const reply = read.body.reply;
-      if (event.type === "message.delta" && reply && event.id > (read.eventId ?? 0) && event.data.includes(reply.id)) {
+  const bounds = { stop: AbortSignal.any([context.signal, AbortSignal.timeout(waitMs)]), hungUp: context.signal, stillAdmitted: () => context.chats.stillAdmitted() };
+  const read = await waitOnChat(follower, bounds, {
+    read: async () => {
+      const outcome = await readOutcome(chat, submissionId, context);
+      if (outcome.ok && outcome.body.reply) await progress.grewTo(outcome.body.reply.content);
+      return outcome;
+    },
+    settled: hasEnded,
+    moves: (event, current) => mayEnd(event, submissionId, current),
+    passing: async (event, current, eventId) => {
+      if (event.type === "message" && event.data.includes(submissionId)) {
+        // The reply as it starts (or as a snapshot of it): its text so far, without a read.
+        const message = JSON.parse(event.data) as Message;
+        if (message.role === "owner" && message.submissionId === submissionId) await progress.grewTo((current.reply = message).content);
+      } else if (event.type === "message.delta" && current.reply && event.id > (eventId ?? 0) && event.data.includes(current.reply.id)) {
         const delta = JSON.parse(event.data) as { id: string; text: string };
-        if (delta.id !== reply.id) continue;
-        reply.content += delta.text;
-        await progress.grewTo(reply.content);
+        if (delta.id === current.reply.id) await progress.grewTo((current.reply.content += delta.text));
       }
-    }
-  } finally {
-    follower.close();
-  }
-  // The caller hung up: nobody reads the answer.
-  if (context.signal.aborted) return read;
-  const admitted = await context.stillAdmitted();
-  if (!admitted.ok) return admitted;
-  // As it stands now, which also answers not_found once the project is no longer the caller's.
-  if (!read.ok || !hasEnded(read.body)) read = await readOutcome(chat, submissionId, context);
+      return undefined;
+    },
+    pacer: progress,
+  });
   if (read.ok && read.body.reply) await progress.grewTo(read.body.reply.content, true);
   return read;
+}
+
+/**
+ * Whether an event may end the submission (or show its reply): its reply's end, its failure, its removal from the queue
+ * (a cancel), or the take of its text by a running task (a steering send, whose reply is that task's).
+ */
+function mayEnd(event: FollowedEvent, submissionId: string, { state, reply }: Outcome): boolean {
+  // Cheap before parsing: events of other submissions and replies are passed over unread.
+  const named = event.data.includes(submissionId);
+  switch (event.type) {
+    case "queue.removed":
+      return named;
+    case "queue.entry":
+      return named && (JSON.parse(event.data) as QueueEntry).status === "failed";
+    case "message": {
+      if (!named && !(reply && event.data.includes(reply.id))) return false;
+      const message = JSON.parse(event.data) as Message;
+      if (message.role === "user") return message.submissionId === submissionId && state.status === "steering";
+      return (message.submissionId === submissionId || message.id === reply?.id) && message.status !== "working";
+    }
+  }
+  return false;
 }
 
 /**

@@ -16,8 +16,7 @@ import { NO_MODES } from "./elicitation";
 import { Sealer } from "./sealing";
 import { isResponse, sessionModes as sealedSessionModes, type TellRefusal, takeResponse } from "./session-elicitation";
 import { ToolServer } from "./server";
-import type { AppFetch } from "../channels/v1-call";
-import { v1Access } from "../channels/v1-call";
+import { chatService } from "../chats/service/chat-service";
 
 const ALLOW = "POST";
 const mcpCredentials = resourceCredentials("mcp");
@@ -89,9 +88,9 @@ async function oneMessage(request: Request): Promise<JSONRPCMessage> {
 /**
  * /mcp: the Model Context Protocol over Streamable HTTP, stateless. The credential (a personal API
  * token, or an OAuth access token) is checked and counted before any message is read, as on /v1;
- * tools then call /v1 in-process.
+ * tools then call the chat service, as /v1's routes do.
  */
-export function createMcpRoutes(appFetch: AppFetch) {
+export function createMcpRoutes() {
   const mcp = createRouter<GatedEnv>();
   // A browser client's preflight, for the origins that may call.
   mcp.options("/", sameSiteOrigins, (c) =>
@@ -121,17 +120,17 @@ export function createMcpRoutes(appFetch: AppFetch) {
     const state = config(c.env).mcpState;
     const sealer = state ? new Sealer(state) : undefined;
     const principal = c.get("caller").gateName;
-    const access = v1Access(c, appFetch);
+    const chats = chatService(c);
     // A response to an elicitation/create this server sent (2025): its effect lands in the chat, whichever isolate waits.
     if (isResponse(message)) {
       const tell: TellRefusal = ({ projectId, chatId, questionId }, problem) => c.env.CHAT_ROOM.getByName(chatId).tellAnswerRefused(projectId, questionId, principal, problem);
-      if (!sealer || !(await takeResponse(sealer, principal, message, access.call, tell))) {
+      if (!sealer || !(await takeResponse(sealer, principal, message, chats, tell))) {
         throw invalidRequest("This is not a response to a request this server sent you.", [{ path: "id", message: "unknown, another credential's, or expired" }]);
       }
       return c.body(null, 202);
     }
     const sessionModes = sealer && era.kind === "legacy" ? await sealedSessionModes(sealer, principal, c.req.header("mcp-session-id") ?? null) : NO_MODES;
-    const server = new ToolServer(access, c.get("requestId"), gone, (work) => c.executionCtx.waitUntil(work), { sealer, principal, sessionModes });
+    const server = new ToolServer(chats, c.get("requestId"), gone, (work) => c.executionCtx.waitUntil(work), { sealer, principal, sessionModes });
     // A call that may send progress (or, in an eliciting session, a question) answers as an event stream; everything else as one JSON body.
     const shape = callShape(message, sealer !== undefined, sessionModes.form || sessionModes.url);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !shape.progress });

@@ -3,8 +3,8 @@ import { Question } from "../chats/question-schemas";
 import { IF_BUSY, Message, SendMessageBody, SendMessageHeaders, Submission, SubmissionState } from "../chats/schemas";
 import { inChat } from "./arguments";
 import { ChatFollower } from "../channels/chat-follower";
-import { type ChatRef, readOutcome, waitForOutcome } from "./reply-wait";
-import { type V1Answer, v1Path } from "../channels/v1-call";
+import { readOutcome, waitForOutcome } from "./reply-wait";
+import type { ChatRef, Served } from "../chats/service/chat-service";
 import type { ToolContext } from "./tool-context";
 
 // The contract's bound on a call's wait.
@@ -49,14 +49,12 @@ export const SendMessageOutput = z.object({
 
 type Args = z.output<typeof SendMessageInput>;
 
-/** Sends through POST …/messages, then reads the submission's state and reply, waiting for the reply to end when asked. */
-export function sendMessage(args: Args, context: ToolContext): Promise<V1Answer> {
+/** Sends as POST …/messages does, then reads the submission's state and reply, waiting for the reply to end when asked. */
+export function sendMessage(args: Args, context: ToolContext): Promise<Served<unknown>> {
   const { projectId, chatId, content, replyToMessageId, idempotencyKey, waitSeconds, ifBusy } = args;
   // Without a key of the caller's, every call is a new message: a retry is the caller's choice to make.
-  const headers = { "idempotency-key": idempotencyKey ?? crypto.randomUUID(), "if-busy": ifBusy };
-  return sendThenWait({ projectId, chatId }, waitSeconds, context, () =>
-    context.v1<Submission>("POST", v1Path(projectId, "chats", chatId, "messages"), { headers, body: { content, replyToMessageId } }),
-  );
+  const sent = { kind: "send" as const, idempotencyKey: idempotencyKey ?? crypto.randomUUID(), content, replyToMessageId: replyToMessageId?.toLowerCase() ?? null, ifBusy };
+  return sendThenWait({ projectId, chatId }, waitSeconds, context, () => context.chats.submit({ projectId, chatId }, sent));
 }
 
 /**
@@ -64,8 +62,8 @@ export function sendMessage(args: Args, context: ToolContext): Promise<V1Answer>
  * after a wait on the chat's event stream. The stream, and with it one of the token's stream places,
  * is taken before anything is sent: with no place free the call does nothing and answers too_many_streams.
  */
-export async function sendThenWait(chat: ChatRef, waitSeconds: number, context: ToolContext, send: () => Promise<V1Answer<Submission>>): Promise<V1Answer> {
-  const following = waitSeconds > 0 && !context.asTask ? await ChatFollower.open(context.open, chat.projectId, chat.chatId) : null;
+export async function sendThenWait(chat: ChatRef, waitSeconds: number, context: ToolContext, send: () => Promise<Served<Submission>>): Promise<Served<unknown>> {
+  const following = waitSeconds > 0 && !context.asTask ? await ChatFollower.open(context.chats, chat) : null;
   if (following && !following.ok) return following;
   const follower = following?.body;
   try {
@@ -84,7 +82,8 @@ export async function sendThenWait(chat: ChatRef, waitSeconds: number, context: 
 }
 
 /** The question a reply asked (by its questionId), as it stands now; null when it asked none. */
-async function questionAskedBy({ projectId, chatId }: ChatRef, reply: Message | null, { v1 }: ToolContext): Promise<V1Answer<Question | null>> {
+async function questionAskedBy(chat: ChatRef, reply: Message | null, { chats }: ToolContext): Promise<Served<Question | null>> {
   if (!reply?.questionId) return { ok: true, body: null, replayed: false };
-  return v1<Question>("GET", v1Path(projectId, "chats", chatId, "questions", reply.questionId));
+  const question = await chats.question(chat, reply.questionId);
+  return question.ok ? { ...question, body: JSON.parse(question.body) as Question } : question;
 }

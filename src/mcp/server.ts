@@ -11,7 +11,7 @@ import {
   type Tool as ToolListing,
 } from "@modelcontextprotocol/sdk/types.js";
 import { version } from "../../package.json";
-import { type ApiError, fieldProblems, invalidRequest, problemResponse, toApiError } from "../http/problem";
+import { type ApiError, fieldProblems, invalidRequest, toApiError } from "../http/problem";
 import { log } from "../log";
 import { firstCharacters } from "../text";
 import { toolJsonSchema } from "./json-schema";
@@ -25,9 +25,9 @@ import { WAITING_TOOLS } from "./live-answer";
 import { clientCapabilities, discoverResult, inEra, LEGACY_REVISIONS, speaksModern } from "./revision";
 import type { Sealer } from "./sealing";
 import { declaresTasks, extensionRequired, RpcError, TASKS_EXTENSION, TaskChannel } from "./tasks";
-import { type Tool, type ToolContext, toolError } from "./tool-context";
+import { problemResult, type Tool, type ToolContext } from "./tool-context";
 import { TOOLS, toolNamed } from "./tools";
-import type { V1Access, V1Answer } from "../channels/v1-call";
+import type { ChatService, Served } from "../chats/service/chat-service";
 
 const [LATEST, OLDEST] = [LEGACY_REVISIONS[0]!, LEGACY_REVISIONS.at(-1)!];
 
@@ -113,7 +113,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
   sessionId: string | undefined;
 
   constructor(
-    private readonly access: V1Access,
+    private readonly chats: ChatService,
     private readonly requestId: string,
     private readonly hangUp: AbortSignal,
     private readonly waitUntil: (work: Promise<unknown>) => void,
@@ -159,7 +159,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     const { sealer, principal } = this.native;
     if (!sealer) throw new McpError(ErrorCode.MethodNotFound, "Method not found: this server offers no tasks.");
     if (!declaresTasks(params)) throw extensionRequired();
-    return new TaskChannel(sealer, principal, this.access.call);
+    return new TaskChannel(sealer, principal, this.chats);
   }
 
   private async callTool(params: { name: unknown; arguments?: unknown } & Record<string, unknown>, extra: ToolExtra): Promise<CallToolResult | TaskCreated | ElicitingResult> {
@@ -177,10 +177,9 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
       token === undefined
         ? null
         : (update: { progress: number; message: string }) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...update } });
-    let answer: V1Answer;
+    let answer: Served<unknown>;
     try {
-      const { call, open, stillAdmitted } = this.access;
-      const context: ToolContext = { v1: call, open, stillAdmitted, signal: AbortSignal.any([extra.signal, this.hangUp]), progress };
+      const context: ToolContext = { chats: this.chats, requestId: this.requestId, signal: AbortSignal.any([extra.signal, this.hangUp]), progress };
       const eliciting = this.elicitingCall(tool.name, params, parsed.data);
       if (eliciting) return await this.elicit(tool, eliciting, params, parsed.data, context, extra.requestId);
       // A retry that cannot be verified here (no key to open it, or it now declares tasks) sends nothing, never the message again.
@@ -188,11 +187,11 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
       const asTask = this.native.sealer !== undefined && WAITING_TOOLS.has(tool.name) && declaresTasks(params);
       const running = tool.run(parsed.data, { ...context, asTask });
       if (asTask) {
-        // Stored, so a tasks/get for it resolves at once; a /v1 problem is not a task but the same tool error as ever.
+        // Stored, so a tasks/get for it resolves at once; a refusal is not a task but the same tool error as ever.
         const sent = await running;
-        if (!sent.ok) return toolError(sent.problem);
+        if (!sent.ok) return this.problem(sent.problem);
         const { projectId, chatId } = parsed.data as { projectId: string; chatId: string };
-        const channel = new TaskChannel(this.native.sealer!, this.native.principal, call);
+        const channel = new TaskChannel(this.native.sealer!, this.native.principal, this.chats);
         return await channel.create({ projectId, chatId }, ownSubmission(sent), requestModes(params), tool.name);
       }
       // A client that hangs up ends the wait, not the work: what a tool started completes.
@@ -204,7 +203,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
       log.error("mcp_tool_failed", { requestId: this.requestId, tool: tool.name }, error);
       return this.problem(toApiError(error));
     }
-    if (!answer.ok) return toolError(answer.problem);
+    if (!answer.ok) return this.problem(answer.problem);
     const structured = answer.body as Record<string, unknown>;
     return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
   }
@@ -240,15 +239,15 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
   ): Promise<CallToolResult | ElicitingResult> {
     if (params.requestState !== undefined) return retry(call, params.requestState, params.inputResponses, context);
     const { projectId, chatId } = args as { projectId: string; chatId: string };
-    const following = await ChatFollower.open(context.open, projectId, chatId);
-    if (!following.ok) return toolError(following.problem);
+    const following = await ChatFollower.open(context.chats, { projectId, chatId });
+    if (!following.ok) return this.problem(following.problem);
     const sent = await tool.run(args, { ...context, asTask: true }).catch((error: unknown) => {
       following.body.close();
       throw error;
     });
     if (!sent.ok) {
       following.body.close();
-      return toolError(sent.problem);
+      return this.problem(sent.problem);
     }
     const ref = { projectId, chatId, own: ownSubmission(sent) };
     if (!call.session) return afterSend(call, ref, following.body, context);
@@ -256,8 +255,8 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
   }
 
   /** The problem+json body /v1 would send, as the one text item of an error result (no structuredContent: the output schema describes success). */
-  private async problem(error: ApiError): Promise<CallToolResult> {
-    return toolError(await problemResponse(error, this.requestId).text());
+  private problem(error: ApiError): CallToolResult {
+    return problemResult(error, this.requestId);
   }
 
   // This server sends no requests of its own and runs nothing as a task; notifications are progress only.

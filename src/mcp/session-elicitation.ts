@@ -2,13 +2,12 @@ import type { CallToolResult, JSONRPCMessage, JSONRPCRequest } from "@modelconte
 import type { Question } from "../chats/question-schemas";
 import type { ChatFollower } from "../channels/chat-follower";
 import { standing } from "./chain-view";
-import { type ChainRef, waitOnChain } from "./chain-wait";
+import { type ChainRef, waitError, waitOnChain } from "./chain-wait";
 import type { ElicitingCall } from "./input-required";
-import { type ToolContext, toolError } from "./tool-context";
+import type { ToolContext } from "./tool-context";
 import { answerFromResponse, elicitationParams, type Modes, modesOf, NO_MODES } from "./elicitation";
 import type { Sealer } from "./sealing";
-import type { CallV1 } from "../channels/v1-call";
-import { v1Path } from "../channels/v1-call";
+import type { ChatService } from "../chats/service/chat-service";
 
 /**
  * Elicitation on the 2025 revisions: `initialize` from a client that declared elicitation gets a sealed Mcp-Session-Id
@@ -50,13 +49,15 @@ export const isResponse = (message: JSONRPCMessage) => !("method" in message) &&
  * principal or has expired. Otherwise a result answers the question (when it is still pending; a repeated or late
  * response, or an error, changes nothing).
  */
-export async function takeResponse(sealer: Sealer, principal: string, message: JSONRPCMessage, v1: CallV1, tell: TellRefusal): Promise<boolean> {
+export async function takeResponse(sealer: Sealer, principal: string, message: JSONRPCMessage, chats: ChatService, tell: TellRefusal): Promise<boolean> {
   const request = await sealer.open<RequestId>("elicitation", principal, (message as { id?: unknown }).id);
   if (!request || Date.now() > request.exp) return false;
   if (!("result" in message)) return true;
-  const question = await v1<Question>("GET", v1Path(request.p, "chats", request.c, "questions", request.q));
-  if (!question.ok || question.body.status !== "pending") return true;
-  const outcome = await answerFromResponse(v1, { projectId: request.p, chatId: request.c }, question.body, message.result);
+  const chat = { projectId: request.p, chatId: request.c };
+  const read = await chats.question(chat, request.q);
+  const question = read.ok ? (JSON.parse(read.body) as Question) : undefined;
+  if (question?.status !== "pending") return true;
+  const outcome = await answerFromResponse(chats, chat, question, message.result);
   // Refused for the answer itself: the call that asked (its credential's stream on the chat) ends with the problem.
   if (outcome.kind === "refused") await tell({ projectId: request.p, chatId: request.c, questionId: request.q }, outcome.text);
   return true;
@@ -85,6 +86,6 @@ export async function waitAsking(
     }
     return "wait";
   });
-  if (!waited.ok) return toolError(waited.problem);
+  if (!waited.ok) return waitError(waited, context.requestId);
   return waited.body.view.status === "completed" ? waited.body.view.result : standing(ref.own, waited.body.chain);
 }

@@ -3,8 +3,7 @@ import { type ChainView, type OwnSubmission, readChain, viewChain } from "./chai
 import { answerFromResponse, askable, elicitationParams, type Modes } from "./elicitation";
 import { clientCapabilities } from "./revision";
 import type { Sealer } from "./sealing";
-import type { CallV1, V1Answer } from "../channels/v1-call";
-import { v1Path } from "../channels/v1-call";
+import type { ChatService } from "../chats/service/chat-service";
 
 /** The Tasks extension (2026-07-28): a long call answers a task the client polls, updates with input and cancels. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
@@ -54,7 +53,7 @@ export class TaskChannel {
   constructor(
     private readonly sealer: Sealer,
     private readonly principal: string,
-    private readonly v1: CallV1,
+    private readonly chats: ChatService,
   ) {}
 
   /** The CreateTaskResult for a stored submission: a tasks/get for it resolves at once. */
@@ -105,7 +104,7 @@ export class TaskChannel {
     const view = await this.view(handle);
     const responses = typeof inputResponses === "object" && inputResponses !== null ? (inputResponses as Record<string, unknown>) : {};
     if (view.status === "input_required" && view.question.id in responses) {
-      const outcome = await answerFromResponse(this.v1, { projectId: handle.p, chatId: handle.c }, view.question, responses[view.question.id]);
+      const outcome = await answerFromResponse(this.chats, { projectId: handle.p, chatId: handle.c }, view.question, responses[view.question.id]);
       if (outcome.kind === "unfit" || outcome.kind === "refused")
         throw new RpcError(ErrorCode.InvalidParams, "The input response was not taken as an answer; see data.", outcome.problem);
     }
@@ -115,17 +114,17 @@ export class TaskChannel {
   /** tasks/cancel: cancels, stops or withdraws what the chain's end is doing; an ended chain is left as it is. */
   async cancel(taskId: unknown) {
     const { p, c, own } = await this.handleOf(taskId);
-    const cancelled = await this.v1("POST", v1Path(p, "chats", c, "submissions", own.submissionId, "chain", "cancel"));
+    const cancelled = await this.chats.cancelChain({ projectId: p, chatId: c }, own.submissionId);
     if (!cancelled.ok) throw notFound();
     return { resultType: "complete" };
   }
 
   private async view(handle: Handle): Promise<ChainView> {
     const ref = { projectId: handle.p, chatId: handle.c, own: handle.own };
-    const chain = await readChain(ref, this.v1);
+    const chain = await readChain(ref, this.chats);
     // A chat or submission that is gone, or a project the caller can no longer read: the same answer as a forged handle.
     if (!chain.ok) throw notFound();
-    const view: V1Answer<ChainView> = await viewChain(ref, chain.body, handle.modes, { v1: this.v1 });
+    const view = await viewChain(ref, chain.body, handle.modes, { chats: this.chats });
     if (!view.ok) throw notFound();
     return view.body;
   }

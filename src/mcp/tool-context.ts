@@ -1,15 +1,15 @@
 import type { z } from "@hono/zod-openapi";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import type { CallV1, OpenV1Stream, V1Access, V1Answer } from "../channels/v1-call";
+import type { ChatService, Served } from "../chats/service/chat-service";
+import { type ApiError, problemBody } from "../http/problem";
 
 /**
- * What a tool may use while it runs: /v1 in-process for its caller (calls, streams, whether the caller
- * is still admitted), the client's cancellation or hang-up, and progress when the client asked for it.
+ * What a tool may use while it runs: the chat service for its caller, the request's id (a problem's instance), the
+ * client's cancellation or hang-up, and progress when the client asked for it.
  */
 export type ToolContext = {
-  v1: CallV1;
-  open: OpenV1Stream;
-  stillAdmitted: V1Access["stillAdmitted"];
+  chats: ChatService;
+  requestId: string;
   signal: AbortSignal;
   progress: ((update: { progress: number; message: string }) => Promise<void>) | null;
   /** The call answers a task (the Tasks extension): a send answers once its submission is stored, without waiting or reading on. */
@@ -23,8 +23,11 @@ export type Tool = {
   input: z.ZodType;
   output: z.ZodType;
   annotations: ToolAnnotations;
-  run(args: unknown, context: ToolContext): Promise<V1Answer>;
+  run(args: unknown, context: ToolContext): Promise<Served<unknown>>;
 };
 
-/** A /v1 problem (its problem+json text) as a tool's error result: the one text item, no structuredContent (the output schema describes success). */
-export const toolError = (problem: string): CallToolResult => ({ content: [{ type: "text", text: problem }], isError: true });
+/** A tool's error result: the one text item, no structuredContent (the output schema describes success). */
+export const toolError = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true });
+
+/** A refusal as a tool's error result: the problem+json body /v1 would send. */
+export const problemResult = (problem: ApiError, requestId: string): CallToolResult => toolError(JSON.stringify(problemBody(problem, requestId)));

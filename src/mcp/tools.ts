@@ -21,10 +21,16 @@ import { AnswerQuestionInput, AnswerQuestionOutput, answerQuestion } from "./ans
 import { idArgument, inChat, inProject } from "./arguments";
 import { SendMessageInput, SendMessageOutput, sendMessage } from "./send-message";
 import type { Tool, ToolContext } from "./tool-context";
-import type { V1Answer } from "../channels/v1-call";
-import { v1Path } from "../channels/v1-call";
+import type { Served } from "../chats/service/chat-service";
 
-const tool = <I extends z.ZodType>(definition: Omit<Tool, "input" | "run"> & { input: I; run(args: z.output<I>, context: ToolContext): Promise<V1Answer> }) => definition as Tool;
+const tool = <I extends z.ZodType>(definition: Omit<Tool, "input" | "run"> & { input: I; run(args: z.output<I>, context: ToolContext): Promise<Served<unknown>> }) =>
+  definition as Tool;
+
+/** JSON text the chat service hands over as it was built (a list, a question) as the structured result a tool answers. */
+const parsed = async <T>(answer: Promise<Served<T>>): Promise<Served<unknown>> => {
+  const served = await answer;
+  return served.ok && typeof served.body === "string" ? { ...served, body: JSON.parse(served.body) } : served;
+};
 
 const READS: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 const ADDS: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
@@ -45,7 +51,7 @@ export const TOOLS: Tool[] = [
     input: z.strictObject({}),
     output: ProjectList,
     annotations: READS,
-    run: (_, { v1 }) => v1("GET", "/v1/projects"),
+    run: (_, { chats }) => chats.projects(),
   }),
   tool({
     name: "list_chats",
@@ -55,7 +61,7 @@ export const TOOLS: Tool[] = [
     input: inProject.extend({ archived: z.boolean().optional().describe("true for archived chats; active chats when left out") }),
     output: ChatList,
     annotations: READS,
-    run: ({ projectId, archived }, { v1 }) => v1("GET", v1Path(projectId, "chats"), { query: { archived: archived === undefined ? undefined : String(archived) } }),
+    run: ({ projectId, archived }, { chats }) => parsed(chats.chats(projectId, archived === true)),
   }),
   tool({
     name: "create_chat",
@@ -64,8 +70,7 @@ export const TOOLS: Tool[] = [
     input: inProject.extend({ ...ChatTitleBody.shape, idempotencyKey: retryKey(CreateChatHeaders.shape["idempotency-key"], "returns the chat it created") }),
     output: Chat,
     annotations: ADDS,
-    run: ({ projectId, title, idempotencyKey }, { v1 }) =>
-      v1("POST", v1Path(projectId, "chats"), { body: { title }, headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {} }),
+    run: ({ projectId, title, idempotencyKey }, { chats }) => parsed(chats.createChat(projectId, title, idempotencyKey)),
   }),
   tool({
     name: "get_chat",
@@ -75,7 +80,7 @@ export const TOOLS: Tool[] = [
     input: inChat,
     output: Chat,
     annotations: READS,
-    run: ({ projectId, chatId }, { v1 }) => v1("GET", v1Path(projectId, "chats", chatId)),
+    run: ({ projectId, chatId }, { chats }) => chats.getChat({ projectId, chatId }),
   }),
   tool({
     name: "send_message",
@@ -98,7 +103,7 @@ export const TOOLS: Tool[] = [
     input: inChat.extend({ questionId: idArgument("The question's id: the chat's pendingQuestionId, or a reply's questionId") }),
     output: Question,
     annotations: READS,
-    run: ({ projectId, chatId, questionId }, { v1 }) => v1("GET", v1Path(projectId, "chats", chatId, "questions", questionId)),
+    run: ({ projectId, chatId, questionId }, { chats }) => parsed(chats.question({ projectId, chatId }, questionId)),
   }),
   tool({
     name: "answer_question",
@@ -120,7 +125,7 @@ export const TOOLS: Tool[] = [
     input: inChat.extend({ limit: z.number().int().min(1).max(100).default(20).describe("How many messages, 1 to 100"), cursor: MessagesQuery.shape.cursor }),
     output: MessagePage,
     annotations: READS,
-    run: ({ projectId, chatId, limit, cursor }, { v1 }) => v1("GET", v1Path(projectId, "chats", chatId, "messages"), { query: { limit: String(limit), cursor } }),
+    run: ({ projectId, chatId, limit, cursor }, { chats }) => chats.messages({ projectId, chatId }, cursor, limit),
   }),
   tool({
     name: "get_queue",
@@ -129,7 +134,7 @@ export const TOOLS: Tool[] = [
     input: inChat,
     output: Queue,
     annotations: READS,
-    run: ({ projectId, chatId }, { v1 }) => v1("GET", v1Path(projectId, "chats", chatId, "queue")),
+    run: ({ projectId, chatId }, { chats }) => chats.queue({ projectId, chatId }),
   }),
   tool({
     name: "get_submission",
@@ -139,7 +144,7 @@ export const TOOLS: Tool[] = [
     input: inSubmission,
     output: SubmissionState,
     annotations: READS,
-    run: ({ projectId, chatId, submissionId }, { v1 }) => v1("GET", v1Path(projectId, "chats", chatId, "submissions", submissionId)),
+    run: ({ projectId, chatId, submissionId }, { chats }) => chats.submission({ projectId, chatId }, submissionId),
   }),
   tool({
     name: "stop_reply",
@@ -149,7 +154,7 @@ export const TOOLS: Tool[] = [
     input: inChat.extend({ messageId: idArgument("The id of an agent reply (role owner), from read_messages or get_submission's replyMessageId") }),
     output: Message,
     annotations: ENDS,
-    run: ({ projectId, chatId, messageId }, { v1 }) => v1("POST", v1Path(projectId, "chats", chatId, "messages", messageId, "stop")),
+    run: ({ projectId, chatId, messageId }, { chats }) => chats.stopReply({ projectId, chatId }, messageId),
   }),
   tool({
     name: "cancel_submission",
@@ -159,8 +164,8 @@ export const TOOLS: Tool[] = [
     input: inSubmission,
     output: z.object({ cancelled: z.literal(true) }),
     annotations: ENDS,
-    run: async ({ projectId, chatId, submissionId }, { v1 }) => {
-      const answer = await v1("DELETE", v1Path(projectId, "chats", chatId, "queue", submissionId));
+    run: async ({ projectId, chatId, submissionId }, { chats }) => {
+      const answer = await chats.cancelSubmission({ projectId, chatId }, submissionId);
       return answer.ok ? { ...answer, body: { cancelled: true } } : answer;
     },
   }),
@@ -172,8 +177,8 @@ export const TOOLS: Tool[] = [
     input: inChat.extend({ content: SendMessageBody.shape.content, idempotencyKey: retryKey(SendMessageHeaders.shape["idempotency-key"], "returns the first answer") }),
     output: Submission,
     annotations: ADDS,
-    run: ({ projectId, chatId, content, idempotencyKey }, { v1 }) =>
-      v1("POST", v1Path(projectId, "chats", chatId, "steer"), { body: { content }, headers: { "idempotency-key": idempotencyKey ?? crypto.randomUUID() } }),
+    run: ({ projectId, chatId, content, idempotencyKey }, { chats }) =>
+      chats.submit({ projectId, chatId }, { kind: "steer", content, replyToMessageId: null, idempotencyKey: idempotencyKey ?? crypto.randomUUID() }),
   }),
   tool({
     name: "get_credits",
@@ -183,7 +188,7 @@ export const TOOLS: Tool[] = [
     input: inProject,
     output: ProjectCredits,
     annotations: READS,
-    run: ({ projectId }, { v1 }) => v1("GET", v1Path(projectId, "credits")),
+    run: ({ projectId }, { chats }) => chats.credits(projectId),
   }),
   tool({
     name: "get_usage",
@@ -193,7 +198,7 @@ export const TOOLS: Tool[] = [
     input: inProject.extend(UsageQuery.shape),
     output: ProjectUsage,
     annotations: READS,
-    run: ({ projectId, from, to }, { v1 }) => v1("GET", v1Path(projectId, "usage"), { query: { from, to } }),
+    run: ({ projectId, from, to }, { chats }) => chats.usage(projectId, { from, to }),
   }),
 ];
 

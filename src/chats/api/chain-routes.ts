@@ -3,21 +3,14 @@ import type { GatedEnv } from "../../auth/gate";
 import { createRouter, jsonResponse, jsonText, problems } from "../../http/router";
 import { read, security, write } from "../../projects/guards";
 import { Chain } from "../chain-schemas";
-import type { ChainOutcome } from "../room-calls";
 import { SubmissionParams } from "../schemas";
-import { chatInProject, found, submissionNotFound } from "./route-access";
+import { chatService, served } from "../service/chat-service";
 
 /**
  * The chain of a submission: it and the answers that followed the questions its replies asked. MCP's tasks and
  * waits and A2A's tasks report chains; these are their REST twins, one call to the chat's object each.
  */
 export const chainRoutes = createRouter<GatedEnv>();
-
-const chainOf = (outcome: ChainOutcome) => {
-  const chain = found(outcome);
-  if (chain.kind === "submission_not_found") throw submissionNotFound();
-  return chain.chain;
-};
 
 chainRoutes.openapi(
   createRoute({
@@ -35,8 +28,8 @@ chainRoutes.openapi(
     responses: { 200: jsonResponse(Chain, "The chain from this submission to its end"), ...problems(401, 403, 404, 429) },
   }),
   async (c) => {
-    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    return jsonText<Chain, 200>(c, chainOf(await chat.chain(access.projectId, c.req.valid("param").submissionId)), 200);
+    const params = c.req.valid("param");
+    return jsonText<Chain, 200>(c, served(await chatService(c).chain(params, params.submissionId)).body, 200);
   },
 );
 
@@ -58,7 +51,7 @@ chainRoutes.openapi(
     responses: { 200: jsonResponse(Chain, "The chain after the cancel"), ...problems(401, 403, 404, 429) },
   }),
   async (c) => {
-    const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
-    return jsonText<Chain, 200>(c, chainOf(await chat.cancelChain(access.projectId, c.req.valid("param").submissionId)), 200);
+    const params = c.req.valid("param");
+    return jsonText<Chain, 200>(c, served(await chatService(c).cancelChain(params, params.submissionId)).body, 200);
   },
 );

@@ -1,10 +1,9 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../../auth/gate";
 import { emptyBodyIsNone } from "../../http/json-body";
-import { ApiError } from "../../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../../http/router";
 import { SUBMIT_DESCRIPTION, submitTo } from "./message-routes";
-import { chatInProject, found, messageNotFound, submissionNotFound } from "./route-access";
+import { chatService, served } from "../service/chat-service";
 import { ChatParams, Message, MessageParams, SendMessageBody, SendMessageHeaders, StopBody, Submission, SubmissionParams } from "../schemas";
 import { security, write } from "../../projects/guards";
 import { STEERING_PER_TASK } from "../../agent/limits";
@@ -32,10 +31,8 @@ controlRoutes.openapi(
     },
   }),
   async (c) => {
-    const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
-    const outcome = found(await chat.stopReply(access.projectId, c.req.valid("param").messageId));
-    if (outcome.kind === "message_not_found") throw messageNotFound("This chat has no agent reply with that id.");
-    return c.json(outcome.message, 200);
+    const params = c.req.valid("param");
+    return c.json(served(await chatService(c).stopReply(params, params.messageId)).body, 200);
   },
 );
 
@@ -56,14 +53,8 @@ controlRoutes.openapi(
     responses: { 204: { description: "Cancelled (now or before)" }, ...problems(401, 403, 404, 409, 429) },
   }),
   async (c) => {
-    const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
-    const outcome = found(await chat.cancelSubmission(access.projectId, c.req.valid("param").submissionId));
-    switch (outcome.kind) {
-      case "submission_not_found":
-        throw submissionNotFound();
-      case "started":
-        throw new ApiError(409, "submission_started", "This submission has started (or finished); stop its reply instead.");
-    }
+    const params = c.req.valid("param");
+    served(await chatService(c).cancelSubmission(params, params.submissionId));
     return c.body(null, 204);
   },
 );

@@ -1,9 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../../auth/gate";
-import { MAX_STREAMS_PER_TOKEN } from "../../auth/token-gate";
-import { ApiError } from "../../http/problem";
 import { createRouter } from "../../http/router";
-import { chatInProject, found } from "./route-access";
+import { chatService, served } from "../service/chat-service";
 import { ChatParams, EventsHeaders, EventsQuery } from "../schemas";
 import { ChatEvent, EVENT_DATA_COMPONENTS, LOGGED_EVENT_TYPES, spokenList } from "../event-registry";
 import { projectProblems, read, security } from "../../projects/guards";
@@ -41,22 +39,10 @@ eventRoutes.openapi(
     },
   }),
   async (c) => {
-    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
     const resume = c.req.valid("header")["last-event-id"] ?? c.req.valid("query").after;
-    const { accountId, gateName } = c.get("caller");
-    const gate = c.env.TOKEN_GATE.getByName(gateName);
-    const leaseId = crypto.randomUUID();
-    const lease = await gate.openStream(leaseId);
-    if (lease.kind === "limited") {
-      throw new ApiError(429, "too_many_streams", `This token already has ${MAX_STREAMS_PER_TOKEN} event streams open; close one or try again in ${lease.retryAfterSeconds} s.`, {
-        headers: { "retry-after": String(lease.retryAfterSeconds) },
-      });
-    }
-    const followed = await chat.follow(access.projectId, resume === undefined ? null : Number(resume), { gateName, leaseId, accountId, projectId: access.projectId });
-    // The place was taken for a stream that did not open.
-    if (followed.kind === "not_found") c.executionCtx.waitUntil(gate.closeStream(leaseId));
-    else untilHangUp(c.req.raw.signal, () => c.executionCtx.waitUntil(chat.unfollow(leaseId).catch(() => undefined)));
-    return c.body(found(followed).stream, 200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
+    const { stream, unfollow } = served(await chatService(c).follow(c.req.valid("param"), resume === undefined ? null : Number(resume))).body;
+    untilHangUp(c.req.raw.signal, () => c.executionCtx.waitUntil(unfollow().catch(() => undefined)));
+    return c.body(stream, 200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" });
   },
 );
 

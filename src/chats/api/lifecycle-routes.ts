@@ -1,10 +1,9 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { GatedEnv } from "../../auth/gate";
-import { ApiError } from "../../http/problem";
 import { createRouter, jsonBody, jsonResponse, jsonText, problems } from "../../http/router";
-import { chatInProject, found } from "./route-access";
 import { Chat, ChatList, ChatParams, ChatTitleBody, CreateChatHeaders, ListChatsQuery } from "../schemas";
-import { authorise, projectProblems, read, security, write } from "../../projects/guards";
+import { projectProblems, read, security, write } from "../../projects/guards";
+import { chatService, served } from "../service/chat-service";
 import { ProjectParams } from "../../projects/schemas";
 
 /** Chats themselves: list, create, read, rename, archive and restore. */
@@ -23,10 +22,8 @@ chatLifecycleRoutes.openapi(
     responses: { 200: jsonResponse(ChatList, "Active chats, or archived ones with archived=true"), ...projectProblems },
   }),
   async (c) => {
-    const access = await authorise(c, "read", c.req.valid("param").projectId);
     // The project's ProjectChats object hands the list over as JSON text, built once per change.
-    const list = await c.env.PROJECT_CHATS.getByName(access.projectId).list(access.projectId, c.req.valid("query").archived === "true");
-    return jsonText(c, list, 200);
+    return jsonText(c, served(await chatService(c).chats(c.req.valid("param").projectId, c.req.valid("query").archived === "true")).body, 200);
   },
 );
 
@@ -47,26 +44,11 @@ chatLifecycleRoutes.openapi(
     responses: { 201: jsonResponse(Chat, "The new chat (or the first answer to this idempotency-key)", "Idempotency-Replayed"), ...problems(400, 401, 403, 404, 409, 429) },
   }),
   async (c) => {
-    const access = await authorise(c, "write", c.req.valid("param").projectId);
     const { title } = c.req.valid("json");
-    const key = c.req.valid("header")["idempotency-key"];
-    if (!key) {
-      const chatId = crypto.randomUUID();
-      return c.json(await c.env.CHAT_ROOM.getByName(chatId).create(chatId, access.projectId, title), 201);
-    }
-    const chats = c.env.PROJECT_CHATS.getByName(access.projectId);
-    const claim = await chats.claimCreateKey(key, title);
-    if (claim.kind === "conflict") {
-      throw new ApiError(409, "idempotency_key_reused", "This idempotency-key created a chat with another title; use a new key for a new chat.");
-    }
-    if (claim.kind === "replay" && claim.answer) return jsonText<Chat, 201>(c, claim.answer, 201, { "idempotency-replayed": "true" });
-    // Creating is idempotent in the chat's object, so a replay whose first request has not answered yet creates nothing twice.
-    const chat = await c.env.CHAT_ROOM.getByName(claim.chatId).create(claim.chatId, access.projectId, title);
-    if (claim.kind === "new") {
-      await chats.recordCreateAnswer(key, JSON.stringify(chat));
-      return c.json(chat, 201);
-    }
-    return c.json(chat, 201, { "idempotency-replayed": "true" });
+    const { body, replayed } = served(await chatService(c).createChat(c.req.valid("param").projectId, title, c.req.valid("header")["idempotency-key"]));
+    const headers: Record<string, string> = replayed ? { "idempotency-replayed": "true" } : {};
+    // A replay's stored answer is JSON text already.
+    return typeof body === "string" ? jsonText<Chat, 201>(c, body, 201, headers) : c.json(body, 201, headers);
   },
 );
 
@@ -83,9 +65,8 @@ chatLifecycleRoutes.openapi(
     responses: { 200: jsonResponse(Chat, "The chat", "Chat-Event-Id"), ...projectProblems },
   }),
   async (c) => {
-    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    const { chat: view, eventId } = found(await chat.get(access.projectId));
-    return c.json(view, 200, { "chat-event-id": String(eventId) });
+    const { body, eventId } = served(await chatService(c).getChat(c.req.valid("param")));
+    return c.json(body, 200, { "chat-event-id": String(eventId) });
   },
 );
 
@@ -102,8 +83,7 @@ chatLifecycleRoutes.openapi(
     responses: { 200: jsonResponse(Chat, "The renamed chat"), ...projectProblems },
   }),
   async (c) => {
-    const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
-    return c.json(found(await chat.rename(access.projectId, c.req.valid("json").title)).chat, 200);
+    return c.json(served(await chatService(c).rename(c.req.valid("param"), c.req.valid("json").title)).body, 200);
   },
 );
 
@@ -124,8 +104,7 @@ for (const [action, archived] of [
       responses: { 200: jsonResponse(Chat, "The chat"), ...projectProblems },
     }),
     async (c) => {
-      const { access, chat } = await chatInProject(c, "write", c.req.valid("param"));
-      return c.json(found(await chat.setArchived(access.projectId, archived)).chat, 200);
+      return c.json(served(await chatService(c).setArchived(c.req.valid("param"), archived)).body, 200);
     },
   );
 }

@@ -1,11 +1,9 @@
 import { createRoute, type z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { GatedEnv } from "../../auth/gate";
-import { ApiError, invalidRequest } from "../../http/problem";
 import { createRouter, jsonBody, jsonResponse, problems } from "../../http/router";
 import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
-import { maintenanceFlag } from "../maintenance";
-import { chatInProject, found, messageNotFound, questionNotFound, submissionNotFound } from "./route-access";
+import { chatService, served } from "../service/chat-service";
 import {
   ChatParams,
   MESSAGE_BODY_LIMIT_BYTES,
@@ -25,7 +23,6 @@ import {
 import { projectProblems, read, security, write } from "../../projects/guards";
 import { CONTENT_MAX } from "../../agent/limits";
 import type { Submitted } from "../room-calls";
-import { timed } from "../../http/server-timing";
 
 /** Messages: the history, sending one (idempotently), the queue, and what a submission became. */
 export const messageRoutes = createRouter<GatedEnv>();
@@ -58,46 +55,9 @@ export async function submitTo<P extends string>(c: Context<GatedEnv, P, SubmitI
  * problem. The accepted submission, its replay marked by the Idempotency-Replayed header.
  */
 export async function submitToChat(c: Context<GatedEnv>, params: { projectId: string; chatId: string }, submitted: Submitted) {
-  const [{ access, chat }, maintenance] = await Promise.all([chatInProject(c, "write", params), maintenanceFlag(c.env.DB)]);
-  const { gateName, atCreditLimit } = c.get("caller");
-  const request = { ...submitted, seen: { maintenance, project: access.project }, credential: { gateName, atCreditLimit } };
-  const outcome = found(await timed(c, "chat", () => chat.submit(access.projectId, request)));
-  switch (outcome.kind) {
-    case "question_not_found":
-      throw questionNotFound();
-    case "archived":
-      throw new ApiError(409, "chat_archived", "The chat is archived; restore it before sending messages or answers.");
-    case "key_reused":
-      throw new ApiError(
-        409,
-        "idempotency_key_reused",
-        "This idempotency-key was used for a different message or answer (or by another of send, steer and answer); use a new key for a new one.",
-      );
-    case "cancelled":
-      throw new ApiError(409, "submission_cancelled", "The submission with this idempotency-key was cancelled; it will not run. Use a new key to send it again.");
-    case "unknown_reply_target":
-      throw invalidRequest("replyToMessageId does not name a message of this chat.", [{ path: "replyToMessageId", message: "not a message of this chat" }]);
-    case "question_not_pending":
-      throw new ApiError(409, "question_not_pending", `This question is ${outcome.status}; it takes no more answers.`);
-    case "answer_does_not_fit":
-      throw new ApiError(400, "answer_does_not_fit", `The answer does not fit this question: ${outcome.why}`);
-    case "credit_limit":
-      throw new ApiError(
-        403,
-        "token_credit_limit",
-        "This credential's tasks have spent its credit limit; raise or remove the limit (PATCH /auth/api-tokens/{tokenId}, or the account page) to send more.",
-      );
-    case "chat_busy":
-      throw new ApiError(409, "chat_busy", "The chat is busy (a task runs or entries wait) and the send said If-Busy: reject; nothing was stored, and the key is still free.");
-    case "queue_full":
-      throw new ApiError(
-        409,
-        "queue_full",
-        `The chat's queue is full (at most ${QUEUE_MAX_ENTRIES} pending entries holding ${QUEUE_MAX_BYTES} bytes); wait for entries to run, or cancel some.`,
-      );
-  }
-  if (outcome.replayed) c.header("idempotency-replayed", "true");
-  return outcome.submission;
+  const { body, replayed } = served(await chatService(c).submit(params, submitted));
+  if (replayed) c.header("idempotency-replayed", "true");
+  return body;
 }
 
 messageRoutes.openapi(
@@ -113,11 +73,9 @@ messageRoutes.openapi(
     responses: { 200: jsonResponse(MessagePage, "A page of messages; pass nextCursor as cursor for older ones", "Chat-Event-Id"), ...projectProblems },
   }),
   async (c) => {
-    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
     const { cursor, limit } = c.req.valid("query");
-    const page = found(await chat.messages(access.projectId, cursor, limit));
-    if (page.kind === "bad_cursor") throw invalidRequest("The cursor is not one this chat gave out.", [{ path: "cursor", message: "unknown or malformed cursor" }]);
-    return c.json({ items: page.items, nextCursor: page.nextCursor }, 200, { "chat-event-id": String(page.eventId) });
+    const { body, eventId } = served(await chatService(c).messages(c.req.valid("param"), cursor, limit));
+    return c.json(body, 200, { "chat-event-id": String(eventId) });
   },
 );
 
@@ -138,10 +96,9 @@ messageRoutes.openapi(
     responses: { 200: jsonResponse(Message, "The message", "Chat-Event-Id"), ...problems(401, 403, 404, 429) },
   }),
   async (c) => {
-    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    const outcome = found(await chat.message(access.projectId, c.req.valid("param").messageId));
-    if (outcome.kind === "message_not_found") throw messageNotFound();
-    return c.json(outcome.message, 200, { "chat-event-id": String(outcome.eventId) });
+    const params = c.req.valid("param");
+    const { body, eventId } = served(await chatService(c).message(params, params.messageId));
+    return c.json(body, 200, { "chat-event-id": String(eventId) });
   },
 );
 
@@ -177,9 +134,8 @@ messageRoutes.openapi(
     responses: { 200: jsonResponse(Queue, "The queue", "Chat-Event-Id"), ...projectProblems },
   }),
   async (c) => {
-    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    const { items, eventId } = found(await chat.queueEntries(access.projectId));
-    return c.json({ items }, 200, { "chat-event-id": String(eventId) });
+    const { body, eventId } = served(await chatService(c).queue(c.req.valid("param")));
+    return c.json(body, 200, { "chat-event-id": String(eventId) });
   },
 );
 
@@ -196,9 +152,7 @@ messageRoutes.openapi(
     responses: { 200: jsonResponse(SubmissionState, "The submission's state; ids are null until they exist"), ...projectProblems },
   }),
   async (c) => {
-    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    const outcome = found(await chat.submissionState(access.projectId, c.req.valid("param").submissionId));
-    if (outcome.kind === "submission_not_found") throw submissionNotFound();
-    return c.json(outcome.submission, 200);
+    const params = c.req.valid("param");
+    return c.json(served(await chatService(c).submission(params, params.submissionId)).body, 200);
   },
 );

@@ -3,7 +3,7 @@ import type { GatedEnv } from "../../auth/gate";
 import { createRouter, jsonResponse, jsonText, problems } from "../../http/router";
 import { submitToChat } from "./message-routes";
 import { AnswerSubmission, Question, QuestionParams } from "../question-schemas";
-import { chatInProject, found, questionNotFound } from "./route-access";
+import { chatService, served } from "../service/chat-service";
 import { SendMessageHeaders } from "../schemas";
 import { read, security, write } from "../../projects/guards";
 import { CONTENT_MAX, REASON_MAX } from "../../agent/limits";
@@ -26,10 +26,8 @@ questionRoutes.openapi(
     responses: { 200: jsonResponse(Question, "The question"), ...problems(401, 403, 404, 429) },
   }),
   async (c) => {
-    const { access, chat } = await chatInProject(c, "read", c.req.valid("param"));
-    const outcome = found(await chat.question(access.projectId, c.req.valid("param").questionId));
-    if (outcome.kind === "question_not_found") throw questionNotFound();
-    return jsonText<Question, 200>(c, outcome.question, 200);
+    const params = c.req.valid("param");
+    return jsonText<Question, 200>(c, served(await chatService(c).question(params, params.questionId)).body, 200);
   },
 );
 
