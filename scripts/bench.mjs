@@ -79,13 +79,17 @@ const SCENARIOS = [
   "GET a submission",
   "A2A GetTask (JSON-RPC)",
   "A2A SendMessage (64 chats)",
+  "MCP get_submission",
+  "MCP send_message (64 chats)",
 ];
-// Each A2A call against its /v1 twin, measured in the same run: the A2A one costs at most this much more (1 / req/s).
+// Each A2A and MCP call against its /v1 twin, measured in the same run: the channel's costs at most this much more (1 / req/s).
 const TWINS = [
   ["A2A GetTask (JSON-RPC)", "GET a submission"],
   ["A2A SendMessage (64 chats)", "POST message (unique keys, 64 chats)"],
+  ["MCP get_submission", "GET a submission"],
+  ["MCP send_message (64 chats)", "POST message (unique keys, 64 chats)"],
 ];
-const TWIN_COST_MAX = 1.15;
+const TWIN_COST_MAX = 1.05;
 // BENCH_ONLY=regex runs the matching scenarios alone, for profiling one path.
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
 const pad = (s, n) => String(s).padEnd(n);
@@ -154,7 +158,7 @@ async function measure(root, label, chosen) {
     // call's) is the figure.
     const byName = new Map(scenarios.map(([n, , url, options]) => [n, { url, options }]));
     const twins = TWINS.filter(([a2a, v1]) => byName.has(a2a) && byName.has(v1) && chosen(a2a) && chosen(v1) && (!only || (only.test(a2a) && only.test(v1))));
-    if (twins.length) console.log(`\n${pad("A2A call", 38)}${pad("/v1 twin", 40)}${pad("req/s", 14)}${pad("cost ratio", 12)}target`);
+    if (twins.length) console.log(`\n${pad("channel's call", 38)}${pad("/v1 twin", 40)}${pad("req/s", 14)}${pad("cost ratio", 12)}target`);
     for (const [a2a, v1] of twins) {
       const rounds = [];
       for (let round = 0; round < ROUNDS; round++) {
@@ -243,6 +247,16 @@ async function seed(service) {
       });
     return { method: "POST", headers: a2aHeaders, body: body(), setupRequest: (req) => ({ ...req, body: body() }) };
   };
+  // MCP's tools on the 2025-06-18 revision (stateless: no initialize first), each call one JSON answer.
+  const mcpHeaders = { ...auth, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" };
+  const toolCall = (id, name, args) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+  const getSubmission = toolCall(1, "get_submission", { projectId: project.id, chatId: chat.id, submissionId: replayed.submissionId });
+  // A new message each call (the tool makes its key), to the chats the /v1 sends go to, answered at once (no wait).
+  const toolSendOver = (chats) => {
+    let next = 0;
+    const body = () => toolCall(next, "send_message", { projectId: project.id, chatId: chats[next++ % chats.length], content: "bench message" });
+    return { method: "POST", headers: mcpHeaders, body: body(), setupRequest: (req) => ({ ...req, body: body() }) };
+  };
   const postOver = (chats, { headers = {}, as = token } = {}) => {
     let next = 0;
     return {
@@ -279,6 +293,8 @@ async function seed(service) {
     ["GET a submission", TARGETS.authGet, `${chatsUrl(project.id)}/${chat.id}/submissions/${replayed.submissionId}`, { headers: auth }],
     ["A2A GetTask (JSON-RPC)", TARGETS.authGet, agent, { method: "POST", headers: a2aHeaders, body: getTask }],
     ["A2A SendMessage (64 chats)", TARGETS.post, agent, sendOver(postChats)],
+    ["MCP get_submission", TARGETS.authGet, `${service}/mcp`, { method: "POST", headers: mcpHeaders, body: getSubmission }],
+    ["MCP send_message (64 chats)", TARGETS.post, `${service}/mcp`, toolSendOver(postChats)],
   ];
 }
 

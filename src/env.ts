@@ -1,3 +1,5 @@
+import type { TimingVariables } from "hono/timing";
+
 /**
  * Bindings and the vars wrangler.jsonc declares are typed by `wrangler types` (worker-configuration.d.ts,
  * `npm run types`); secrets and optional vars, which it cannot see, are declared here. Read vars
@@ -33,5 +35,5 @@ declare global {
 }
 
 export type Env = Cloudflare.Env;
-// hops: what http/server-timing.ts measured of the answer so far.
-export type AppEnv = { Bindings: Env; Variables: { requestId: string; hops?: { name: string; ms: number }[] } };
+// metric: what Hono's timing middleware (http/server-timing.ts) measured of the answer so far.
+export type AppEnv = { Bindings: Env; Variables: { requestId: string } & Partial<TimingVariables> };

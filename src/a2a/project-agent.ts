@@ -1,82 +1,50 @@
-import {
-  type AgentCard,
-  type CancelTaskRequest,
-  type DeleteTaskPushNotificationConfigRequest,
-  type GetExtendedAgentCardRequest,
-  type GetTaskPushNotificationConfigRequest,
-  type GetTaskRequest,
-  type ListTaskPushNotificationConfigsRequest,
-  type ListTaskPushNotificationConfigsResponse,
-  type ListTasksRequest,
-  type ListTasksResponse,
-  type Message as A2AMessage,
-  Role,
-  type SendMessageRequest,
-  type StreamResponse,
-  type SubscribeToTaskRequest,
-  type Task,
-  type TaskPushNotificationConfig,
-  TaskState,
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetExtendedAgentCardRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message as A2AMessage,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
 } from "@a2a-js/sdk";
-import { ContentTypeNotSupportedError, TaskNotCancelableError } from "@a2a-js/sdk/errors";
+import { TaskState } from "@a2a-js/sdk";
+import { TaskNotCancelableError } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import { ChatFollower } from "../channels/chat-follower";
-import type { ChatService } from "../chats/service/chat-service";
 import type { ChainTask } from "../chats/chain-schemas";
-import type { Submission } from "../chats/schemas";
+import type { NewPushConfig } from "../chats/room-calls";
+import type { ChatService } from "../chats/service/chat-service";
 import { config } from "../config";
-import { sha256, toHex } from "../crypto";
-import { ApiError, invalidPart } from "../http/problem";
-import { Answer } from "../agent/question-shapes";
-import { submissionIdOf } from "../chats/submission-ids";
-import { isUuid, nameUuid } from "../ids";
+import { ApiError } from "../http/problem";
+import { isUuid } from "../ids";
 import { authorise } from "../projects/guards";
 import { memberProjects } from "../projects/store";
-import { CONTENT_MAX } from "../agent/limits";
-import { answerFromText } from "./answers";
 import { extendedAgentCard } from "./card";
-import { fromRefusal, invalid, malformed, taskNotFound, unsupported } from "./errors";
+import { fromRefusal, invalid, taskNotFound, unsupported } from "./errors";
 import { canPush, pushConfigOf, pushOutcome, shownConfig } from "./push-configs";
-import type { NewPushConfig } from "../chats/room-calls";
 import { type ChainFeed, streamTask, waitForTask } from "./task-feed";
-import { acceptedTask, isInterrupted, isTerminal, taskOf, taskStateOf } from "./task-shape";
+import { TaskLocator, type TaskRef } from "./task-locator";
+import { acceptedTask, isTerminal, taskOf, taskStateOf } from "./task-shape";
+import { type Submitted, TaskSubmit } from "./task-submit";
 
-// The namespace of the chat keys A2A messages are sent under: a name-based UUID of the project, the account and the messageId.
-const MESSAGE_KEY_NAMESPACE = "2b7d9e41-6c3a-4f58-9d2e-8a1b4c7f0e63";
 // A blocking SendMessage answers after this long at most, with the task as it then stands.
 const BLOCKING_WAIT_MS = 60_000;
-const MESSAGE_ID_MAX = 128;
 // How long CancelTask waits for a task being dispatched to stop.
 const CANCEL_WAIT_MS = 10_000;
-const TITLE_MAX = 160;
 const PAGE_SIZE_DEFAULT = 50;
 const PAGE_SIZE_MAX = 100;
-const TEXT_MODES = new Set(["text/plain", "text/*", "*/*"]);
 const RFC_3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-
-/** A task as A2A names it: its chat, its root submission, and the messages A2A sent into it (by submission), shown as sent. */
-type TaskRef = { chatId: string; taskId: string; sent: Map<string, A2AMessage> };
-
-// Which chat each task is in, as this isolate has learnt it (it never changes): at most this many, the oldest forgotten first.
-const TASK_CHATS_KEPT = 10_000;
-const taskChats = new Map<string, string>();
-function rememberTaskChat(projectId: string, taskId: string, chatId: string): void {
-  taskChats.set(`${projectId}/${taskId}`, chatId);
-  if (taskChats.size > TASK_CHATS_KEPT) taskChats.delete(taskChats.keys().next().value!);
-}
-
-/** What a send asks of the chat, read from the A2A message: its text, or the data part that answers a question. */
-type Content = { text: string; data: unknown | undefined };
-
-const dataOutsideAnswer = () => new ContentTypeNotSupportedError({ message: "A data part answers a question, nothing else." });
-
-/** A chat's title from a message's text: its first line, whitespace collapsed, 160 code points at most. */
-function titleOf(text: string): string {
-  const line = (text.split(/\r?\n/)[0] ?? "").replace(/\s+/g, " ").trim();
-  return [...line].slice(0, TITLE_MAX).join("") || "A2A task";
-}
 
 /**
  * One project's agent as A2A sees it, for one request of one admitted caller: every method is a view of the project's
@@ -93,7 +61,11 @@ export class ProjectAgent implements A2ARequestHandler {
     private readonly resumeAfter: number | undefined,
     // The protocol version the request speaks: a push config made through v0.3 gets v0.3 bodies.
     private readonly protocol: NewPushConfig["protocol"],
-  ) {}
+  ) {
+    this.tasks = new TaskLocator(c.env, projectId);
+  }
+
+  private readonly tasks: TaskLocator;
 
   private get publicOrigin(): string {
     return config(this.c.env).publicOrigin!;
@@ -175,7 +147,7 @@ export class ProjectAgent implements A2ARequestHandler {
       .filter((task) => after === undefined || task.enteredAt >= after)
       .sort((a, b) => b.enteredAt - a.enteredAt || (a.rootId < b.rootId ? -1 : 1));
     const page = matching.slice(offset, offset + pageSize);
-    for (const task of page) rememberTaskChat(this.projectId, task.rootId, task.chatId);
+    for (const task of page) this.tasks.remember(task.rootId, task.chatId);
     const next = offset + pageSize < matching.length ? tokenOf(offset + pageSize) : "";
     const includeArtifacts = params.includeArtifacts ?? false;
     // With history, the messages A2A sent into the page's tasks, as sent: one call for the page.
@@ -246,30 +218,36 @@ export class ProjectAgent implements A2ARequestHandler {
     }
   }
 
-  /**
-   * The chat a task is in and (unless told it is not needed) the messages A2A sent into it, for a caller who may reach
-   * the project. Which chat a task is in never changes, so this isolate remembers it.
-   */
+  /** The chat a task is in and (unless told it is not needed) the messages A2A sent into it, for a caller who may reach the project. */
   private async locate(taskId: string, need: "read" | "write" = "read", withSent = true): Promise<TaskRef> {
     await this.access(need);
-    if (!isUuid(taskId)) throw taskNotFound();
-    const known = taskChats.get(`${this.projectId}/${taskId.toLowerCase()}`);
-    if (known && !withSent) return { chatId: known, taskId: taskId.toLowerCase(), sent: new Map() };
-    const entry = await this.c.env.PROJECT_CHATS.getByName(this.projectId).taskEntry(taskId.toLowerCase());
-    if (!entry) throw taskNotFound();
-    rememberTaskChat(this.projectId, taskId.toLowerCase(), entry.chatId);
-    // Kept in the SDK's own shape (text and data parts only, so plain JSON), which its transport serialises.
-    const sent = new Map(entry.sent.map(({ submissionId, message }) => [submissionId, JSON.parse(message) as A2AMessage]));
-    return { chatId: entry.chatId, taskId: taskId.toLowerCase(), sent };
+    return this.tasks.locate(taskId, withSent);
   }
 
-  /** A task as its chat's object has it, with the newest event id it shows; a submission that leads no task is not found. */
-  private async read({ chatId, taskId }: TaskRef, withHistory = true): Promise<{ task: ChainTask; eventId: number }> {
-    const outcome = await this.c.env.CHAT_ROOM.getByName(chatId).chainTask(this.projectId, taskId, withHistory);
-    if (outcome.kind !== "task") throw taskNotFound();
-    const task = JSON.parse(outcome.task) as ChainTask;
-    if (!task.isTask) throw taskNotFound();
-    return { task, eventId: outcome.eventId };
+  private read(ref: TaskRef, withHistory = true): Promise<{ task: ChainTask; eventId: number }> {
+    return this.tasks.read(ref, withHistory);
+  }
+
+  /**
+   * Sends the message where its ids say: a new chat, a chat (contextId), or the task (taskId), answering its question or
+   * steering its work by its state (task-submit.ts). With `follow`, the chat's stream is opened before anything is sent,
+   * so a caller with no stream place free sends nothing.
+   */
+  private async submit(params: SendMessageRequest, follow: boolean): Promise<Submitted> {
+    // The project first (a caller who cannot reach it learns nothing more), then the message, all before its key is claimed.
+    const { accountId } = await this.access("write");
+    historyLengthOf(params.configuration?.historyLength);
+    const submit = new TaskSubmit({
+      env: this.c.env,
+      projectId: this.projectId,
+      accountId,
+      chats: this.chats,
+      tasks: this.tasks,
+      protocol: this.protocol,
+      follow: (chatId) => this.follow(chatId),
+      addPushConfig: (ref, config, announce) => this.addPushConfig(ref, config, announce),
+    });
+    return submit.submit(params, follow);
   }
 
   private feed(ref: TaskRef): ChainFeed {
@@ -304,137 +282,6 @@ export class ProjectAgent implements A2ARequestHandler {
       follower.close();
     }
   }
-
-  /**
-   * Sends the message where its ids say: a new chat, a chat (contextId), or the task (taskId), answering its question or
-   * steering its work by its state. messageId is the key: the same message again is the same task. With `follow`, the
-   * chat's stream is opened before anything is sent, so a caller with no stream place free sends nothing.
-   */
-  private async submit(params: SendMessageRequest, follow: boolean): Promise<{ ref: TaskRef; follower: ChatFollower | undefined; accepted?: Submission["disposition"] }> {
-    // The project first (a caller who cannot reach it learns nothing more), then the message, all before its key is claimed.
-    const access = await this.access("write");
-    historyLengthOf(params.configuration?.historyLength);
-    const message = params.message;
-    if (!message) throw invalid("message", "is required.");
-    const content = contentOf(message, params.configuration?.acceptedOutputModes ?? []);
-    const sentConfig = params.configuration?.taskPushNotificationConfig;
-    const pushConfig = sentConfig ? await pushConfigOf(sentConfig, this.c.env, this.protocol) : undefined;
-    const named = message.taskId ? await this.locate(message.taskId) : undefined;
-    if (!named && content.data !== undefined) throw dataOutsideAnswer();
-    if (content.data === undefined && (content.text.length < 1 || content.text.length > CONTENT_MAX)) {
-      throw invalid("message.parts", `must hold 1 to ${CONTENT_MAX} characters of text.`);
-    }
-    const key = await nameUuid(MESSAGE_KEY_NAMESPACE, `${this.projectId}/${access.accountId}/${message.messageId}`);
-    const fingerprint = toHex(await sha256(JSON.stringify({ parts: message.parts, contextId: message.contextId || null, taskId: message.taskId || null })));
-    const contextId = message.contextId ? message.contextId.toLowerCase() : undefined;
-    if (named && contextId && named.chatId !== contextId) throw invalid("message.taskId", "names a task of another chat than contextId.");
-    if (contextId && !isUuid(contextId)) throw taskNotFound();
-    // What this message will make, fixed before anything is sent (a submission's id is its chat's and its key's): claimed
-    // with the key in one call, which also records the task's chat, so the task can be found the moment it exists.
-    const proposedChat = named?.chatId ?? contextId ?? crypto.randomUUID();
-    const submissionId = await submissionIdOf(proposedChat, key);
-    const proposed = { chatId: proposedChat, taskId: named?.taskId ?? submissionId, submissionId, message: JSON.stringify(message) };
-    const chats = this.c.env.PROJECT_CHATS.getByName(this.projectId);
-    let claim = await chats.claimMessageKey(key, fingerprint, proposed);
-    // A messageId is taken by a message that was accepted: one whose send was refused (nothing made) leaves it free.
-    if (claim.kind === "conflict" && !(await this.exists(claim.chatId, claim.submissionId))) claim = await chats.claimMessageKey(key, fingerprint, proposed, true);
-    if (claim.kind === "conflict") throw malformed("This messageId was used for another message.", "idempotency_key_reused");
-    const made = claim.kind === "replay" ? claim : proposed;
-    const { chatId, taskId } = made;
-    rememberTaskChat(this.projectId, taskId, chatId);
-    if (!named && !contextId) {
-      // Creating is idempotent in the chat's object: a retry racing the first creates nothing twice.
-      await this.c.env.CHAT_ROOM.getByName(chatId).create(chatId, this.projectId, titleOf(content.text));
-    }
-    const follower = follow ? await this.follow(chatId) : undefined;
-    // The same message again: the task as it now stands, once its first send landed (else it is sent now, as the first would).
-    const landed = async () => claim.kind === "replay" && (await this.exists(chatId, made.submissionId));
-    try {
-      const sent = new Map(named?.sent ?? []).set(made.submissionId, message);
-      const ref = { chatId, taskId, sent };
-      if (await landed()) return { ref: await this.locate(taskId), follower };
-      try {
-        if (named) {
-          await this.continueTask(named, content, key);
-          if (pushConfig) await this.addPushConfig(ref, pushConfig, false);
-          return { ref, follower };
-        }
-        const accepted = await this.send(chatId, content, key);
-        // The task exists now: its config pushes its state as it stands, then every change.
-        if (pushConfig) await this.addPushConfig(ref, pushConfig, true);
-        return { ref, follower, accepted };
-      } catch (error) {
-        // A retry racing its first send: the first landed meanwhile (and moved the task on), so this one is its replay.
-        if (await landed()) return { ref: await this.locate(taskId), follower };
-        throw error;
-      }
-    } catch (error) {
-      follower?.close();
-      throw error;
-    }
-  }
-
-  /** Whether a claimed message's submission is there (one whose send was refused made none). */
-  private async exists(chatId: string, submissionId: string): Promise<boolean> {
-    const outcome = await this.c.env.CHAT_ROOM.getByName(chatId).submissionState(this.projectId, submissionId);
-    return outcome.kind === "submission";
-  }
-
-  private async send(chatId: string, content: Content, key: string): Promise<Submission["disposition"]> {
-    const sent = await this.chats.submit(
-      { projectId: this.projectId, chatId },
-      { kind: "send", idempotencyKey: key, content: content.text, replyToMessageId: null, ifBusy: "queue" },
-    );
-    if (!sent.ok) throw fromRefusal(sent.problem);
-    return sent.body.disposition;
-  }
-
-  /** A message to a task: the answer to the question it waits on, or steering for its work; any other state takes none. */
-  private async continueTask(ref: TaskRef, content: Content, key: string): Promise<void> {
-    const { chatId } = ref;
-    const { task } = await this.read(ref);
-    const state = taskStateOf(task);
-    if ((state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED) && task.question) {
-      let answer: unknown = content.data;
-      if (answer === undefined) {
-        const read = answerFromText(task.question, content.text);
-        if (read.kind === "unfit") throw malformed(read.why, "answer_does_not_fit");
-        answer = read.answer;
-      }
-      // Held to the schema an answer's body is held to on /v1.
-      const parsed = Answer.safeParse(answer);
-      if (!parsed.success) throw fromRefusal(invalidPart(parsed.error));
-      const answered = await this.chats.submit({ projectId: this.projectId, chatId }, { kind: "answer", idempotencyKey: key, questionId: task.question.id, answer: parsed.data });
-      if (!answered.ok) throw fromRefusal(answered.problem);
-      return;
-    }
-    if (state === TaskState.TASK_STATE_WORKING) {
-      if (content.data !== undefined) throw dataOutsideAnswer();
-      const steered = await this.chats.submit({ projectId: this.projectId, chatId }, { kind: "steer", idempotencyKey: key, content: content.text, replyToMessageId: null });
-      if (!steered.ok) throw fromRefusal(steered.problem);
-      return;
-    }
-    throw unsupported(isInterrupted(state) ? "The task has ended: send without taskId." : "The task has not started yet.");
-  }
-}
-
-/** A message's text (its text parts joined by line breaks) and data part; other kinds of part, and output modes without text, are refused. */
-function contentOf(message: A2AMessage, acceptedOutputModes: string[]): Content {
-  if (message.role !== Role.ROLE_USER) throw invalid("message.role", 'must be "ROLE_USER".');
-  if (message.messageId.length < 1 || message.messageId.length > MESSAGE_ID_MAX) throw invalid("message.messageId", `must be 1 to ${MESSAGE_ID_MAX} characters.`);
-  if (message.parts.length === 0) throw invalid("message.parts", "must hold at least one part.");
-  if (acceptedOutputModes.length > 0 && !acceptedOutputModes.some((mode) => TEXT_MODES.has(mode))) {
-    throw new ContentTypeNotSupportedError({ message: "This agent answers in text/plain: accept it (or text/*)." });
-  }
-  const texts: string[] = [];
-  let data: unknown;
-  for (const part of message.parts) {
-    const value = part.content;
-    if (value?.$case === "text") texts.push(value.value);
-    else if (value?.$case === "data") data = value.value;
-    else throw new ContentTypeNotSupportedError({ message: "Send text parts; files are not taken." });
-  }
-  return { text: texts.join("\n"), data };
 }
 
 const historyLengthOf = (value: number | undefined): number | undefined => {

@@ -1,6 +1,9 @@
 import type { Served } from "../chats/service/chat-service";
 import type { ChatFollower, FollowedEvent } from "./chat-follower";
 
+/** What a wait reads events from: a chat's follower (or, in a test, anything that hands events out the same way). */
+type Events = Pick<ChatFollower, "next" | "close">;
+
 /** What paces a wait's reports (MCP progress): a report held back wakes the wait when it is due. */
 type Pacer = { due(stop: AbortSignal): AbortSignal; pending(): boolean; flush(): Promise<void> };
 
@@ -28,7 +31,7 @@ export type WaitBounds = { stop: AbortSignal; hungUp: AbortSignal; stillAdmitted
  * also answers not_found once the project is no longer the caller's), so nothing written after a revocation or a lost
  * access is told. The follower is closed whatever happens.
  */
-export async function waitOnChat<T, E = never>(follower: ChatFollower, bounds: WaitBounds, wait: ChatWait<T, E>): Promise<Served<T> | E> {
+export async function waitOnChat<T, E = never>(follower: Events, bounds: WaitBounds, wait: ChatWait<T, E>): Promise<Served<T> | E> {
   const { stop } = bounds;
   let last = await wait.read();
   try {

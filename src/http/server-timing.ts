@@ -1,27 +1,21 @@
-import type { Context, MiddlewareHandler } from "hono";
-
-/** One hop an answer waited on, and for how long (milliseconds). */
-type Hop = { name: string; ms: number };
+import type { Context } from "hono";
+import { setMetric, type TimingVariables, timing } from "hono/timing";
 
 /**
- * Answers carry `Server-Timing`: each hop `timed` measured (the token's gate, the project's membership,
- * the chat's object) and the whole answer (`total`), so a caller sees where its time went.
+ * Answers carry `Server-Timing` (Hono's timing middleware): each hop `timed` measured (the token's gate, the project's
+ * membership, the chat's object) and the whole answer (`total`), so a caller sees where its time went.
  */
-export const serverTiming: MiddlewareHandler<{ Variables: { hops?: Hop[] } }> = async (c, next) => {
-  const started = performance.now();
-  const hops: Hop[] = [];
-  c.set("hops", hops);
-  await next();
-  const metrics = [...hops.map((hop) => `${hop.name};dur=${hop.ms.toFixed(1)}`), `total;dur=${(performance.now() - started).toFixed(1)}`];
-  c.res.headers.append("server-timing", metrics.join(", "));
-};
+export const serverTiming = timing({ totalDescription: "" });
 
-/** Awaits one hop of an answer and records how long it took (nothing is recorded outside serverTiming). */
+/**
+ * Awaits one hop of an answer and records how long it took (nothing is recorded outside serverTiming). Measured here,
+ * not with Hono's named timers, since the same hop may run more than once in an answer, and at once.
+ */
 export async function timed<R>(c: Context, name: string, work: () => R): Promise<Awaited<R>> {
   const started = performance.now();
   try {
     return await work();
   } finally {
-    (c.get("hops") as Hop[] | undefined)?.push({ name, ms: performance.now() - started });
+    if ((c.get("metric") as TimingVariables["metric"] | undefined) !== undefined) setMetric(c, name, performance.now() - started);
   }
 }

@@ -27,12 +27,13 @@ export const waitError = (waited: { ok: false; problem: ApiError } | RefusedAnsw
  * that goes on with the chain), the end of a reply of its submissions, or one of them failing or leaving the queue. A
  * reply as it starts and grows, and other submissions' events, are passed over unread.
  */
-function movesChain(event: FollowedEvent, chain: Chain): boolean {
+function movesChain(event: FollowedEvent, chain: Chain, inQueue: Map<string, string>): boolean {
   if (event.type === "question") return true;
   if (event.type !== "message" && event.type !== "queue.entry" && event.type !== "queue.removed") return false;
   const link = chain.links.find((l) => event.data.includes(l.submissionId));
   if (!link) return false;
-  if (event.type === "queue.removed") return true;
+  // Leaving the queue from dispatching is a start, which its reply tells; from anywhere else, a cancel.
+  if (event.type === "queue.removed") return inQueue.get(link.submissionId) !== "dispatching";
   if (event.type === "queue.entry") return (JSON.parse(event.data) as QueueEntry).status === "failed";
   const message = JSON.parse(event.data) as Message;
   return message.role !== "user" && message.status !== "working" && message.submissionId === link.submissionId;
@@ -63,6 +64,8 @@ export async function waitOnChain(
   // since progress counts one text's length and only ever grows).
   const progress = replyProgress(context);
   let reply: { id: string; content: string } | undefined;
+  // Where the chain's submissions last stood in the queue, as its end was read and its entries' events said.
+  const inQueue = new Map<string, string>();
   const bounds = { stop: AbortSignal.any([context.signal, AbortSignal.timeout(waitMs)]), hungUp: context.signal, stillAdmitted: () => context.chats.stillAdmitted() };
   const waited = await waitOnChat<ChainWait & { asking?: boolean }, RefusedAnswer>(follower, bounds, {
     read: async () => {
@@ -70,6 +73,7 @@ export async function waitOnChain(
       if (!chain.ok) return chain;
       const view = await viewChain(ref, chain.body, modes, context);
       if (!view.ok) return view;
+      inQueue.set(chain.body.end.id, chain.body.end.status);
       const current = chain.body.reply;
       reply = current ? { id: current.id, content: current.content } : undefined;
       if (reply) await progress.grewTo(reply.content);
@@ -78,13 +82,17 @@ export async function waitOnChain(
       return { ...chain, body: { view: view.body, chain: chain.body, asking } };
     },
     settled: ({ view, asking }) => view.status === "completed" || view.status === "cancelled" || asking === true,
-    moves: (event, { chain }) => movesChain(event, chain),
+    moves: (event, { chain }) => movesChain(event, chain, inQueue),
     passing: async (event, { chain }) => {
       if (event.type === ANSWER_REFUSED) {
         // An answer this credential sent from a form was refused: the call that asked ends with that problem.
         const [questionId, problem] = event.data.split(" ");
         const bytes = questionId === chain.question?.id ? fromBase64Url(problem ?? "") : undefined;
         return bytes ? { end: { ok: false, refusedAnswer: new TextDecoder().decode(bytes) } } : undefined;
+      }
+      if (event.type === "queue.entry") {
+        const entry = JSON.parse(event.data) as QueueEntry;
+        inQueue.set(entry.id, entry.status);
       }
       const started = startedReply(event, chain);
       if (started) await progress.grewTo((reply = { id: started.id, content: started.content }).content);

@@ -33,16 +33,20 @@ export async function readOutcome(chat: ChatRef, submissionId: string, { chats }
 export async function waitForOutcome(chat: ChatRef, submissionId: string, follower: ChatFollower, waitMs: number, context: ToolContext): Promise<Served<Outcome>> {
   const progress = replyProgress(context);
   const bounds = { stop: AbortSignal.any([context.signal, AbortSignal.timeout(waitMs)]), hungUp: context.signal, stillAdmitted: () => context.chats.stillAdmitted() };
+  // Where the submission last stood in the queue: leaving it from dispatching is its start, from anywhere else a cancel.
+  let inQueue: string | undefined;
   const read = await waitOnChat(follower, bounds, {
     read: async () => {
       const outcome = await readOutcome(chat, submissionId, context);
       if (outcome.ok && outcome.body.reply) await progress.grewTo(outcome.body.reply.content);
+      inQueue = outcome.ok ? outcome.body.state.status : inQueue;
       return outcome;
     },
     settled: hasEnded,
-    moves: (event, current) => mayEnd(event, submissionId, current),
+    moves: (event, current) => mayEnd(event, submissionId, current, inQueue),
     passing: async (event, current, eventId) => {
-      if (event.type === "message" && event.data.includes(submissionId)) {
+      if (event.type === "queue.entry" && event.data.includes(submissionId)) inQueue = (JSON.parse(event.data) as QueueEntry).status;
+      else if (event.type === "message" && event.data.includes(submissionId)) {
         // The reply as it starts (or as a snapshot of it): its text so far, without a read.
         const message = JSON.parse(event.data) as Message;
         if (message.role === "owner" && message.submissionId === submissionId) await progress.grewTo((current.reply = message).content);
@@ -60,14 +64,14 @@ export async function waitForOutcome(chat: ChatRef, submissionId: string, follow
 
 /**
  * Whether an event may end the submission (or show its reply): its reply's end, its failure, its removal from the queue
- * (a cancel), or the take of its text by a running task (a steering send, whose reply is that task's).
+ * other than its start (a cancel), or the take of its text by a running task (a steering send, whose reply is that task's).
  */
-function mayEnd(event: FollowedEvent, submissionId: string, { state, reply }: Outcome): boolean {
+function mayEnd(event: FollowedEvent, submissionId: string, { state, reply }: Outcome, inQueue: string | undefined): boolean {
   // Cheap before parsing: events of other submissions and replies are passed over unread.
   const named = event.data.includes(submissionId);
   switch (event.type) {
     case "queue.removed":
-      return named;
+      return named && inQueue !== "dispatching";
     case "queue.entry":
       return named && (JSON.parse(event.data) as QueueEntry).status === "failed";
     case "message": {

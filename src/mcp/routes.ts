@@ -1,6 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import type { GatedEnv } from "../auth/gate";
 import { config } from "../config";
@@ -21,18 +22,23 @@ import { chatService } from "../chats/service/chat-service";
 const ALLOW = "POST";
 const mcpCredentials = resourceCredentials("mcp");
 
+// CORS for the APP_ORIGINS pages that may call (Hono's), answering their preflight with what they may send.
+const appCors = cors({
+  origin: (origin, c) => (config(c.env).appOrigins.includes(origin) ? origin : null),
+  allowMethods: [ALLOW],
+  allowHeaders: ["authorization", "content-type", "accept", "mcp-protocol-version", "mcp-method", "mcp-name", "mcp-session-id", "last-event-id"],
+  exposeHeaders: ["www-authenticate", "retry-after", "ratelimit", "ratelimit-policy", "x-request-id", "mcp-session-id"],
+  maxAge: 600,
+});
+
 /**
- * A request from a browser page of another site is refused (DNS rebinding); one with no Origin (any
- * non-browser client) is not a browser's. An APP_ORIGINS page may call, and read the answer (CORS).
+ * A request from a browser page of another site is refused (DNS rebinding), its preflight included: Hono's CORS would
+ * only leave its headers out. One with no Origin (any non-browser client) is not a browser's.
  */
 const sameSiteOrigins = createMiddleware<GatedEnv>(async (c, next) => {
   const origin = c.req.header("origin");
-  if (origin === undefined) return next();
-  if (!config(c.env).appOrigins.includes(origin)) throw new ApiError(403, "forbidden", "Requests from this Origin are not accepted on /mcp.");
-  await next();
-  c.res.headers.set("access-control-allow-origin", origin);
-  c.res.headers.append("vary", "Origin");
-  c.res.headers.set("access-control-expose-headers", "www-authenticate, retry-after, ratelimit, ratelimit-policy, x-request-id, mcp-session-id");
+  if (origin !== undefined && !config(c.env).appOrigins.includes(origin)) throw new ApiError(403, "forbidden", "Requests from this Origin are not accepted on /mcp.");
+  return appCors(c, next);
 });
 
 const knownRevision = createMiddleware<GatedEnv>(async (c, next) => {
@@ -92,14 +98,8 @@ async function oneMessage(request: Request): Promise<JSONRPCMessage> {
  */
 export function createMcpRoutes() {
   const mcp = createRouter<GatedEnv>();
-  // A browser client's preflight, for the origins that may call.
-  mcp.options("/", sameSiteOrigins, (c) =>
-    c.body(null, 204, {
-      "access-control-allow-methods": ALLOW,
-      "access-control-allow-headers": "authorization, content-type, accept, mcp-protocol-version, mcp-method, mcp-name, mcp-session-id, last-event-id",
-      "access-control-max-age": "600",
-    }),
-  );
+  // A browser client's preflight, for the origins that may call: answered by the CORS middleware.
+  mcp.options("/", sameSiteOrigins);
   // No session, so no stream to GET and nothing to DELETE; the credentials come first, so a client that
   // probes with GET learns where OAuth starts (401 with resource_metadata) before it learns the method.
   mcp.on(["GET", "HEAD", "DELETE", "PUT", "PATCH"], "/", sameSiteOrigins, mcpCredentials, () => {

@@ -4,17 +4,15 @@ import type { Env } from "../env";
 import { type OpenedDelivery, openDelivery, postToReceiver, RETRY_DELAYS_S } from "./delivery";
 import { openPush, type PushBody } from "./push-delivery";
 import { EndpointTurns, type Turn } from "./endpoint-turns";
+import { FAILURES_TO_DISABLE, type NewEndpoint, WebhookEndpoints } from "./endpoints";
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from "./schemas";
-import { type DeliveryRow, type EndpointRow, MIGRATIONS, toDelivery, toEndpoint } from "./webhook-tables";
+import { type DeliveryRow, type EndpointRow, MIGRATIONS, toDelivery } from "./webhook-tables";
 import { log } from "../log";
 import { DAY_MS, iso } from "../time";
 import { webhookIdOf } from "./signature";
 import type { OutboxEventType, WebhookTask } from "../chats/webhook-task";
 import type { WebhookSwitch } from "../chats/webhook-switch";
 
-export const WEBHOOKS_PER_PROJECT = 10;
-// After this many deliveries in a row end failed, the endpoint is disabled.
-export const FAILURES_TO_DISABLE = 50;
 // The deliveries listed (and, once ended, kept) per endpoint.
 const DELIVERIES_KEPT = 100;
 // An attempt holds its delivery this long (a 15 s request and the calls around it), so another copy of its message waits.
@@ -32,10 +30,7 @@ export const CHAT_RETRY_MS = 30_000;
 const CHAT_RETRIES_END_MS = DAY_MS;
 // Events a caller causes at no cost (a send refused for credits): at most this many deliveries per endpoint and minute.
 export const SUBMISSION_FAILED_PER_MINUTE = 10;
-// When the project's chat list could not be told of a flip of the switch, the alarm tells it this much later.
-const SWITCH_RETELL_MS = 5_000;
 
-export type NewEndpoint = { url: string; events: WebhookEventType[]; description: string; sealedSecret: string };
 export type AttemptPlan = { kind: "attempt"; url: string; sealedSecret: string; attempt: number } | { kind: "skip" };
 type Claimed = { url: string; attempt: number; webhookId: string; opened: OpenedDelivery };
 // Ended push deliveries are kept this long: a config's line lives as long as its task, and nothing lists them.
@@ -62,6 +57,7 @@ const attemptable = (d: DeliveryRow, now: number) => d.status === "pending" && (
 export class ProjectWebhooks extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly turns: EndpointTurns;
+  private readonly endpoints: WebhookEndpoints;
   // How a push's body is shaped: the entry's class gives the A2A channel's (webhooks/ never imports it).
   protected readonly shapePush: PushBody = () => {
     throw new Error("no channel shapes push bodies here");
@@ -72,80 +68,26 @@ export class ProjectWebhooks extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     migrateSchema(this.sql, MIGRATIONS);
     this.turns = new EndpointTurns(this.sql);
+    this.endpoints = new WebhookEndpoints(this.sql, env, (at) => this.sweepAt(at));
   }
 
-  /**
-   * Adds an endpoint. When it is the project's first enabled one, the project's chats that had been told
-   * there were none are told otherwise before this returns, so every event after the answer is delivered.
-   */
+  /** Adds an endpoint (endpoints.ts); a flip of the switch is told to the project's chats before this returns. */
   async create(projectId: string, endpoint: NewEndpoint): Promise<{ kind: "created"; endpoint: WebhookEndpoint } | { kind: "limit" }> {
-    const count = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM endpoints").one().n;
-    if (count >= WEBHOOKS_PER_PROJECT) return { kind: "limit" };
-    const before = this.currentSwitch();
-    const row = this.sql
-      .exec<EndpointRow>(
-        "INSERT INTO endpoints (id, url, events, description, sealed_secret, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
-        crypto.randomUUID(),
-        endpoint.url,
-        JSON.stringify(endpoint.events),
-        endpoint.description,
-        endpoint.sealedSecret,
-        iso(Date.now()),
-      )
-      .one();
-    await this.flipIfChanged(projectId, before);
-    return { kind: "created", endpoint: toEndpoint(row) };
+    return this.endpoints.create(projectId, endpoint);
   }
 
   async list(): Promise<WebhookEndpoint[]> {
-    return this.sql.exec<EndpointRow>("SELECT * FROM endpoints ORDER BY seq").toArray().map(toEndpoint);
+    return this.endpoints.list();
   }
 
   /** Deletes an endpoint and its log; false when there was none. An attempt that has not begun never starts. */
   async remove(projectId: string, endpointId: string): Promise<boolean> {
-    const before = this.currentSwitch();
-    const removed = this.sql.exec("DELETE FROM endpoints WHERE id = ? RETURNING id", endpointId).toArray().length > 0;
-    if (removed) this.sql.exec("DELETE FROM deliveries WHERE endpoint_id = ?", endpointId);
-    await this.flipIfChanged(projectId, before);
-    return removed;
+    return this.endpoints.remove(projectId, endpointId);
   }
 
   /** The webhook switch: on while an endpoint is enabled, numbered by its flips. */
   async switchState(): Promise<WebhookSwitch> {
-    return this.currentSwitch();
-  }
-
-  private currentSwitch(): WebhookSwitch {
-    const row = this.sql.exec<{ enabled: number; version: number }>("SELECT enabled, version FROM switch").toArray()[0];
-    // Never flipped: on exactly when an endpoint is enabled (a project from before the switch may have some).
-    return row ? { on: row.enabled === 1, version: row.version } : { on: this.hasEnabledEndpoint(), version: 0 };
-  }
-
-  private hasEnabledEndpoint(): boolean {
-    return this.sql.exec("SELECT 1 FROM endpoints WHERE disabled_at IS NULL LIMIT 1").toArray().length > 0;
-  }
-
-  /** After the endpoints changed: a flip of the switch is numbered, kept, and told to the project's chat list before this returns. */
-  private async flipIfChanged(projectId: string | undefined, before: WebhookSwitch): Promise<void> {
-    const on = this.hasEnabledEndpoint();
-    projectId ??= this.sql.exec<{ project_id: string }>("SELECT project_id FROM switch").toArray()[0]?.project_id;
-    // An object from before the switch that never learnt its project's id: its chats keep recording, as they did.
-    if (on === before.on || projectId === undefined) return;
-    this.sql.exec("INSERT OR REPLACE INTO switch (id, project_id, enabled, version, told) VALUES (1, ?, ?, ?, 0)", projectId, on ? 1 : 0, before.version + 1);
-    await this.tellChatList();
-  }
-
-  /** Tells the project's chat list of the switch's last flip unless it has heard; when it cannot be reached, the alarm tells it soon. */
-  private async tellChatList(): Promise<void> {
-    const row = this.sql.exec<{ project_id: string; enabled: number; version: number }>("SELECT project_id, enabled, version FROM switch WHERE told = 0").toArray()[0];
-    if (!row) return;
-    try {
-      await this.env.PROJECT_CHATS.getByName(row.project_id).webhooksSwitched(row.project_id, { on: row.enabled === 1, version: row.version });
-      this.sql.exec("UPDATE switch SET told = 1 WHERE version = ?", row.version);
-    } catch (error) {
-      log.error("webhook_switch_not_told", { projectId: row.project_id }, error);
-      await this.sweepAt(Date.now() + SWITCH_RETELL_MS);
-    }
+    return this.endpoints.switchState();
   }
 
   /** The newest deliveries of an endpoint, newest first; null when there is no such endpoint. */
@@ -156,10 +98,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
 
   /** The enabled endpoints, each with the event types it receives: one call serves a whole hand-off. */
   async subscriptions(): Promise<{ id: string; events: WebhookEventType[] }[]> {
-    return this.sql
-      .exec<EndpointRow>("SELECT * FROM endpoints WHERE disabled_at IS NULL ORDER BY seq")
-      .toArray()
-      .map((r) => ({ id: r.id, events: JSON.parse(r.events) }));
+    return this.endpoints.subscriptions();
   }
 
   /**
@@ -350,7 +289,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
    * handed over a third time.
    */
   override async alarm(): Promise<void> {
-    await this.tellChatList();
+    await this.endpoints.tellChatList();
     const now = Date.now();
     // After a restart no attempt of the old object runs: each endpoint's line goes on from where it was.
     for (const endpointId of this.turns.waitingEndpoints()) this.startTurns(endpointId, now);
@@ -406,7 +345,7 @@ export class ProjectWebhooks extends DurableObject<Env> {
     if (status === "delivered") this.sql.exec("UPDATE endpoints SET failures_in_a_row = 0 WHERE id = ?", endpointId);
     if (status === "pending" && outcome.nextAttemptAt !== null) await this.sweepAt(outcome.nextAttemptAt);
     if (status === "failed") {
-      const before = this.currentSwitch();
+      const before = this.endpoints.switchState();
       this.sql.exec(
         "UPDATE endpoints SET failures_in_a_row = failures_in_a_row + 1, disabled_at = CASE WHEN failures_in_a_row + 1 >= ? THEN ? ELSE disabled_at END WHERE id = ?",
         FAILURES_TO_DISABLE,
@@ -419,11 +358,11 @@ export class ProjectWebhooks extends DurableObject<Env> {
         endpointId,
         endpointId,
       );
-      await this.flipIfChanged(undefined, before);
+      await this.endpoints.flipIfChanged(undefined, before);
     }
   }
 
   private endpoint(id: string): EndpointRow | undefined {
-    return this.sql.exec<EndpointRow>("SELECT * FROM endpoints WHERE id = ?", id).toArray()[0];
+    return this.endpoints.endpoint(id);
   }
 }

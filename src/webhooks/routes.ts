@@ -8,7 +8,7 @@ import { encryptSecret, newWebhookSecret } from "./secrets";
 import { CreatedWebhook, CreateWebhookBody, WEBHOOK_EVENT_TYPES, WebhookDeliveryList, WebhookList, WebhookParams } from "./schemas";
 import { webhookUrlProblem } from "./url-rules";
 import { isUuid } from "../ids";
-import { WEBHOOKS_PER_PROJECT } from "./project-webhooks";
+import { WEBHOOKS_PER_PROJECT } from "./endpoints";
 import { authorise, read, security, write } from "../projects/guards";
 import { ProjectParams } from "../projects/schemas";
 

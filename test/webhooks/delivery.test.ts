@@ -1,7 +1,8 @@
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, vi } from "vitest";
 import { RETRY_DELAYS_S } from "../../src/webhooks/delivery";
-import { FAILURES_TO_DISABLE, ProjectWebhooks } from "../../src/webhooks/project-webhooks";
+import { FAILURES_TO_DISABLE } from "../../src/webhooks/endpoints";
+import { ProjectWebhooks } from "../../src/webhooks/project-webhooks";
 import { signWebhook } from "../../src/webhooks/signature";
 import { frozenClock, runNextAlarm, settle } from "../clock";
 import { call, env, historyOf, newChat, peek, room, send, world } from "../helpers";

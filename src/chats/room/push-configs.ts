@@ -1,5 +1,9 @@
 import type { ChainState } from "../chain-schemas";
-import type { NewPushConfig, PushConfigView, PushDeliveryRead } from "../room-calls";
+import type { Env } from "../../env";
+import { log } from "../../log";
+import type { NewPushConfig, PushConfigOutcome, PushConfigView, PushDeliveryRead } from "../room-calls";
+import type { Change } from "./change";
+import type { ChatRow, RoomStorage } from "./room-storage";
 import { PUSH_EVENT, type WebhookTask } from "../webhook-task";
 import type { Chains } from "./chains";
 import type { QuestionStorage } from "./question-storage";
@@ -7,7 +11,7 @@ import type { SubmissionStorage } from "./submission-storage";
 import type { OutboxRow, WebhookOutbox } from "./webhook-outbox";
 
 // At most this many configs per task.
-export const PUSH_CONFIGS_PER_TASK = 5;
+const PUSH_CONFIGS_PER_TASK = 5;
 const ENDED: ReadonlySet<ChainState> = new Set(["completed", "failed", "refused", "cancelled"]);
 
 type ConfigRow = { task_id: string; id: string; url: string; scheme: string | null; sealed: string | null; has_token: number; protocol: "1.0" | "0.3" };
@@ -146,3 +150,71 @@ export class PushConfigs {
 }
 
 const viewOf = (row: ConfigRow): PushConfigView => ({ id: row.id, taskId: row.task_id, url: row.url, scheme: row.scheme });
+
+/** What the book works with: the chat's storage and its configs, the change, and the project's chat list to count with. */
+type BookParts = { env: Env; ctx: DurableObjectState; store: RoomStorage; submissions: SubmissionStorage; pushes: PushConfigs; change: Change };
+
+/**
+ * The chat's push configs as the project counts them: a new one is added only within the project's limit across its
+ * chats' tasks that have not ended, which its chat list counts; the chat tells the list its count after every change to it.
+ */
+export class PushConfigBook {
+  // Configs being added whose project-wide count is being asked, and the number of the chat's last word on its count.
+  #reservations = 0;
+  #countVersion = Date.now() * 1000;
+
+  constructor(private readonly parts: BookParts) {}
+
+  /**
+   * Adds a config to a task, or replaces the one with its id: at most five a task, and (for a new one) within the project's
+   * limit. `announce`: the task's state now is pushed too (a task created with its config).
+   */
+  async set(chat: ChatRow, taskId: string, config: NewPushConfig, announce: boolean): Promise<PushConfigOutcome> {
+    const { env, submissions, pushes, change } = this.parts;
+    if (!submissions.byId(taskId)) return { kind: "submission_not_found" };
+    if (pushes.hasEnded(taskId)) return { kind: "ended" };
+    const configs = pushes.list(taskId);
+    const replacing = configs.some((c) => c.id === config.id);
+    if (!replacing) {
+      if (configs.length >= PUSH_CONFIGS_PER_TASK) return { kind: "task_limit" };
+      // Counted before it exists, with the others being added meanwhile, so two at once cannot both take the last place.
+      this.#reservations++;
+      try {
+        const count = pushes.openCount() + this.#reservations;
+        if (!(await env.PROJECT_CHATS.getByName(chat.project_id).holdPushConfigs(chat.id, count, ++this.#countVersion, true))) return { kind: "project_limit" };
+      } finally {
+        this.#reservations--;
+      }
+      if (pushes.hasEnded(taskId)) return { kind: "ended" };
+    }
+    const now = Date.now();
+    let outcome: "set" | "task_limit" = "task_limit";
+    change(now, () => (outcome = pushes.set(taskId, config, now, announce)), "unlisted");
+    if (!replacing) this.tellCount();
+    if (outcome === "task_limit") return { kind: "task_limit" };
+    return { kind: "set", config: pushes.list(taskId).find((c) => c.id === config.id)! };
+  }
+
+  list(taskId: string): PushConfigOutcome {
+    if (!this.parts.submissions.byId(taskId)) return { kind: "submission_not_found" };
+    return { kind: "configs", configs: this.parts.pushes.list(taskId) };
+  }
+
+  remove(taskId: string, configId: string): PushConfigOutcome {
+    if (!this.parts.submissions.byId(taskId)) return { kind: "submission_not_found" };
+    this.parts.pushes.remove(taskId, configId);
+    this.tellCount();
+    return { kind: "removed" };
+  }
+
+  /** Tells the project's chat list how many push configs the chat's open tasks hold, in the background (a lost word only leaves the count high). */
+  tellCount(): void {
+    const { env, ctx, store, pushes } = this.parts;
+    const chat = store.chat();
+    if (!chat) return;
+    const told = env.PROJECT_CHATS.getByName(chat.project_id)
+      .holdPushConfigs(chat.id, pushes.openCount() + this.#reservations, ++this.#countVersion, false)
+      .catch((error) => log.warn("push_count_not_told", { chatId: chat.id }, error));
+    ctx.waitUntil(told);
+  }
+}
