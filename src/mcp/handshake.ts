@@ -81,7 +81,10 @@ export function answerHandshake(
     const { taskIds: _asked, ...filter } = request.params.notifications;
     await extra.sendNotification({
       method: "notifications/subscriptions/acknowledged",
-      params: { notifications: { ...Object.fromEntries(Object.keys(filter).map((name) => [name, Array.isArray(filter[name]) ? [] : false])), taskIds: [] } },
+      params: {
+        notifications: { ...Object.fromEntries(Object.keys(filter).map((name) => [name, Array.isArray(filter[name]) ? [] : false])), taskIds: [] },
+        _meta: { "io.modelcontextprotocol/subscriptionId": extra.requestId },
+      },
     } as unknown as ServerNotification);
     return { resultType: "complete", _meta: { "io.modelcontextprotocol/subscriptionId": extra.requestId } } as unknown as ServerResult;
   });

@@ -7,7 +7,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
  */
 const MODERN_REVISION = "2026-07-28";
 export const LEGACY_REVISIONS = ["2025-11-25", "2025-06-18"];
-export const REVISIONS = [MODERN_REVISION, ...LEGACY_REVISIONS];
+const REVISIONS = [MODERN_REVISION, ...LEGACY_REVISIONS];
 
 const META = {
   revision: "io.modelcontextprotocol/protocolVersion",
@@ -32,6 +32,27 @@ export class RevisionRefusal extends Error {
 }
 
 export type Era = { kind: "legacy" } | { kind: "modern" };
+
+const TASK_METHODS = new Set(["tasks/get", "tasks/update", "tasks/cancel"]);
+// The requests 2026-07-28 serves here (the task methods only while handles can be sealed); any other is unknown to it.
+const MODERN_METHODS = new Set(["server/discover", "tools/list", "tools/call", "subscriptions/listen"]);
+
+/**
+ * On 2026-07-28, a request for a method it removed (`initialize`, `ping`, …) or never had: Streamable HTTP answers it
+ * with HTTP 404 and -32601. A 2025 request keeps HTTP 200 for an unknown method (a 404 would end a 2025 client's session).
+ */
+export function unknownToModern(message: JSONRPCMessage, era: Era, withTasks: boolean): boolean {
+  if (era.kind !== "modern" || !("method" in message) || !("id" in message)) return false;
+  return !MODERN_METHODS.has(message.method) && !(withTasks && TASK_METHODS.has(message.method));
+}
+
+/** A request's legacy `task` parameter (SEP-2663) is ignored: the request is served as without it. */
+export function withoutLegacyTask(message: JSONRPCMessage): JSONRPCMessage {
+  const params = "params" in message ? (message.params as Record<string, unknown> | undefined) : undefined;
+  if (params === undefined || !("task" in params)) return message;
+  const { task: _ignored, ...rest } = params;
+  return { ...message, params: rest } as JSONRPCMessage;
+}
 
 type Params = { _meta?: Record<string, unknown>; name?: unknown } | undefined;
 const paramsOf = (message: JSONRPCMessage): Params => ("params" in message ? (message.params as Params) : undefined);
@@ -62,9 +83,15 @@ const mismatch = (header: string, detail: string) => new RevisionRefusal(HEADER_
  * for what it refuses; a response, or a message without an envelope, is of the 2025 revisions.
  */
 export function eraOf(message: JSONRPCMessage, headers: Headers): Era {
+  const header = headers.get("mcp-protocol-version") ?? undefined;
+  if (header !== undefined && !REVISIONS.includes(header)) {
+    throw new RevisionRefusal(UNSUPPORTED_REVISION, `MCP-Protocol-Version ${header.slice(0, 40)} is not supported; this server speaks ${REVISIONS.join(", ")}.`, {
+      supported: REVISIONS,
+      requested: header.slice(0, 40),
+    });
+  }
   if (!("method" in message)) return { kind: "legacy" };
   const params = paramsOf(message);
-  const header = headers.get("mcp-protocol-version") ?? undefined;
   const claim = params?._meta?.[META.revision];
   if (claim === undefined) {
     if (header === MODERN_REVISION) {
@@ -73,11 +100,12 @@ export function eraOf(message: JSONRPCMessage, headers: Headers): Era {
     return { kind: "legacy" };
   }
   if (typeof claim === "string" && LEGACY_REVISIONS.includes(claim)) return { kind: "legacy" };
+  // A header and a body that disagree are a mismatch whichever of them names a revision this server does not speak.
+  if (header !== undefined && header !== claim) throw mismatch("MCP-Protocol-Version", `${header.slice(0, 40)} disagrees with params._meta (${String(claim).slice(0, 40)}).`);
   if (claim !== MODERN_REVISION) {
     throw new RevisionRefusal(UNSUPPORTED_REVISION, `Protocol revision ${String(claim).slice(0, 40)} is not supported.`, { supported: REVISIONS, requested: claim });
   }
   if (header === undefined && "id" in message) throw mismatch("MCP-Protocol-Version", `absent, but the request names ${MODERN_REVISION} in params._meta.`);
-  if (header !== undefined && header !== claim) throw mismatch("MCP-Protocol-Version", `${header.slice(0, 40)} disagrees with params._meta (${claim}).`);
   const capabilities = params?._meta?.[META.capabilities];
   if (typeof capabilities !== "object" || capabilities === null || Array.isArray(capabilities)) {
     throw new RevisionRefusal(INVALID_PARAMS, `params._meta["${META.capabilities}"] must be an object.`);
@@ -91,9 +119,9 @@ export function eraOf(message: JSONRPCMessage, headers: Headers): Era {
     if (name === null) throw mismatch("Mcp-Name", "absent; a tools/call names its tool there.");
     if (headerValue(name) !== params.name) throw mismatch("Mcp-Name", "disagrees with params.name.");
   }
-  // A task's requests name the task there, as a tool call names its tool.
+  // A task's requests name the task there, as a tool call names its tool (tasks/result, which the extension removed, is unknown first).
   const taskId = (params as { taskId?: unknown } | undefined)?.taskId;
-  if (message.method.startsWith("tasks/") && typeof taskId === "string") {
+  if (TASK_METHODS.has(message.method) && typeof taskId === "string") {
     const name = headers.get("mcp-name");
     if (name === null) throw mismatch("Mcp-Name", "absent; a tasks request names its task there.");
     if (headerValue(name) !== taskId) throw mismatch("Mcp-Name", "disagrees with params.taskId.");

@@ -12,7 +12,9 @@ import { createRouter } from "../http/router";
 import { resourceCredentials } from "../oauth/resource-credentials";
 import { liveEventStream, liveJsonAnswer } from "../channels/live-answer";
 import { callShape } from "./live-answer";
-import { type Era, eraOf, forLegacyTransport, REVISIONS, RevisionRefusal, refusalBody } from "./revision";
+import { type Era, eraOf, forLegacyTransport, RevisionRefusal, refusalBody, unknownToModern, withoutLegacyTask } from "./revision";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { firstCharacters } from "../text";
 import { NO_MODES } from "./elicitation";
 import { Sealer } from "./sealing";
 import { isResponse, sessionModes as sealedSessionModes, type TellRefusal, takeResponse } from "./session-elicitation";
@@ -39,16 +41,6 @@ const sameSiteOrigins = createMiddleware<GatedEnv>(async (c, next) => {
   const origin = c.req.header("origin");
   if (origin !== undefined && !config(c.env).appOrigins.includes(origin)) throw new ApiError(403, "forbidden", "Requests from this Origin are not accepted on /mcp.");
   return appCors(c, next);
-});
-
-const knownRevision = createMiddleware<GatedEnv>(async (c, next) => {
-  const revision = c.req.header("mcp-protocol-version");
-  if (revision !== undefined && !REVISIONS.includes(revision)) {
-    throw invalidRequest(`MCP-Protocol-Version ${revision.slice(0, 40)} is not supported; this server speaks ${REVISIONS.join(", ")}.`, [
-      { path: "mcp-protocol-version", message: "unsupported revision" },
-    ]);
-  }
-  await next();
 });
 
 /**
@@ -103,10 +95,10 @@ export function createMcpRoutes() {
   // No session, so no stream to GET and nothing to DELETE; the credentials come first, so a client that
   // probes with GET learns where OAuth starts (401 with resource_metadata) before it learns the method.
   mcp.on(["GET", "HEAD", "DELETE", "PUT", "PATCH"], "/", sameSiteOrigins, mcpCredentials, () => {
-    throw new ApiError(405, "method_not_allowed", "This MCP endpoint is stateless: send each JSON-RPC message with POST.", { headers: { allow: ALLOW } });
+    throw new ApiError(405, "method_not_allowed", "This MCP endpoint is stateless: send each JSON-RPC message with POST.", { headers: { allow: `${ALLOW}, OPTIONS` } });
   });
-  mcp.post("/", sameSiteOrigins, limitBody(MiB), mcpCredentials, knownRevision, transportChecks, jsonBodyGuard, async (c) => {
-    const message = await oneMessage(c.req.raw);
+  mcp.post("/", sameSiteOrigins, limitBody(MiB), mcpCredentials, transportChecks, jsonBodyGuard, async (c) => {
+    const message = withoutLegacyTask(await oneMessage(c.req.raw));
     let era: Era;
     try {
       era = eraOf(message, c.req.raw.headers);
@@ -114,10 +106,14 @@ export function createMcpRoutes() {
       if (error instanceof RevisionRefusal) return c.json(refusalBody(message, error), 400);
       throw error;
     }
+    const state = config(c.env).mcpState;
+    if (unknownToModern(message, era, state !== undefined)) {
+      const { method, id } = message as { method: string; id: string | number };
+      return c.json({ jsonrpc: "2.0", id, error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${firstCharacters(method, 100)}` } }, 404);
+    }
     const hangUp = new AbortController();
     // The request's own signal (enable_request_signal) fires when the client goes away, also while a JSON answer is still being made.
     const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
-    const state = config(c.env).mcpState;
     const sealer = state ? new Sealer(state) : undefined;
     const principal = c.get("caller").gateName;
     const chats = chatService(c);

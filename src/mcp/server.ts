@@ -43,7 +43,7 @@ const toolListing = () =>
 // The SDK's own CallToolRequestSchema would fail a non-object `arguments` as an internal error (-32603); the contract wants invalid params (-32602).
 const ToolCallRequest = z.object({
   method: z.literal("tools/call"),
-  params: z.looseObject({ name: z.unknown(), arguments: z.unknown() }).default({ name: undefined, arguments: undefined }),
+  params: z.looseObject({ name: z.unknown().optional(), arguments: z.unknown().optional() }).default({ name: undefined, arguments: undefined }),
 });
 
 // The Tasks extension's requests: each names its task by the handle the call answered.
@@ -96,7 +96,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     return new TaskChannel(sealer, principal, this.chats);
   }
 
-  private async callTool(params: { name: unknown; arguments?: unknown } & Record<string, unknown>, extra: ToolExtra): Promise<CallToolResult | TaskCreated | ElicitingResult> {
+  private async callTool(params: { name?: unknown; arguments?: unknown } & Record<string, unknown>, extra: ToolExtra): Promise<CallToolResult | TaskCreated | ElicitingResult> {
     const { name, arguments: args = {} } = params;
     const tool = typeof name === "string" ? toolNamed(name) : undefined;
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `There is no tool named ${JSON.stringify(firstCharacters(String(name), 100))}; tools/list names them.`);

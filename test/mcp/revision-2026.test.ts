@@ -156,7 +156,9 @@ describe("MCP revision 2026-07-28 on the wire", () => {
       [await modernPost(w.token, "tools/call", { name: "list_projects", arguments: {} }, { "mcp-name": "=?base64?!!!?=" }), -32020],
       // The envelope must be whole, and name a revision this server speaks.
       [await modernPost(w.token, "tools/list", {}, {}, { "io.modelcontextprotocol/clientCapabilities": "all" }), -32602],
-      [await modernPost(w.token, "tools/list", {}, {}, { "io.modelcontextprotocol/protocolVersion": "2027-01-01" }), -32022],
+      // A body that names a revision the header does not is a mismatch, whichever one this server speaks.
+      [await modernPost(w.token, "tools/list", {}, {}, { "io.modelcontextprotocol/protocolVersion": "2027-01-01" }), -32020],
+      [await modernPost(w.token, "tools/list", {}, { "mcp-protocol-version": null }, { "io.modelcontextprotocol/protocolVersion": "2027-01-01" }), -32022],
     ];
     for (const [r, code] of cases) {
       expect(r.status, r.text).toBe(400);
@@ -176,7 +178,7 @@ describe("MCP revision 2026-07-28 on the wire", () => {
   it("has no initialize on 2026-07-28, and answers an initialize for an older revision with 2025-06-18", async () => {
     const w = await world();
     const modern = await modernPost(w.token, "initialize", { protocolVersion: MODERN, capabilities: {}, clientInfo: { name: "x", version: "1" } });
-    expect(modern.status).toBe(200);
+    expect(modern.status).toBe(404);
     expect(modern.json.error.code).toBe(-32601);
     const old = await call("POST", "/mcp", {
       token: w.token,

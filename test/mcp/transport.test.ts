@@ -47,13 +47,16 @@ describe("/mcp over HTTP", () => {
     expect(r.json.error.message).not.toMatch(/"code":|invalid_type/);
   });
 
-  it("accepts a supported or missing MCP-Protocol-Version header and refuses another with 400", async ({ w }) => {
+  it("accepts a supported or missing MCP-Protocol-Version header and refuses another with 400 and -32022", async ({ w }) => {
     const list = { jsonrpc: "2.0", id: 2, method: "tools/list" };
     expect((await post(list, {}, w.token)).status).toBe(200);
     expect((await post(list, { "mcp-protocol-version": "2025-06-18" }, w.token)).status).toBe(200);
     expect((await post(list, { "mcp-protocol-version": "2025-11-25" }, w.token)).status).toBe(200);
-    expectProblem(await post(list, { "mcp-protocol-version": "2025-03-26" }, w.token), 400, "invalid_request");
-    expectProblem(await post(list, { "mcp-protocol-version": "1999-01-01" }, w.token), 400, "invalid_request");
+    for (const revision of ["2025-03-26", "1999-01-01"]) {
+      const r = await post(list, { "mcp-protocol-version": revision }, w.token);
+      expect(r.status).toBe(400);
+      expect(r.json).toMatchObject({ id: 2, error: { code: -32022, data: { requested: revision } } });
+    }
   });
 
   it("answers a notification with 202 and no body", async ({ w }) => {
@@ -80,11 +83,11 @@ describe("/mcp over HTTP", () => {
     expect(plain.json.result.structuredContent.reply.status).toBe("success");
   });
 
-  it.each(["GET", "DELETE", "PUT", "PATCH"])("answers %s with 405 and Allow: POST", async (method) => {
+  it.each(["GET", "DELETE", "PUT", "PATCH"])("answers %s with 405 and Allow: POST, OPTIONS", async (method) => {
     const w = await world();
     const r = await call(method, "/mcp", { token: w.token, headers: { accept: "text/event-stream" } });
     expectProblem(r, 405, "method_not_allowed");
-    expect(r.headers.get("allow")).toBe("POST");
+    expect(r.headers.get("allow")).toBe("POST, OPTIONS");
   });
 
   it("refuses a JSON array (a batch) and a body that is not JSON with 400", async ({ w }) => {
