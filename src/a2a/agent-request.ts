@@ -3,10 +3,10 @@ import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import { liveEventStream, liveJsonAnswer } from "../channels/live-answer";
 import { chatService } from "../chats/service/chat-service";
-import { invalidRequest, notFound } from "../http/problem";
+import { ApiError, notFound } from "../http/problem";
 import { isUuid } from "../ids";
 import { EXTENSIONS } from "./card";
-import { asRefusal, keepingErrors } from "./errors";
+import { asRefusal, invalid, keepingErrors } from "./errors";
 import { ProjectAgent } from "./project-agent";
 
 // How long a blocking send's answer may take before the route commits to 200 and keeps the connection alive.
@@ -22,12 +22,31 @@ export function requestedVersion(c: Context): string | undefined {
 
 const JSON_TYPES = new Set(["application/json", "application/a2a+json"]);
 
-/** A body sent as anything but A2A's JSON types (application/json, application/a2a+json): 400 problem+json, on both bindings. */
+/** A body sent as anything but A2A's JSON types (application/json, application/a2a+json): 415 problem+json, on both bindings. */
 export function requireJsonBody(c: Context): void {
   const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (!JSON_TYPES.has(type)) {
-    throw invalidRequest("Send JSON (Content-Type: application/json or application/a2a+json).", [{ path: "content-type", message: "not JSON" }]);
+    throw new ApiError(415, "invalid_request", "Send JSON (Content-Type: application/json or application/a2a+json).", {
+      errors: [{ path: "content-type", message: "not JSON" }],
+    });
   }
+}
+
+/**
+ * A task or context id present in a request's params but not a string (a number, an object, an array): -32602 naming the
+ * field, never "Task not found" (ProtoJSON reads `null` as absent).
+ */
+export function idsNotStrings(params: unknown): Error | undefined {
+  const p = (typeof params === "object" && params !== null ? params : {}) as Record<string, unknown>;
+  const message = (typeof p.message === "object" && p.message !== null ? p.message : {}) as Record<string, unknown>;
+  const fields: [string, unknown][] = [
+    ["id", p.id],
+    ["taskId", p.taskId],
+    ["message.taskId", message.taskId],
+    ["message.contextId", message.contextId],
+  ];
+  const bad = fields.find(([, value]) => value !== undefined && value !== null && typeof value !== "string");
+  return bad ? invalid(bad[0], "must be a string.") : undefined;
 }
 
 /** The path's project id, lowercased; another path segment names no agent (404). */

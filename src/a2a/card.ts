@@ -103,7 +103,17 @@ export function extendedAgentCard(publicOrigin: string, projectId: string, pushN
   };
 }
 
-/** The same card in the v0.3 shape, with the 1.0 interfaces beside it (what 1.0 clients that send no A2A-Version read). */
+/**
+ * The card for a client that names no A2A-Version: the whole v1.0 card (a v1.0 client that sends no header, as the TCK
+ * and a2a-python 1.x, reads a valid one), plus the fields a v0.3 client reads, which a v1.0 reader ignores.
+ */
+export function unversionedAgentCard(publicOrigin: string, projectId: string, pushNotifications: boolean): Record<string, unknown> {
+  const legacy = legacyAgentCard(publicOrigin, projectId, pushNotifications);
+  const { protocolVersion, url, preferredTransport, additionalInterfaces, supportsAuthenticatedExtendedCard, security } = legacy;
+  return { ...agentCard(publicOrigin, projectId, pushNotifications), protocolVersion, url, preferredTransport, additionalInterfaces, supportsAuthenticatedExtendedCard, security };
+}
+
+/** The same card in the v0.3 shape, with the 1.0 interfaces beside it (what a client asking with A2A-Version: 0.3 reads). */
 export function legacyAgentCard(publicOrigin: string, projectId: string, pushNotifications: boolean): Record<string, unknown> {
   const { name, description, supportedInterfaces, provider, version, capabilities, securitySchemes, defaultInputModes, defaultOutputModes, skills } = agentCard(
     publicOrigin,

@@ -44,6 +44,8 @@ const BLOCKING_WAIT_MS = 60_000;
 const CANCEL_WAIT_MS = 10_000;
 const PAGE_SIZE_DEFAULT = 50;
 const PAGE_SIZE_MAX = 100;
+// A status left out reads as UNSPECIFIED, or (the JS SDK's client) as UNRECOGNIZED: no filter either way.
+const NO_STATUS_FILTER = new Set<TaskState>([TaskState.TASK_STATE_UNSPECIFIED, TaskState.UNRECOGNIZED]);
 const RFC_3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /**
@@ -143,7 +145,7 @@ export class ProjectAgent implements A2ARequestHandler {
     const outcome = await this.c.env.CHAT_ROOM.getByName(params.contextId.toLowerCase()).chainTasks(this.projectId);
     if (outcome.kind !== "tasks") return empty;
     const matching = (JSON.parse(outcome.tasks) as ChainTask[])
-      .filter((task) => params.status === TaskState.TASK_STATE_UNSPECIFIED || taskStateOf(task) === params.status)
+      .filter((task) => NO_STATUS_FILTER.has(params.status) || taskStateOf(task) === params.status)
       .filter((task) => after === undefined || task.enteredAt >= after)
       .sort((a, b) => b.enteredAt - a.enteredAt || (a.rootId < b.rootId ? -1 : 1));
     const page = matching.slice(offset, offset + pageSize);

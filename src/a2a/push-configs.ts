@@ -13,6 +13,9 @@ const TOKEN_MAX = 256;
 const CREDENTIALS_MAX = 4096;
 const CONFIG_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const SCHEMES = /^(bearer|basic)$/i;
+// What a header carries as it is, which no runtime rewrites, garbles or logs: a token visible ASCII, credentials that or a space.
+const TOKEN_CHARACTERS = /^[\x21-\x7E]*$/;
+const CREDENTIALS_CHARACTERS = /^[\x20-\x7E]*$/;
 
 /** Whether this deployment can keep push configs: their secrets are sealed with WEBHOOK_KEY, as webhook secrets are. */
 export const canPush = (env: Env) => webhookKey(env) !== undefined;
@@ -28,11 +31,15 @@ export async function pushConfigOf(sent: TaskPushNotificationConfig, env: Env, p
   if (urlProblem) throw invalid("url", sent.url === "" ? "is required." : `is refused: ${urlProblem}.`);
   if (sent.id !== "" && !CONFIG_ID.test(sent.id)) throw invalid("id", "must be 1 to 64 of A-Z, a-z, 0-9, _ and -.");
   if (sent.token !== "" && (sent.token.length < TOKEN_MIN || sent.token.length > TOKEN_MAX)) throw invalid("token", `must be ${TOKEN_MIN} to ${TOKEN_MAX} characters.`);
+  if (!TOKEN_CHARACTERS.test(sent.token)) throw invalid("token", "must be visible ASCII characters only (0x21 to 0x7E), as a header carries them.");
   const auth = sent.authentication;
   const scheme = auth && (auth.scheme !== "" || auth.credentials !== "") ? auth.scheme : null;
   if (scheme !== null && !SCHEMES.test(scheme)) throw invalid("authentication.scheme", 'must be "Bearer" or "Basic".');
   if (scheme !== null && (auth!.credentials.length < 1 || auth!.credentials.length > CREDENTIALS_MAX)) {
     throw invalid("authentication.credentials", `must be 1 to ${CREDENTIALS_MAX} characters.`);
+  }
+  if (scheme !== null && !CREDENTIALS_CHARACTERS.test(auth!.credentials)) {
+    throw invalid("authentication.credentials", "must be visible ASCII characters or spaces only, as a header carries them.");
   }
   const secrets: PushSecrets = {
     ...(sent.token === "" ? {} : { token: sent.token }),

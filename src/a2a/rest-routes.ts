@@ -1,4 +1,4 @@
-import { restStatusFor, toRestErrorBody, VersionNotSupportedError } from "@a2a-js/sdk/errors";
+import { ContentTypeNotSupportedError, restStatusFor, toRestErrorBody, VersionNotSupportedError } from "@a2a-js/sdk/errors";
 import { JsonRpcTransportHandler } from "@a2a-js/sdk/server";
 import type { Context, MiddlewareHandler } from "hono";
 import type { GatedEnv } from "../auth/gate";
@@ -6,7 +6,7 @@ import type { Scope } from "../auth/scopes";
 import { limitBody, MiB } from "../http/middleware";
 import { ApiError } from "../http/problem";
 import { createRouter } from "../http/router";
-import { agentRequest, blockingAnswer, eventStream, requestedVersion, requireJsonBody, resumePoint } from "./agent-request";
+import { agentRequest, blockingAnswer, eventStream, idsNotStrings, requestedVersion, requireJsonBody, resumePoint } from "./agent-request";
 import { extraDetailsOf, malformed } from "./errors";
 import { eventIdOf } from "./task-feed";
 
@@ -57,7 +57,8 @@ function operationOf(path: string, method: string): Operation | undefined {
 
 /** An A2A error as the HTTP+JSON binding answers it (google.rpc.Status), with the /v1 code behind it when there is one. */
 function errorBody(error: unknown) {
-  const status = restStatusFor(error);
+  // The specification's table maps ContentTypeNotSupportedError to 415 (the SDK's REST mapping says 400).
+  const status = error instanceof ContentTypeNotSupportedError ? 415 : restStatusFor(error);
   const body = toRestErrorBody(error, status);
   const extra = extraDetailsOf(error);
   if (extra.length > 0) body.error.details = [...(body.error.details ?? []), ...extra];
@@ -115,7 +116,10 @@ async function serve(c: Context<GatedEnv>): Promise<Response> {
   // The transport turns what the handler threw into a JSON-RPC error: the error itself (kept) is what this binding shows.
   // The transport's own refusal (the method's params, before the handler is called) is the one kind it makes itself.
   const failed = (answer: Answer) => refusal() ?? asJson(errors[0] ?? malformed(answer.error!.message), headers);
-  const request = { jsonrpc: "2.0", id: 0, method: operation.method, params: operation.params({ body, query: c.req.query() }) };
+  const params = operation.params({ body, query: c.req.query() });
+  const notString = idsNotStrings(params);
+  if (notString) return asJson(notString, headers);
+  const request = { jsonrpc: "2.0", id: 0, method: operation.method, params };
   const transport = new JsonRpcTransportHandler(agent);
   if (STREAMING.has(operation.method)) {
     const handled = (await transport.handle(request, context)) as Answer | AsyncGenerator<Answer>;

@@ -12,8 +12,8 @@ import { limitBody, MiB } from "../http/middleware";
 import { ApiError, notFound } from "../http/problem";
 import { createRouter } from "../http/router";
 import { resourceCredentials } from "../oauth/resource-credentials";
-import { agentRequest, blockingAnswer, eventStream, projectIdOf, requestedVersion, requireJsonBody, resumePoint } from "./agent-request";
-import { agentCard, legacyAgentCard } from "./card";
+import { agentRequest, blockingAnswer, eventStream, idsNotStrings, projectIdOf, requestedVersion, requireJsonBody, resumePoint } from "./agent-request";
+import { agentCard, legacyAgentCard, unversionedAgentCard } from "./card";
 import { extraDetailsOf, malformed } from "./errors";
 import { createRestRoutes } from "./rest-routes";
 import { canPush } from "./push-configs";
@@ -57,7 +57,8 @@ async function serveCard(c: Context<AppEnv>): Promise<Response> {
     return c.json(toRestErrorBody(error, restStatusFor(error)), 400, headers);
   }
   const push = canPush(c.env);
-  const body = JSON.stringify(version === "1.0" ? agentCard(origin, projectId, push) : legacyAgentCard(origin, projectId, push));
+  const card = version === "1.0" ? agentCard : version === "0.3" ? legacyAgentCard : unversionedAgentCard;
+  const body = JSON.stringify(card(origin, projectId, push));
   const etag = await strongEtag(body);
   headers.etag = etag;
   if (matchesIfNoneMatch(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
@@ -81,15 +82,18 @@ function withDetails(response: JsonRpcResponse, error: unknown): JsonRpcResponse
 export function createA2aRoutes() {
   const a2a = createRouter<GatedEnv>();
   a2a.use("*", requirePublicUrl);
-  a2a.on(["GET", "HEAD"], "/:projectId/.well-known/agent-card.json", serveCard);
-  a2a.options("/:projectId/.well-known/agent-card.json", (c) =>
-    c.body(null, 204, {
-      "access-control-allow-origin": "*",
-      "access-control-allow-methods": "GET, HEAD",
-      "access-control-allow-headers": "a2a-version, if-none-match",
-      "access-control-max-age": "86400",
-    }),
-  );
+  // The card, also at agent.json (its name before v0.3, which some clients still ask for by default).
+  for (const card of ["agent-card.json", "agent.json"]) {
+    a2a.on(["GET", "HEAD"], `/:projectId/.well-known/${card}`, serveCard);
+    a2a.options(`/:projectId/.well-known/${card}`, (c) =>
+      c.body(null, 204, {
+        "access-control-allow-origin": "*",
+        "access-control-allow-methods": "GET, HEAD",
+        "access-control-allow-headers": "a2a-version, if-none-match",
+        "access-control-max-age": "86400",
+      }),
+    );
+  }
   const credentials = resourceCredentials("a2a");
   for (const path of ["/:projectId", "/:projectId/"]) {
     // Credentials first (a request is counted whatever its body), then the body's size.
@@ -142,6 +146,8 @@ async function jsonRpc(c: Context<GatedEnv>): Promise<Response> {
   const transport = legacy ? new LegacyJsonRpcTransportHandler(agent) : new JsonRpcTransportHandler(agent);
   const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
   const errorAnswer = (error: unknown): JsonRpcResponse => withDetails({ jsonrpc: "2.0", id, error: mapError(error) }, error);
+  const notString = idsNotStrings((request as { params?: unknown }).params);
+  if (notString) return c.json(errorAnswer(notString), 200, headers);
   if (STREAMING.has(method)) {
     const answer = (await transport.handle(request as Record<string, unknown>, context)) as JsonRpcResponse | AsyncGenerator<JsonRpcResponse>;
     if (!(Symbol.asyncIterator in answer)) return refusal() ?? c.json(withDetails(answer, errors[0]), 200, headers);

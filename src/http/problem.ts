@@ -45,6 +45,7 @@ const TITLES: Record<number, string> = {
   406: "Not Acceptable",
   409: "Conflict",
   413: "Content Too Large",
+  415: "Unsupported Media Type",
   429: "Too Many Requests",
   500: "Internal Server Error",
   503: "Service Unavailable",

@@ -43,21 +43,39 @@ describe("the agent card", () => {
     expect(real.json.skills).toHaveLength(1);
   });
 
-  it("comes in the v0.3 shape without A2A-Version (and with 0.3), with the 1.0 interfaces beside it", async () => {
+  it("comes in the v0.3 shape with A2A-Version: 0.3, and without a version as the whole v1.0 card plus the fields a v0.3 client reads", async () => {
     const projectId = crypto.randomUUID();
     const bare = await call("GET", cardPath(projectId));
     const legacy = await call("GET", cardPath(projectId), { headers: { "a2a-version": "0.3" } });
-    expect(bare.status).toBe(200);
-    expect(legacy.text).toBe(bare.text);
-    expect(bare.json).toMatchObject({
+    const modern = await call("GET", cardPath(projectId), { headers: { "a2a-version": "1.0" } });
+    const v03Fields = {
       protocolVersion: "0.3.0",
       url: `${ORIGIN}${agentPath(projectId)}`,
       preferredTransport: "JSONRPC",
+      additionalInterfaces: [{ url: `${ORIGIN}${agentPath(projectId)}`, transport: "JSONRPC" }],
       supportsAuthenticatedExtendedCard: true,
-      securitySchemes: { bearer: { type: "http", scheme: "bearer" }, oauth2: { type: "oauth2" } },
       security: [{ bearer: [] }, { oauth2: ["chat:read", "chat:write"] }],
-    });
-    expect(bare.json.supportedInterfaces).toHaveLength(3);
+    };
+    expect(legacy.status).toBe(200);
+    expect(legacy.json).toMatchObject({ ...v03Fields, securitySchemes: { bearer: { type: "http", scheme: "bearer" }, oauth2: { type: "oauth2" } } });
+    expect(legacy.json.supportedInterfaces).toHaveLength(3);
+    // Without a version: every field of the v1.0 card as it is (its v1.0 securitySchemes and securityRequirements,
+    // capabilities.extendedAgentCard), and the v0.3 fields beside them, which a v1.0 reader ignores.
+    expect(bare.status).toBe(200);
+    expect(bare.json).toEqual({ ...modern.json, ...v03Fields });
+    expect(bare.json.capabilities.extendedAgentCard).toBe(true);
+    expect(bare.json.securitySchemes.bearer.httpAuthSecurityScheme.scheme).toBe("Bearer");
+  });
+
+  it("is also served at agent.json, the name some clients still ask for", async () => {
+    const projectId = crypto.randomUUID();
+    const path = `${agentPath(projectId)}/.well-known/agent.json`;
+    for (const version of [undefined, "0.3", "1.0"]) {
+      const headers: Record<string, string> = version ? { "a2a-version": version } : {};
+      const [alias, card] = [await call("GET", path, { headers }), await call("GET", cardPath(projectId), { headers })];
+      expect(alias.status).toBe(200);
+      expect(alias.text).toBe(card.text);
+    }
   });
 
   it("is cacheable: an ETag of its bytes, 304 for it, Vary A2A-Version, CORS for any origin, and no credentials or count", async () => {

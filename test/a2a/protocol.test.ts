@@ -17,10 +17,10 @@ describe("A2A JSON-RPC: credentials, limits and the order of refusals", () => {
     expect(metadata.json).toMatchObject({ resource: `${ORIGIN}/a2a`, authorization_servers: [ORIGIN] });
   });
 
-  it("then the body: a Content-Type that is no JSON is 400; not JSON -32700; a batch or no object -32600; an unknown method -32601", async () => {
+  it("then the body: a Content-Type that is no JSON is 415; not JSON -32700; a batch or no object -32600; an unknown method -32601", async () => {
     const w = await world();
     const post = (raw: string, type = "application/json") => call("POST", agentPath(w.projectId), { token: w.token, raw, headers: { "content-type": type, "a2a-version": "1.0" } });
-    expectProblem(await post("{}", "text/plain"), 400, "invalid_request");
+    expectProblem(await post("{}", "text/plain"), 415, "invalid_request");
     expect((await post("{", "application/a2a+json")).json.error.code).toBe(-32700);
     expect((await post("[]")).json.error.code).toBe(-32600);
     expect((await post('"x"')).json.error.code).toBe(-32600);

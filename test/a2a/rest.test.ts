@@ -61,7 +61,7 @@ describe("A2A over HTTP+JSON", () => {
     expect(notJson.status).toBe(400);
     expectProblem(
       await call("POST", `${agentPath(w.projectId)}/rest/message:send`, { token: w.token, raw: "{}", headers: { ...V1, "content-type": "text/plain" } }),
-      400,
+      415,
       "invalid_request",
     );
     const push = await rest(w.token, w.projectId, "GET", `/tasks/${crypto.randomUUID()}/pushNotificationConfigs`);
