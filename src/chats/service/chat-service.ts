@@ -45,9 +45,15 @@ class Refused extends Error {
 function refuse(refusal: Refusal): never {
   throw new Refused(refusal);
 }
-/** The object's answer, or the refusal it said (every kind but the one the operation goes on with). */
-function kept<T extends { kind: string }, K extends T["kind"]>(outcome: T | NotHere, kind: K): Extract<T, { kind: K }> {
-  if (outcome.kind !== kind) refuse(outcome as unknown as Refusal);
+/**
+ * The object's answer, or the refusal it said: every kind but the one the operation goes on with must be a kind of the
+ * refusals table (the compiler holds it to that).
+ */
+function kept<T extends { kind: string }, K extends T["kind"]>(
+  outcome: T | NotHere,
+  kind: K & (Exclude<T | NotHere, { kind: K }> extends Refusal ? unknown : never),
+): Extract<T, { kind: K }> {
+  if (outcome.kind !== kind) refuse(outcome as Exclude<T | NotHere, { kind: K }> as unknown as Refusal);
   return outcome as Extract<T, { kind: K }>;
 }
 
