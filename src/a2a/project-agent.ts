@@ -253,7 +253,7 @@ export class ProjectAgent implements A2ARequestHandler {
   }
 
   private feed(ref: TaskRef): ChainFeed {
-    return { read: () => this.read(ref), stillAdmitted: () => this.stillAdmitted(), sent: ref.sent };
+    return { read: () => this.read(ref), stillAdmitted: () => this.chats.stillAdmitted(), sent: ref.sent };
   }
 
   /**
@@ -270,11 +270,6 @@ export class ProjectAgent implements A2ARequestHandler {
 
   private get caller() {
     return this.c.get("caller");
-  }
-
-  private async stillAdmitted(): Promise<void> {
-    const admitted = await this.chats.stillAdmitted();
-    if (!admitted.ok) throw fromRefusal(admitted.problem);
   }
 
   private async *stream(ref: TaskRef, follower: ChatFollower, resumeAfter: number | undefined): AsyncGenerator<StreamResponse, void, undefined> {

@@ -4,12 +4,13 @@ import { waitOnChat } from "../channels/chat-wait";
 import type { ChainTask } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
 import type { Message, QueueEntry } from "../chats/schemas";
+import type { Served } from "../chats/service/chat-service";
 import { EVENT_ID_EXTENSION, USAGE_EXTENSION } from "./card";
 import { fromRefusal } from "./errors";
 import { agentMessage, isInterrupted, isTerminal, questionMessage, replyArtifact, taskOf, taskStateOf, usageOf } from "./task-shape";
 
 /** How a feed reads its task (with the newest chat event id the read shows) and checks the caller is still admitted. */
-export type ChainFeed = { read(): Promise<{ task: ChainTask; eventId: number }>; stillAdmitted(): Promise<void>; sent: Map<string, A2AMessage> };
+export type ChainFeed = { read(): Promise<{ task: ChainTask; eventId: number }>; stillAdmitted(): Promise<Served<null>>; sent: Map<string, A2AMessage> };
 
 /** When the task entered `state`, if that is the state it is in now (a state it ended in, read again, gives its own time). */
 const enteredIf = (task: ChainTask, state: TaskState) => (taskStateOf(task) === state ? new Date(task.enteredAt).toISOString() : undefined);
@@ -23,19 +24,11 @@ const eventIdMetadata = (eventId: number) => ({ [EVENT_ID_EXTENSION]: { eventId:
  * refusals (a task no longer reachable, a credential revoked).
  */
 export async function waitForTask(feed: ChainFeed, follower: ChatFollower, stop: AbortSignal, hungUp: AbortSignal): Promise<ChainTask> {
-  const served = <T>(body: T) => ({ ok: true as const, body, replayed: false });
   const waited = await waitOnChat(
     follower,
+    { stop, hungUp, stillAdmitted: () => feed.stillAdmitted() },
     {
-      stop,
-      hungUp,
-      stillAdmitted: async () => {
-        await feed.stillAdmitted();
-        return served(null);
-      },
-    },
-    {
-      read: async () => served((await feed.read()).task),
+      read: async () => ({ ok: true as const, body: (await feed.read()).task, replayed: false }),
       settled: (task) => isInterrupted(taskStateOf(task)),
       moves: (event) => event.type !== "message.delta" && event.type !== "snapshot",
     },

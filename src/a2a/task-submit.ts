@@ -56,8 +56,8 @@ export type Submitted = { ref: TaskRef; follower: ChatFollower | undefined; acce
 export class TaskSubmit {
   constructor(private readonly parts: SubmitParts) {}
 
-  private get chat() {
-    return (chatId: string) => ({ projectId: this.parts.projectId, chatId });
+  private chat(chatId: string) {
+    return { projectId: this.parts.projectId, chatId };
   }
 
   /**

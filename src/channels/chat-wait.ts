@@ -1,3 +1,4 @@
+import type { Message, QueueEntry } from "../chats/schemas";
 import type { Served } from "../chats/service/chat-service";
 import type { ChatFollower, FollowedEvent } from "./chat-follower";
 
@@ -20,6 +21,27 @@ export type ChatWait<T, E> = {
   passing?(event: FollowedEvent, current: T, eventId: number | undefined): Promise<{ end: E } | undefined>;
   pacer?: Pacer;
 };
+
+/**
+ * Whether an event may end a submission: its reply's end (or its error), its failure, or its removal from the queue other
+ * than its start (leaving from `dispatching`, where it last stood, is its start, which its reply tells; from anywhere
+ * else, a cancel). What the waits read again for.
+ */
+export function endsSubmission(event: FollowedEvent, submissionId: string, inQueue: string | undefined): boolean {
+  // Cheap before parsing: events of other submissions are passed over unread.
+  if (!event.data.includes(submissionId)) return false;
+  switch (event.type) {
+    case "queue.removed":
+      return inQueue !== "dispatching";
+    case "queue.entry":
+      return (JSON.parse(event.data) as QueueEntry).status === "failed";
+    case "message": {
+      const message = JSON.parse(event.data) as Message;
+      return message.submissionId === submissionId && message.role !== "user" && message.status !== "working";
+    }
+  }
+  return false;
+}
 
 /** When a wait ends: its time (or the caller's cancellation), the caller's hang-up, and whether the caller is still admitted. */
 export type WaitBounds = { stop: AbortSignal; hungUp: AbortSignal; stillAdmitted(): Promise<Served<null>> };

@@ -6,6 +6,7 @@ import { askable, type Modes } from "./elicitation";
 import { readOutcome } from "./reply-wait";
 import { type ToolContext, toolError } from "./tool-context";
 import type { ChatService, Served } from "../chats/service/chat-service";
+import { parsed } from "../chats/service/parsed";
 
 // A call follows at most this many questions; the next one ends its view, as a question it cannot be asked does.
 const QUESTIONS_PER_CALL = 10;
@@ -28,8 +29,7 @@ const success = (structured: Record<string, unknown>): CallToolResult => ({ cont
 
 /** The chain of the call's submission, one call to the chat's object. */
 export async function readChain({ projectId, chatId, own }: ChainRef, chats: ChatService): Promise<Served<Chain>> {
-  const chain = await chats.chain({ projectId, chatId }, own.submissionId);
-  return chain.ok ? { ...chain, body: JSON.parse(chain.body) as Chain } : chain;
+  return parsed(await chats.chain({ projectId, chatId }, own.submissionId));
 }
 
 /**
@@ -51,9 +51,9 @@ export async function viewChain(ref: ChainRef, chain: Chain, modes: Modes, conte
     // Answered elsewhere, past where this caller could follow: the view ends at the submission that asked.
     const outcome = await readOutcome(ref, links[i]!.submissionId, context);
     if (!outcome.ok) return outcome;
-    const question = await context.chats.question(ref, questionId);
+    const question = parsed(await context.chats.question(ref, questionId));
     if (!question.ok) return question;
-    return ok({ status: "completed", result: completed(ref.own, outcome.body.state, outcome.body.reply, answered, JSON.parse(question.body) as Question) });
+    return ok({ status: "completed", result: completed(ref.own, outcome.body.state, outcome.body.reply, answered, question.body) });
   }
   switch (chain.state) {
     case "queued":

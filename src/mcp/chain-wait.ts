@@ -3,7 +3,7 @@ import type { Question } from "../chats/question-schemas";
 import { fromBase64Url } from "../crypto";
 import { ANSWER_REFUSED } from "../chats/room-calls";
 import type { ChatFollower, FollowedEvent } from "../channels/chat-follower";
-import { waitOnChat } from "../channels/chat-wait";
+import { endsSubmission, waitOnChat } from "../channels/chat-wait";
 import type { Message, QueueEntry } from "../chats/schemas";
 import { type ChainView, type OwnSubmission, readChain, viewChain } from "./chain-view";
 import type { Modes } from "./elicitation";
@@ -28,15 +28,7 @@ export const waitError = (waited: { ok: false; problem: ApiError } | RefusedAnsw
  * reply as it starts and grows, and other submissions' events, are passed over unread.
  */
 function movesChain(event: FollowedEvent, chain: Chain, inQueue: Map<string, string>): boolean {
-  if (event.type === "question") return true;
-  if (event.type !== "message" && event.type !== "queue.entry" && event.type !== "queue.removed") return false;
-  const link = chain.links.find((l) => event.data.includes(l.submissionId));
-  if (!link) return false;
-  // Leaving the queue from dispatching is a start, which its reply tells; from anywhere else, a cancel.
-  if (event.type === "queue.removed") return inQueue.get(link.submissionId) !== "dispatching";
-  if (event.type === "queue.entry") return (JSON.parse(event.data) as QueueEntry).status === "failed";
-  const message = JSON.parse(event.data) as Message;
-  return message.role !== "user" && message.status !== "working" && message.submissionId === link.submissionId;
+  return event.type === "question" || chain.links.some(({ submissionId }) => endsSubmission(event, submissionId, inQueue.get(submissionId)));
 }
 
 /** The reply of the chain's end, as it starts (a message event naming its submission), for progress. */

@@ -79,13 +79,14 @@ export function answerHandshake(
   // Task notifications are not part of this release: a listen is acknowledged with nothing (taskIds: []) and ends at once.
   server.setRequestHandler(ListenRequest, async (request, extra) => {
     const { taskIds: _asked, ...filter } = request.params.notifications;
+    const _meta = { "io.modelcontextprotocol/subscriptionId": extra.requestId };
     await extra.sendNotification({
       method: "notifications/subscriptions/acknowledged",
       params: {
         notifications: { ...Object.fromEntries(Object.keys(filter).map((name) => [name, Array.isArray(filter[name]) ? [] : false])), taskIds: [] },
-        _meta: { "io.modelcontextprotocol/subscriptionId": extra.requestId },
+        _meta,
       },
     } as unknown as ServerNotification);
-    return { resultType: "complete", _meta: { "io.modelcontextprotocol/subscriptionId": extra.requestId } } as unknown as ServerResult;
+    return { resultType: "complete", _meta } as unknown as ServerResult;
   });
 }

@@ -1,6 +1,6 @@
 import type { Message, QueueEntry, SubmissionState } from "../chats/schemas";
 import type { ChatFollower, FollowedEvent } from "../channels/chat-follower";
-import { waitOnChat } from "../channels/chat-wait";
+import { endsSubmission, waitOnChat } from "../channels/chat-wait";
 import type { ChatRef, Served } from "../chats/service/chat-service";
 import type { ToolContext } from "./tool-context";
 
@@ -67,21 +67,14 @@ export async function waitForOutcome(chat: ChatRef, submissionId: string, follow
  * other than its start (a cancel), or the take of its text by a running task (a steering send, whose reply is that task's).
  */
 function mayEnd(event: FollowedEvent, submissionId: string, { state, reply }: Outcome, inQueue: string | undefined): boolean {
-  // Cheap before parsing: events of other submissions and replies are passed over unread.
-  const named = event.data.includes(submissionId);
-  switch (event.type) {
-    case "queue.removed":
-      return named && inQueue !== "dispatching";
-    case "queue.entry":
-      return named && (JSON.parse(event.data) as QueueEntry).status === "failed";
-    case "message": {
-      if (!named && !(reply && event.data.includes(reply.id))) return false;
-      const message = JSON.parse(event.data) as Message;
-      if (message.role === "user") return message.submissionId === submissionId && state.status === "steering";
-      return (message.submissionId === submissionId || message.id === reply?.id) && message.status !== "working";
-    }
-  }
-  return false;
+  if (endsSubmission(event, submissionId, inQueue)) return true;
+  if (event.type !== "message") return false;
+  // A steering send's text taken by the running task, or the end of that task's reply, which is the send's reply.
+  const taken = state.status === "steering" && event.data.includes(submissionId);
+  if (!taken && !(reply && event.data.includes(reply.id))) return false;
+  const message = JSON.parse(event.data) as Message;
+  if (message.role === "user") return taken && message.submissionId === submissionId;
+  return message.id === reply?.id && message.status !== "working";
 }
 
 /**

@@ -5,6 +5,7 @@ import { inChat } from "./arguments";
 import { ChatFollower } from "../channels/chat-follower";
 import { readOutcome, waitForOutcome } from "./reply-wait";
 import type { ChatRef, Served } from "../chats/service/chat-service";
+import { parsed } from "../chats/service/parsed";
 import type { ToolContext } from "./tool-context";
 
 // The contract's bound on a call's wait.
@@ -84,6 +85,5 @@ export async function sendThenWait(chat: ChatRef, waitSeconds: number, context: 
 /** The question a reply asked (by its questionId), as it stands now; null when it asked none. */
 async function questionAskedBy(chat: ChatRef, reply: Message | null, { chats }: ToolContext): Promise<Served<Question | null>> {
   if (!reply?.questionId) return { ok: true, body: null, replayed: false };
-  const question = await chats.question(chat, reply.questionId);
-  return question.ok ? { ...question, body: JSON.parse(question.body) as Question } : question;
+  return parsed(await chats.question(chat, reply.questionId));
 }

@@ -8,6 +8,7 @@ import type { ToolContext } from "./tool-context";
 import { answerFromResponse, elicitationParams, type Modes, modesOf, NO_MODES } from "./elicitation";
 import type { Sealer } from "./sealing";
 import type { ChatService } from "../chats/service/chat-service";
+import { parsed } from "../chats/service/parsed";
 
 /**
  * Elicitation on the 2025 revisions: `initialize` from a client that declared elicitation gets a sealed Mcp-Session-Id
@@ -54,10 +55,9 @@ export async function takeResponse(sealer: Sealer, principal: string, message: J
   if (!request || Date.now() > request.exp) return false;
   if (!("result" in message)) return true;
   const chat = { projectId: request.p, chatId: request.c };
-  const read = await chats.question(chat, request.q);
-  const question = read.ok ? (JSON.parse(read.body) as Question) : undefined;
-  if (question?.status !== "pending") return true;
-  const outcome = await answerFromResponse(chats, chat, question, message.result);
+  const question = parsed(await chats.question(chat, request.q));
+  if (!question.ok || question.body.status !== "pending") return true;
+  const outcome = await answerFromResponse(chats, chat, question.body, message.result);
   // Refused for the answer itself: the call that asked (its credential's stream on the chat) ends with the problem.
   if (outcome.kind === "refused") await tell({ projectId: request.p, chatId: request.c, questionId: request.q }, outcome.text);
   return true;

@@ -22,15 +22,10 @@ import { idArgument, inChat, inProject } from "./arguments";
 import { SendMessageInput, SendMessageOutput, sendMessage } from "./send-message";
 import type { Tool, ToolContext } from "./tool-context";
 import type { Served } from "../chats/service/chat-service";
+import { parsed } from "../chats/service/parsed";
 
 const tool = <I extends z.ZodType>(definition: Omit<Tool, "input" | "run"> & { input: I; run(args: z.output<I>, context: ToolContext): Promise<Served<unknown>> }) =>
   definition as Tool;
-
-/** JSON text the chat service hands over as it was built (a list, a question) as the structured result a tool answers. */
-const parsed = async <T>(answer: Promise<Served<T>>): Promise<Served<unknown>> => {
-  const served = await answer;
-  return served.ok && typeof served.body === "string" ? { ...served, body: JSON.parse(served.body) } : served;
-};
 
 const READS: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 const ADDS: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
@@ -61,7 +56,7 @@ export const TOOLS: Tool[] = [
     input: inProject.extend({ archived: z.boolean().optional().describe("true for archived chats; active chats when left out") }),
     output: ChatList,
     annotations: READS,
-    run: ({ projectId, archived }, { chats }) => parsed(chats.chats(projectId, archived === true)),
+    run: async ({ projectId, archived }, { chats }) => parsed(await chats.chats(projectId, archived === true)),
   }),
   tool({
     name: "create_chat",
@@ -70,7 +65,7 @@ export const TOOLS: Tool[] = [
     input: inProject.extend({ ...ChatTitleBody.shape, idempotencyKey: retryKey(CreateChatHeaders.shape["idempotency-key"], "returns the chat it created") }),
     output: Chat,
     annotations: ADDS,
-    run: ({ projectId, title, idempotencyKey }, { chats }) => parsed(chats.createChat(projectId, title, idempotencyKey)),
+    run: async ({ projectId, title, idempotencyKey }, { chats }) => parsed(await chats.createChat(projectId, title, idempotencyKey)),
   }),
   tool({
     name: "get_chat",
@@ -103,7 +98,7 @@ export const TOOLS: Tool[] = [
     input: inChat.extend({ questionId: idArgument("The question's id: the chat's pendingQuestionId, or a reply's questionId") }),
     output: Question,
     annotations: READS,
-    run: ({ projectId, chatId, questionId }, { chats }) => parsed(chats.question({ projectId, chatId }, questionId)),
+    run: async ({ projectId, chatId, questionId }, { chats }) => parsed(await chats.question({ projectId, chatId }, questionId)),
   }),
   tool({
     name: "answer_question",

@@ -94,26 +94,35 @@ export class ChatService {
     }
   }
 
-  /** The scope, then the project access the operation needs. */
-  private project(projectId: string, need: "read" | "write", scope: Scope = need === "read" ? "chat:read" : "chat:write") {
+  /** The token's scope for what the operation needs (chat:read to read, chat:write to write, unless it says another). */
+  private checkScope(need: "read" | "write", scope: Scope = need === "read" ? "chat:read" : "chat:write"): void {
     checkScope(this.context.caller, scope);
+  }
+
+  /** The caller's access to the project: 404 when it has none, 403 for a viewer writing. */
+  private accessTo(projectId: string, need: "read" | "write") {
     return accessOf(this.env.DB, this.context.caller.accountId, need, projectId, this.measure);
   }
 
-  /** The project access, then the chat's object; whether the chat is in that project is the object's answer. */
+  /** The scope, then the project access the operation needs. */
+  private project(projectId: string, need: "read" | "write") {
+    this.checkScope(need);
+    return this.accessTo(projectId, need);
+  }
+
+  /** The scope, the project access, then the chat's object; whether the chat is in that project is the object's answer. */
   private async chat(ref: ChatRef, need: "read" | "write", scope?: Scope) {
     const chatId = ref.chatId.toLowerCase();
-    checkScope(this.context.caller, scope ?? (need === "read" ? "chat:read" : "chat:write"));
+    this.checkScope(need, scope);
     // No such chat can be in any project: answered before the project is looked up.
     if (!isUuid(chatId)) throw notFound();
-    const access = await this.project(ref.projectId, need, scope);
-    return { access, room: this.env.CHAT_ROOM.getByName(chatId) };
+    return { access: await this.accessTo(ref.projectId, need), room: this.env.CHAT_ROOM.getByName(chatId) };
   }
 
   /** The projects the caller is a member of. */
   projects(): Promise<Served<{ items: Awaited<ReturnType<typeof memberProjects>> }>> {
     return this.serve(async () => {
-      checkScope(this.context.caller, "chat:read");
+      this.checkScope("read");
       return done({ items: await memberProjects(this.env.DB, this.context.caller.accountId) });
     });
   }
@@ -302,10 +311,10 @@ export class ChatService {
 }
 
 /** The service for one request of an admitted caller (REST, MCP or A2A): its hops timed for Server-Timing. */
-export function chatService(c: Context<GatedEnv>, caller: ApiCaller = c.get("caller")): ChatService {
+export function chatService(c: Context<GatedEnv>): ChatService {
   return new ChatService({
     env: c.env,
-    caller,
+    caller: c.get("caller"),
     requestId: c.get("requestId"),
     waitUntil: (work) => c.executionCtx.waitUntil(work),
     timed: (name, work) => timed(c, name, work),

@@ -1,30 +1,21 @@
 import { MAX_STREAMS_PER_TOKEN } from "../../auth/token-gate";
 import { ApiError, invalidRequest, notFound, unauthorized } from "../../http/problem";
 import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
-import type { QuestionStatus } from "../question-schemas";
+import type { SubmitOutcome } from "../room-calls";
 
 /**
  * Every way the chat service can refuse an operation, by kind. Each channel shows a refusal its own way (REST as
  * problem+json, MCP as a tool error, A2A as its error class), always from the kind and never from text.
  */
 export type Refusal =
-  | { kind: "not_found" }
+  // Every way the chat's object refuses a submission (not_found among them), as it says it.
+  | Exclude<SubmitOutcome, { kind: "accepted" }>
   | { kind: "message_not_found" }
   | { kind: "reply_not_found" }
   | { kind: "submission_not_found" }
-  | { kind: "question_not_found" }
   | { kind: "submission_started" }
   | { kind: "bad_cursor" }
-  | { kind: "archived" }
-  | { kind: "key_reused" }
   | { kind: "create_key_reused" }
-  | { kind: "cancelled" }
-  | { kind: "unknown_reply_target" }
-  | { kind: "question_not_pending"; status: QuestionStatus }
-  | { kind: "answer_does_not_fit"; why: string }
-  | { kind: "credit_limit" }
-  | { kind: "chat_busy" }
-  | { kind: "queue_full" }
   | { kind: "too_many_streams"; retryAfterSeconds: number }
   | { kind: "credential_gone" };
 
