@@ -27,7 +27,6 @@ import type { NewPushConfig } from "../chats/room-calls";
 import type { ChatService } from "../chats/service/chat-service";
 import { config } from "../config";
 import { ApiError } from "../http/problem";
-import { isUuid } from "../ids";
 import { authorise } from "../projects/guards";
 import { memberProjects } from "../projects/store";
 import { extendedAgentCard } from "./card";
@@ -87,10 +86,10 @@ export class ProjectAgent implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest): Promise<Task> {
     const { configuration } = params;
-    const { ref, follower, accepted } = await this.submit(params, !configuration?.returnImmediately);
+    const { ref, contextId, follower, accepted } = await this.submit(params, !configuration?.returnImmediately);
     const shape = { historyLength: configuration?.historyLength, sent: ref.sent };
     // A new task answered at once is as its send left it: no call to read it back.
-    if (!follower && accepted) return acceptedTask(ref, accepted, shape);
+    if (!follower && accepted) return acceptedTask(ref, contextId, accepted, shape);
     if (!follower) return taskOf((await this.read(ref)).task, shape);
     try {
       const stop = AbortSignal.any([this.signal, AbortSignal.timeout(BLOCKING_WAIT_MS)]);
@@ -141,8 +140,10 @@ export class ProjectAgent implements A2ARequestHandler {
     if (Number.isNaN(after) || (params.statusTimestampAfter && !RFC_3339.test(params.statusTimestampAfter))) throw invalid("statusTimestampAfter", "must be an RFC 3339 time.");
     if (!params.contextId) throw invalid("contextId", "is required: tasks are listed per chat.");
     const empty = { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
-    if (!isUuid(params.contextId)) return empty;
-    const outcome = await this.c.env.CHAT_ROOM.getByName(params.contextId.toLowerCase()).chainTasks(this.projectId);
+    // A context that names no chat here is an empty page, never an error that tells.
+    const context = await this.tasks.context(params.contextId, false);
+    if (!context) return empty;
+    const outcome = await this.c.env.CHAT_ROOM.getByName(context.chatId).chainTasks(this.projectId);
     if (outcome.kind !== "tasks") return empty;
     const matching = (JSON.parse(outcome.tasks) as ChainTask[])
       .filter((task) => NO_STATUS_FILTER.has(params.status) || taskStateOf(task) === params.status)

@@ -20,7 +20,11 @@ export function pushBody(read: PushDeliveryRead): string {
   const question = read.question === null ? null : (JSON.parse(read.question) as Question);
   const state = a2aStateOf(read.told.state, question);
   const waiting = state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED;
-  const status = { state, message: waiting && question ? questionMessage(question, current.rootId) : undefined, timestamp: new Date(read.told.at).toISOString() };
+  const status = {
+    state,
+    message: waiting && question ? questionMessage(question, current.rootId, current.contextId) : undefined,
+    timestamp: new Date(read.told.at).toISOString(),
+  };
   const task = taskOf(current, { historyLength: 0 });
   const told = isTerminal(state) ? task : { ...task, status };
   const response: StreamResponse = isTerminal(state)
@@ -28,7 +32,7 @@ export function pushBody(read: PushDeliveryRead): string {
     : {
         payload: {
           $case: "statusUpdate",
-          value: { taskId: current.rootId, contextId: current.chatId, status, metadata: { [USAGE_EXTENSION]: usageOf(current) } },
+          value: { taskId: current.rootId, contextId: current.contextId, status, metadata: { [USAGE_EXTENSION]: usageOf(current) } },
         },
       };
   return serializers[read.protocol].serialize(response, read.protocol === "0.3" ? told : undefined).body as string;

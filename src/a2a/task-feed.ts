@@ -55,12 +55,12 @@ class TaskTrack {
 
   private status(state: TaskState, message: A2AMessage | undefined, metadata: Record<string, unknown>, at?: string): StreamResponse {
     this.state = state;
-    const { rootId: taskId, chatId: contextId } = this.task;
+    const { rootId: taskId, contextId } = this.task;
     return { payload: { $case: "statusUpdate", value: { taskId, contextId, status: { state, message, timestamp: at ?? new Date().toISOString() }, metadata } } };
   }
 
   private artifact(replyId: string, text: string, append: boolean, lastChunk: boolean): StreamResponse {
-    const { rootId: taskId, chatId: contextId } = this.task;
+    const { rootId: taskId, contextId } = this.task;
     return { payload: { $case: "artifactUpdate", value: { taskId, contextId, artifact: replyArtifact(replyId, text), append, lastChunk, metadata: undefined } } };
   }
 
@@ -124,7 +124,7 @@ class TaskTrack {
           break;
         }
         const usage = { [USAGE_EXTENSION]: usageOf(await current()) };
-        const message = questionMessage(question, taskId);
+        const message = questionMessage(question, taskId, this.task.contextId);
         if (question.status === "pending") {
           const state = question.kind === "connection" ? TaskState.TASK_STATE_AUTH_REQUIRED : TaskState.TASK_STATE_INPUT_REQUIRED;
           out.push(this.status(state, message, usage, question.createdAt));

@@ -1,5 +1,6 @@
 import type { Message as A2AMessage } from "@a2a-js/sdk";
 import type { ChainTask } from "../chats/chain-schemas";
+import type { ContextChat } from "../chats/list/project-chats";
 import type { Env } from "../env";
 import { isUuid } from "../ids";
 import { taskNotFound } from "./errors";
@@ -10,6 +11,13 @@ export type TaskRef = { chatId: string; taskId: string; sent: Map<string, A2AMes
 // Which chat each task is in, as this isolate has learnt it (it never changes): at most this many, the oldest forgotten first.
 const TASK_CHATS_KEPT = 10_000;
 const taskChats = new Map<string, string>();
+// Which chat each A2A context names, once the chat exists (that never changes either): as many, kept the same way.
+const contextChats = new Map<string, { chatId: string; shown: string }>();
+
+const remembered = <T>(map: Map<string, T>, key: string, value: T) => {
+  map.set(key, value);
+  if (map.size > TASK_CHATS_KEPT) map.delete(map.keys().next().value!);
+};
 
 /**
  * Where a project's tasks are: the chat a task is in (its project's chat list records it with the message's key, so a
@@ -23,8 +31,20 @@ export class TaskLocator {
 
   /** Which chat a task is in never changes, so this isolate remembers it. */
   remember(taskId: string, chatId: string): void {
-    taskChats.set(`${this.projectId}/${taskId}`, chatId);
-    if (taskChats.size > TASK_CHATS_KEPT) taskChats.delete(taskChats.keys().next().value!);
+    remembered(taskChats, `${this.projectId}/${taskId}`, chatId);
+  }
+
+  /**
+   * The chat a contextId names (a chat's id, or a context a client made); with `make`, a context no chat has yet gets
+   * one (the caller creates it while `exists` is false). Null: no chat, and not made.
+   */
+  async context(contextId: string, make: boolean): Promise<ContextChat | null> {
+    const key = `${this.projectId}\n${contextId}`;
+    const known = contextChats.get(key);
+    if (known) return { ...known, exists: true };
+    const found = await this.env.PROJECT_CHATS.getByName(this.projectId).contextChat(this.projectId, contextId, make);
+    if (found?.exists) remembered(contextChats, key, { chatId: found.chatId, shown: found.shown });
+    return found;
   }
 
   /** The chat a task is in and (unless told they are not needed) the messages A2A sent into it. */

@@ -2,6 +2,7 @@ import { type Artifact, type Message as A2AMessage, type Part, Role, type Task, 
 import type { ChainState, ChainTask } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
 import { QUESTION_EXTENSION, USAGE_EXTENSION } from "./card";
+import type { TaskRef } from "./task-locator";
 
 // At most this many history entries on a task (the newest).
 const HISTORY_MAX = 100;
@@ -37,10 +38,10 @@ function questionText(question: Question): string {
 }
 
 /** The agent's message that asks a question: the prompt as text, and the Question itself as a data part. */
-export function questionMessage(question: Question, taskId: string): A2AMessage {
+export function questionMessage(question: Question, taskId: string, contextId: string): A2AMessage {
   return {
     messageId: question.id,
-    contextId: question.chatId,
+    contextId,
     taskId,
     role: Role.ROLE_AGENT,
     parts: [
@@ -55,7 +56,7 @@ export function questionMessage(question: Question, taskId: string): A2AMessage 
 
 /** What the task's status says in words: the question it waits on, or why it could not start. */
 function statusMessage(task: ChainTask): A2AMessage | undefined {
-  if (task.question && (task.state === "awaiting" || task.state === "completed")) return questionMessage(task.question, task.rootId);
+  if (task.question && (task.state === "awaiting" || task.state === "completed")) return questionMessage(task.question, task.rootId, task.contextId);
   if (task.state === "refused" && task.end.failure) {
     return agentMessage(task, task.end.id, task.end.failure.message);
   }
@@ -64,7 +65,7 @@ function statusMessage(task: ChainTask): A2AMessage | undefined {
 
 /** A message of the agent in the task (a refusal's reason, say). */
 export function agentMessage(task: ChainTask, messageId: string, text: string): A2AMessage {
-  return { messageId, contextId: task.chatId, taskId: task.rootId, role: Role.ROLE_AGENT, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+  return { messageId, contextId: task.contextId, taskId: task.rootId, role: Role.ROLE_AGENT, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] };
 }
 
 /** What the task cost so far: its ended replies' credits and tokens, and why it could not start. */
@@ -102,7 +103,7 @@ function historyOf(task: ChainTask, sent: Map<string, A2AMessage>): A2AMessage[]
     else if (user) {
       history.push({
         messageId: user.id,
-        contextId: task.chatId,
+        contextId: task.contextId,
         taskId: task.rootId,
         role: Role.ROLE_USER,
         parts: [textPart(user.content)],
@@ -119,28 +120,28 @@ function historyOf(task: ChainTask, sent: Map<string, A2AMessage>): A2AMessage[]
 
 export type TaskShapeOptions = { historyLength?: number; includeArtifacts?: boolean; metadata?: Record<string, unknown>; sent?: Map<string, A2AMessage> };
 
-/** The A2A Task of a chain: its state and when it was entered, its replies as artifacts, its history and what it cost. */
+/** The A2A Task of a chain: its state and when it was entered, its replies as artifacts, its history, its chat (for /v1) and what it cost. */
 export function taskOf(task: ChainTask, { historyLength, includeArtifacts = true, metadata = {}, sent = new Map() }: TaskShapeOptions = {}): Task {
   const history = historyLength === 0 ? [] : historyOf(task, sent).slice(-Math.min(historyLength ?? HISTORY_MAX, HISTORY_MAX));
   return {
     id: task.rootId,
-    contextId: task.chatId,
+    contextId: task.contextId,
     status: { state: taskStateOf(task), message: statusMessage(task), timestamp: new Date(task.enteredAt).toISOString() },
     artifacts: includeArtifacts ? task.steps.flatMap((step) => (step.reply ? [replyArtifact(step.reply.id, step.reply.content)] : [])) : [],
     history,
-    metadata: { ...metadata, [USAGE_EXTENSION]: usageOf(task) },
+    metadata: { ...metadata, chatId: task.chatId, [USAGE_EXTENSION]: usageOf(task) },
   };
 }
 
 /** A task just accepted, as its send left it: queued (SUBMITTED) or started (WORKING), its message as sent, nothing spent. */
-export function acceptedTask(ref: { chatId: string; taskId: string; sent: Map<string, A2AMessage> }, disposition: "queued" | "started", options: TaskShapeOptions): Task {
+export function acceptedTask(ref: TaskRef, contextId: string, disposition: "queued" | "started", options: TaskShapeOptions): Task {
   const history = options.historyLength === 0 ? [] : [...ref.sent.values()];
   return {
     id: ref.taskId,
-    contextId: ref.chatId,
+    contextId,
     status: { state: disposition === "queued" ? TaskState.TASK_STATE_SUBMITTED : TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() },
     artifacts: [],
     history,
-    metadata: { [USAGE_EXTENSION]: { credits: 0, inputTokens: null, outputTokens: null, failure: null } },
+    metadata: { chatId: ref.chatId, [USAGE_EXTENSION]: { credits: 0, inputTokens: null, outputTokens: null, failure: null } },
   };
 }

@@ -10,9 +10,9 @@ import { submissionIdOf } from "../chats/submission-ids";
 import { sha256, toHex } from "../crypto";
 import type { Env } from "../env";
 import { invalidPart } from "../http/problem";
-import { isUuid, nameUuid } from "../ids";
+import { nameUuid } from "../ids";
 import { answerFromText } from "./answers";
-import { fromRefusal, invalid, malformed, taskNotFound, unsupported } from "./errors";
+import { fromRefusal, invalid, malformed, unsupported } from "./errors";
 import { pushConfigOf } from "./push-configs";
 import type { TaskLocator, TaskRef } from "./task-locator";
 import { isInterrupted, taskStateOf } from "./task-shape";
@@ -22,6 +22,8 @@ const MESSAGE_KEY_NAMESPACE = "2b7d9e41-6c3a-4f58-9d2e-8a1b4c7f0e63";
 const MESSAGE_ID_MAX = 128;
 const TITLE_MAX = 160;
 const TEXT_MODES = new Set(["text/plain", "text/*", "*/*"]);
+// A context a client makes: 1 to 256 visible ASCII characters.
+const CONTEXT_ID = /^[\x21-\x7e]{1,256}$/;
 
 /** What a send asks of the chat, read from the A2A message: its text, or the data part that answers a question. */
 type Content = { text: string; data: unknown | undefined };
@@ -47,7 +49,7 @@ type SubmitParts = {
 };
 
 /** What a submitted message made: its task, the stream followed for it (when asked), and a new task's disposition. */
-export type Submitted = { ref: TaskRef; follower: ChatFollower | undefined; accepted?: Submission["disposition"] };
+export type Submitted = { ref: TaskRef; contextId: string; follower: ChatFollower | undefined; accepted?: Submission["disposition"] };
 
 /**
  * SendMessage's idempotent submit, for a caller with write access to the project: the message's messageId is its key, so
@@ -79,12 +81,14 @@ export class TaskSubmit {
     }
     const key = await nameUuid(MESSAGE_KEY_NAMESPACE, `${projectId}/${accountId}/${message.messageId}`);
     const fingerprint = toHex(await sha256(JSON.stringify({ parts: message.parts, contextId: message.contextId || null, taskId: message.taskId || null })));
-    const contextId = message.contextId ? message.contextId.toLowerCase() : undefined;
-    if (named && contextId && named.chatId !== contextId) throw invalid("message.taskId", "names a task of another chat than contextId.");
-    if (contextId && !isUuid(contextId)) throw taskNotFound();
+    // The chat the contextId names (a chat's id, or a context a client made: one made now when it is new and no task is named).
+    const contextId = message.contextId || undefined;
+    if (contextId !== undefined && !CONTEXT_ID.test(contextId)) throw invalid("message.contextId", "must be 1 to 256 visible ASCII characters.");
+    const context = contextId === undefined ? undefined : await tasks.context(contextId, !named);
+    if (named && contextId && context?.chatId !== named.chatId) throw invalid("message.taskId", "names a task of another chat than contextId.");
     // What this message will make, fixed before anything is sent (a submission's id is its chat's and its key's): claimed
     // with the key in one call, which also records the task's chat, so the task can be found the moment it exists.
-    const proposedChat = named?.chatId ?? contextId ?? crypto.randomUUID();
+    const proposedChat = named?.chatId ?? context?.chatId ?? crypto.randomUUID();
     const submissionId = await submissionIdOf(proposedChat, key);
     const proposed = { chatId: proposedChat, taskId: named?.taskId ?? submissionId, submissionId, message: JSON.stringify(message) };
     const chats = env.PROJECT_CHATS.getByName(projectId);
@@ -95,30 +99,32 @@ export class TaskSubmit {
     const made = claim.kind === "replay" ? claim : proposed;
     const { chatId, taskId } = made;
     tasks.remember(taskId, chatId);
-    if (!named && !contextId) {
-      // Creating is idempotent in the chat's object: a retry racing the first creates nothing twice.
-      await env.CHAT_ROOM.getByName(chatId).create(chatId, projectId, titleOf(content.text));
+    if (!named && !context?.exists) {
+      // Creating is idempotent in the chat's object: a retry, or another first send to a new context, creates nothing twice.
+      await env.CHAT_ROOM.getByName(chatId).create(chatId, projectId, titleOf(content.text), contextId ?? null);
     }
+    // The context the chat's tasks show: one a client made, as sent, else the chat's id.
+    const shownContext = context?.shown ?? chatId;
     const follower = follow ? await this.parts.follow(chatId) : undefined;
     // The same message again: the task as it now stands, once its first send landed (else it is sent now, as the first would).
     const landed = async () => claim.kind === "replay" && (await tasks.exists(chatId, made.submissionId));
     try {
       const sent = new Map(named?.sent ?? []).set(made.submissionId, message);
       const ref = { chatId, taskId, sent };
-      if (await landed()) return { ref: await tasks.locate(taskId), follower };
+      if (await landed()) return { ref: await tasks.locate(taskId), contextId: shownContext, follower };
       try {
         if (named) {
           await this.continueTask(named, content, key);
           if (pushConfig) await this.parts.addPushConfig(ref, pushConfig, false);
-          return { ref, follower };
+          return { ref, contextId: shownContext, follower };
         }
         const accepted = await this.send(chatId, content, key);
         // The task exists now: its config pushes its state as it stands, then every change.
         if (pushConfig) await this.parts.addPushConfig(ref, pushConfig, true);
-        return { ref, follower, accepted };
+        return { ref, contextId: shownContext, follower, accepted };
       } catch (error) {
         // A retry racing its first send: the first landed meanwhile (and moved the task on), so this one is its replay.
-        if (await landed()) return { ref: await tasks.locate(taskId), follower };
+        if (await landed()) return { ref: await tasks.locate(taskId), contextId: shownContext, follower };
         throw error;
       }
     } catch (error) {

@@ -41,6 +41,7 @@ type ChainStep = { submission: SubmissionState; userMessage: Message | null; rep
 
 /**
  * A chain as a task (A2A's): whether its submission leads a task at all (a steering text a running task took, or an answer,
- * does not), its steps from the root, and when its state was entered (ms).
+ * does not), its steps from the root, and when its state was entered (ms). `contextId`: the chat's A2A context, as the
+ * client that made it sent it, else the chat's id.
  */
-export type ChainTask = Chain & { chatId: string; isTask: boolean; enteredAt: number; steps: ChainStep[] };
+export type ChainTask = Chain & { chatId: string; contextId: string; isTask: boolean; enteredAt: number; steps: ChainStep[] };

@@ -7,11 +7,17 @@ import type { Chat, ChatList } from "../schemas";
 import { ProjectUsage, type TaskUsage, type UsageDay } from "../../credits/project-usage";
 import { SWITCH_CLOCK_MARGIN_MS, SWITCH_LEASE_MS, type SwitchLease, type WebhookSwitch } from "../webhook-switch";
 import { log } from "../../log";
+import { isUuid } from "../../ids";
 
 export type ListMoveOutcome = "moved" | "already_moved";
 /** A channel's message key: new (what the claim named is recorded), a replay of the same message (what the first claim named), or a different message. */
 type MessageMade = { chatId: string; taskId: string; submissionId: string };
 export type MessageClaim = { kind: "new" } | ({ kind: "replay" | "conflict" } & MessageMade);
+/**
+ * The chat an A2A contextId names, and the context its tasks show (a client's as that client sent it, else the chat's
+ * id); `exists` false while the chat may not be made yet (it is not on the list).
+ */
+export type ContextChat = { chatId: string; shown: string; exists: boolean };
 export type CreateClaim = { kind: "new"; chatId: string } | { kind: "replay"; chatId: string; answer: string | null } | { kind: "conflict" };
 // Keys of chat creations are remembered this long per project.
 const CREATE_KEYS_KEPT_MS = 24 * 3600_000;
@@ -39,6 +45,8 @@ const MIGRATIONS = [
   ],
   // How many A2A push configs each chat's tasks that have not ended hold, as the chat last said (its word numbered).
   ["CREATE TABLE IF NOT EXISTS push_counts (chat_id TEXT PRIMARY KEY, count INTEGER NOT NULL, version INTEGER NOT NULL)"],
+  // The contexts A2A clients made (their contextId as sent) and the chat each one names, minted here.
+  ["CREATE TABLE IF NOT EXISTS contexts (context TEXT PRIMARY KEY, chat_id TEXT NOT NULL)", "CREATE INDEX IF NOT EXISTS contexts_by_chat ON contexts (chat_id)"],
 ];
 // At most this many A2A push configs across the project's tasks that have not ended.
 const PUSH_CONFIGS_PER_PROJECT = 100;
@@ -276,6 +284,34 @@ export class ProjectChats extends DurableObject<Env> {
     );
     sql.exec("INSERT OR IGNORE INTO task_chats (task_id, chat_id) VALUES (?, ?)", made.taskId, made.chatId);
     return { kind: "new" };
+  }
+
+  /**
+   * The chat an A2A contextId names: a UUID that is a chat of this project is that chat (in any case); any other context
+   * is matched exactly, and the first to name it (when `make`) gets a chat id minted here, so two first sends at once
+   * agree on one chat. Null: a context no chat has and not made.
+   */
+  async contextChat(projectId: string, context: string, make: boolean): Promise<ContextChat | null> {
+    await this.start(projectId);
+    this.createSchema();
+    const sql = this.ctx.storage.sql;
+    const listed = (chatId: string) => sql.exec("SELECT 1 FROM chats WHERE id = ?", chatId).toArray().length > 0;
+    const made = () => sql.exec<{ chat_id: string }>("SELECT chat_id FROM contexts WHERE context = ?", context).toArray()[0]?.chat_id;
+    const asChat = context.toLowerCase();
+    const ownContext = (chatId: string) => sql.exec<{ context: string }>("SELECT context FROM contexts WHERE chat_id = ?", chatId).toArray()[0]?.context ?? chatId;
+    if (isUuid(asChat) && listed(asChat)) return { chatId: asChat, shown: ownContext(asChat), exists: true };
+    if (!made() && isUuid(asChat)) {
+      // A chat the list has not heard of yet (its hand-off failed and waits for a retry) is asked itself.
+      const chat = await this.env.CHAT_ROOM.getByName(asChat).get(projectId);
+      if (chat.kind === "chat") return { chatId: asChat, shown: ownContext(asChat), exists: true };
+    }
+    // Checked again after the wait: another send may have made the context meanwhile, and the first to make it wins.
+    if (!made()) {
+      if (!make) return null;
+      sql.exec("INSERT INTO contexts (context, chat_id) VALUES (?, ?)", context, crypto.randomUUID());
+    }
+    const chatId = made()!;
+    return { chatId, shown: context, exists: listed(chatId) };
   }
 
   /** The chat a recorded task is in (null when none is), and the messages channels sent into it, by submission. */

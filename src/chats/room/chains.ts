@@ -104,7 +104,9 @@ export class Chains {
     // A steering text leads a task only once it ran as its own (no task took it before that task ended).
     const taken = root.kind === "steer" && (root.status === "steering" || root.status === "cancelled" || (own != null && own.submissionId !== root.id));
     const isTask = (root.chain_root_id === null || root.chain_root_id === root.id) && !taken;
-    return { ...chain, chatId, isTask, enteredAt: this.enteredAt(chain, links.at(-1) ?? { ...root, asked: null, asked_kind: null, reply_ended_at: null }), steps };
+    // A chat an A2A client made a context for shows that context on its tasks; any other its own id.
+    const contextId = this.store.chat()?.a2a_context ?? chatId;
+    return { ...chain, chatId, contextId, isTask, enteredAt: this.enteredAt(chain, links.at(-1) ?? { ...root, asked: null, asked_kind: null, reply_ended_at: null }), steps };
   }
 
   /** When the chain's state was entered (ms): its end's acceptance, start, question, reply's end or failure. */

@@ -123,12 +123,13 @@ export class ChatRoom extends DurableObject<Env> {
     return chat?.project_id === projectId ? chat : undefined;
   }
 
-  async create(chatId: string, projectId: string, title: string): Promise<Chat> {
+  /** Creates the chat unless it exists; `a2aContext`: the contextId an A2A client made for it, which its tasks carry. */
+  async create(chatId: string, projectId: string, title: string, a2aContext: string | null = null): Promise<Chat> {
     this.#store.migrate();
     const now = Date.now();
     // A new chat's first version is the one the list will hear of.
     const write = () => {
-      if (!this.#store.chat()) this.#store.insertChat({ id: chatId, project_id: projectId, title, created_at: iso(now) });
+      if (!this.#store.chat()) this.#store.insertChat({ id: chatId, project_id: projectId, title, created_at: iso(now), a2a_context: a2aContext });
     };
     this.#change(now, write, "unlisted");
     await this.syncList();

@@ -165,4 +165,8 @@ export const MIGRATIONS: string[][] = [
     // What each such task was last pushed as (its state, when entered, its question), and whether it has ended.
     "CREATE TABLE push_tasks (task_id TEXT PRIMARY KEY, told TEXT, ended INTEGER NOT NULL DEFAULT 0)",
   ],
+  [
+    // The context an A2A client made for this chat (its contextId as sent), shown on the chat's tasks; null: the chat's own id.
+    "ALTER TABLE chat ADD COLUMN a2a_context TEXT",
+  ],
 ];

@@ -19,6 +19,7 @@ export type ChatRow = {
   version: number;
   indexed_version: number;
   tasks_listed_seq: number;
+  a2a_context: string | null;
 };
 /** The running task; its token counts so far are the sums of what its model calls reported (null: none did). */
 export type TaskRow = {
@@ -115,14 +116,15 @@ export class RoomStorage {
     this.chatRow = this.sql.exec<ChatRow>(`${query} RETURNING *`, ...bindings).one();
   }
 
-  insertChat(row: Pick<ChatRow, "id" | "project_id" | "title" | "created_at">): void {
+  insertChat(row: Pick<ChatRow, "id" | "project_id" | "title" | "created_at" | "a2a_context">): void {
     this.writeChat(
-      "INSERT INTO chat (id, project_id, title, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, 1)",
+      "INSERT INTO chat (id, project_id, title, created_at, updated_at, version, a2a_context) VALUES (?, ?, ?, ?, ?, 1, ?)",
       row.id,
       row.project_id,
       row.title,
       row.created_at,
       row.created_at,
+      row.a2a_context,
     );
   }
 
