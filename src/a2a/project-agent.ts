@@ -254,7 +254,12 @@ export class ProjectAgent implements A2ARequestHandler {
   }
 
   private feed(ref: TaskRef): ChainFeed {
-    return { read: () => this.read(ref), stillAdmitted: () => this.chats.stillAdmitted(), sent: ref.sent };
+    return {
+      read: () => this.read(ref),
+      replyTextAt: (replyId, eventId) => this.c.env.CHAT_ROOM.getByName(ref.chatId).replyTextAt(this.projectId, replyId, eventId),
+      stillAdmitted: () => this.chats.stillAdmitted(),
+      sent: ref.sent,
+    };
   }
 
   /**

@@ -9,8 +9,16 @@ import { EVENT_ID_EXTENSION, USAGE_EXTENSION } from "./card";
 import { fromRefusal } from "./errors";
 import { agentMessage, isInterrupted, isTerminal, questionMessage, replyArtifact, taskOf, taskStateOf, usageOf } from "./task-shape";
 
-/** How a feed reads its task (with the newest chat event id the read shows) and checks the caller is still admitted. */
-export type ChainFeed = { read(): Promise<{ task: ChainTask; eventId: number }>; stillAdmitted(): Promise<Served<null>>; sent: Map<string, A2AMessage> };
+/**
+ * How a feed reads its task (with the newest chat event id the read shows), a reply's text as of a chat event (null: no
+ * longer kept), and checks the caller is still admitted.
+ */
+export type ChainFeed = {
+  read(): Promise<{ task: ChainTask; eventId: number }>;
+  replyTextAt(replyId: string, eventId: number): Promise<string | null>;
+  stillAdmitted(): Promise<Served<null>>;
+  sent: Map<string, A2AMessage>;
+};
 
 /** When the task entered `state`, if that is the state it is in now (a state it ended in, read again, gives its own time). */
 const enteredIf = (task: ChainTask, state: TaskState) => (taskStateOf(task) === state ? new Date(task.enteredAt).toISOString() : undefined);
@@ -38,19 +46,44 @@ export async function waitForTask(feed: ChainFeed, follower: ChatFollower, stop:
 }
 
 /**
- * What the task's events look like to a follower of the chat's log: which submissions and replies are the task's, and
- * the state it last entered. It reads only the events (and the task for a failure's text or a cancel), so a replay from
- * any event id tells exactly what a stream that was there told: every state-changing event its status, a reply's start
- * an empty artifact (append false), each growth an appended chunk, its end the whole text.
+ * What the task's events look like to a follower of the chat's log: which submissions and replies are the task's, the
+ * state it last entered, and each reply's text as this stream has told it. It reads only the events (and the task for a
+ * failure's text or a cancel), so a replay from any event id tells exactly what a stream that was there told: every
+ * state-changing event its status, a reply's start its text so far (append false), each growth an appended chunk, its
+ * end the rest not yet told (append true), or the whole text when it does not begin with what was told.
  */
 class TaskTrack {
   private readonly submissions: Set<string>;
   private readonly replies = new Set<string>();
+  // Each reply's text as told: from the Task shown or the reply's start, then each chunk; a resumed stream learns its
+  // start at the resume point when the reply ends (`sinceResume` holds the chunks told until then).
+  private readonly told = new Map<string, string>();
+  private readonly sinceResume = new Map<string, string>();
   state: TaskState | undefined;
 
-  constructor(private readonly task: ChainTask) {
+  constructor(
+    private readonly task: ChainTask,
+    private readonly feed: ChainFeed,
+    private readonly resumeAfter: number | undefined,
+  ) {
     this.submissions = new Set(task.steps.map((step) => step.submission.id));
     for (const step of task.steps) if (step.reply) this.replies.add(step.reply.id);
+  }
+
+  /** A Task was shown: its replies' texts are what the chunks after it append to. */
+  shown(task: ChainTask): void {
+    for (const step of task.steps) if (step.reply) this.told.set(step.reply.id, step.reply.content);
+  }
+
+  /** A reply's end: the text not yet told (append), or the whole text when it does not begin with what was told. */
+  private async ending(reply: Message): Promise<StreamResponse> {
+    let told = this.told.get(reply.id);
+    if (told === undefined && this.resumeAfter !== undefined) {
+      const atResume = await this.feed.replyTextAt(reply.id, this.resumeAfter);
+      if (atResume !== null) told = atResume + (this.sinceResume.get(reply.id) ?? "");
+    }
+    const rest = told !== undefined && reply.content.startsWith(told) ? reply.content.slice(told.length) : undefined;
+    return rest === undefined ? this.artifact(reply.id, reply.content, false, true) : this.artifact(reply.id, rest, true, true);
   }
 
   private status(state: TaskState, message: A2AMessage | undefined, metadata: Record<string, unknown>, at?: string): StreamResponse {
@@ -96,12 +129,13 @@ class TaskTrack {
         if (message.role !== "owner" || message.submissionId === null || !this.submissions.has(message.submissionId)) break;
         this.replies.add(message.id);
         if (message.status === "working") {
+          this.told.set(message.id, message.content);
           out.push(this.artifact(message.id, message.content, false, false));
           break;
         }
-        // The reply's end: its whole text (authoritative over the chunks), then the state it leaves the task in; a
-        // question it asked follows as its own event, which says so.
-        out.push(this.artifact(message.id, message.content, false, true));
+        // The reply's end: the rest of its text, then the state it leaves the task in; a question it asked follows as its
+        // own event, which says so.
+        out.push(await this.ending(message));
         if (message.questionId !== null && message.status === "success") break;
         const task = await current();
         const state =
@@ -111,7 +145,11 @@ class TaskTrack {
       }
       case "message.delta": {
         const delta = JSON.parse(event.data) as { id: string; text: string };
-        if (this.replies.has(delta.id)) out.push(this.artifact(delta.id, delta.text, true, false));
+        if (!this.replies.has(delta.id)) break;
+        const told = this.told.get(delta.id);
+        if (told !== undefined) this.told.set(delta.id, told + delta.text);
+        else this.sinceResume.set(delta.id, (this.sinceResume.get(delta.id) ?? "") + delta.text);
+        out.push(this.artifact(delta.id, delta.text, true, false));
         break;
       }
       case "question": {
@@ -158,11 +196,12 @@ export function eventIdOf(result: unknown): string | undefined {
  */
 export async function* streamTask(feed: ChainFeed, follower: ChatFollower, stop: AbortSignal, resumeAfter: number | undefined): AsyncGenerator<StreamResponse, void, undefined> {
   const first = await feed.read();
-  const track = new TaskTrack(first.task);
+  const track = new TaskTrack(first.task, feed, resumeAfter);
   const current = async () => (await feed.read()).task;
   let shownUpTo: number | undefined;
   const showTask = async function* (read: { task: ChainTask; eventId: number }) {
     track.state = taskStateOf(read.task);
+    track.shown(read.task);
     shownUpTo = read.eventId;
     yield { payload: { $case: "task" as const, value: taskOf(read.task, { metadata: eventIdMetadata(read.eventId), sent: feed.sent }) } };
   };

@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import { settle } from "../clock";
+import { runNextAlarm, settle } from "../clock";
 import { room } from "../helpers";
 import { it } from "../fixtures/chat";
 import { errorOf, openStream, resultOf, rpc, type SseFrame, userMessage } from "./a2a-helpers";
@@ -25,13 +25,43 @@ describe("A2A streams", () => {
     expect(last.data.result.statusUpdate.metadata["urn:project-chat:a2a:usage:v1"].credits).toBe(1);
     const final = frames.find((f) => kindOf(f) === "artifactUpdate" && f.data.result.artifactUpdate.lastChunk)!;
     const chunks = frames.filter((f) => kindOf(f) === "artifactUpdate" && !f.data.result.artifactUpdate.lastChunk);
-    const text = chunks.map((f) => f.data.result.artifactUpdate.artifact.parts[0].text).join("");
-    expect(final.data.result.artifactUpdate.artifact.parts[0].text).toBe(text || final.data.result.artifactUpdate.artifact.parts[0].text);
+    // The chunks and the last one's rest (it appends) join to the whole text.
+    const text = [...chunks, final].map((f) => f.data.result.artifactUpdate.artifact.parts[0].text).join("");
+    expect(final.data.result.artifactUpdate.append).toBe(true);
+    expect(text).toBe((await resultOf(rpc(w.token, w.projectId, "GetTask", { id: frames[0]!.data.result.task.id }))).artifacts[0].parts[0].text);
     if (chunks.length > 1) expect(chunks.slice(1).every((f) => f.data.result.artifactUpdate.append === true)).toBe(true);
     // Ids only ever grow, and every id shows in the payload's metadata too.
     const ids = frames.filter((f) => f.id !== undefined).map((f) => Number(f.id));
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     for (const frame of frames.filter((f) => f.id !== undefined)) expect(JSON.stringify(frame.data)).toContain(`"eventId":"${frame.id}"`);
+  });
+
+  it("a client that appends every chunk shows the reply once: the last chunk appends the rest, also on a stream opened mid-reply", async ({ clock, w, chat }) => {
+    const appended = (frames: SseFrame[]) =>
+      frames.map((f) => (kindOf(f) === "task" ? (f.data.result.task.artifacts?.[0]?.parts[0].text ?? "") : (f.data.result.artifactUpdate?.artifact.parts[0].text ?? ""))).join("");
+    const live = await openStream(w.token, w.projectId, "SendStreamingMessage", { message: userMessage("a reply in several pieces", { contextId: chat.id }) });
+    await settle(room(chat.id), clock);
+    const frames = await live.frames();
+    const taskId = frames[0]!.data.result.task.id;
+    const whole = (await resultOf(rpc(w.token, w.projectId, "GetTask", { id: taskId }))).artifacts[0].parts[0].text;
+    const last = frames.find((f) => f.data.result.artifactUpdate?.lastChunk)!.data.result.artifactUpdate;
+    expect(last.append).toBe(true);
+    expect(appended(frames)).toBe(whole);
+    // Opened while the reply grows: the Task carries the text so far, and the chunks after it append to it.
+    const { task } = await resultOf(
+      rpc(w.token, w.projectId, "SendMessage", { message: userMessage("another reply in pieces", { contextId: chat.id }), configuration: { returnImmediately: true } }),
+    );
+    let sofar = "";
+    for (let i = 0; i < 20 && !sofar; i++) {
+      await runNextAlarm(room(chat.id), clock);
+      sofar = (await resultOf(rpc(w.token, w.projectId, "GetTask", { id: task.id }))).artifacts?.[0]?.parts[0].text ?? "";
+    }
+    const midway = await openStream(w.token, w.projectId, "SubscribeToTask", { id: task.id });
+    await settle(room(chat.id), clock);
+    const later = await midway.frames();
+    const done = (await resultOf(rpc(w.token, w.projectId, "GetTask", { id: task.id }))).artifacts[0].parts[0].text;
+    expect(later[0]!.data.result.task.artifacts[0].parts[0].text.length).toBeLessThan(done.length);
+    expect(appended(later)).toBe(done);
   });
 
   it("SubscribeToTask with Last-Event-ID replays every event after it, with no gap and no repeat, also once the task has ended", async ({ clock, w, chat }) => {

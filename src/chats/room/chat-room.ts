@@ -214,6 +214,11 @@ export class ChatRoom extends DurableObject<Env> {
     return { kind: "task", task: JSON.stringify(this.#chains.task(row, chat.id, withUserMessages)), eventId: this.publisher.newestId() };
   }
 
+  /** A reply's text as its chat's events had told it up to an event (a resumed A2A stream appends to it); null when not kept. */
+  async replyTextAt(projectId: string, replyId: string, eventId: number): Promise<string | null> {
+    return this.chatIn(projectId) ? this.publisher.textAt(replyId, eventId) : null;
+  }
+
   /** Every task of the chat, newest submission first. */
   async chainTasks(projectId: string): Promise<ChainTasksOutcome> {
     const chat = this.chatIn(projectId);
@@ -235,10 +240,7 @@ export class ChatRoom extends DurableObject<Env> {
     return { kind: "chain", chain: JSON.stringify(this.#chains.view(row, chat.id)) };
   }
 
-  /**
-   * An answer a credential sent from an MCP form was refused (credit limit, archived, queue full, role or scope):
-   * that credential's own streams are told, as a comment (no event of the chat's), so the call that asked ends with the problem.
-   */
+  /** An answer a credential sent from an MCP form was refused: its own streams are told in a comment, so the call that asked ends with the problem. */
   async tellAnswerRefused(projectId: string, questionId: string, gateName: string, problem: string): Promise<void> {
     if (!this.chatIn(projectId)) return;
     this.streams.tell(gateName, sseComment(`${ANSWER_REFUSED} ${questionId} ${toBase64Url(utf8.encode(problem))}`));
@@ -261,10 +263,7 @@ export class ChatRoom extends DurableObject<Env> {
     return this.chatIn(projectId) ? this.#control.cancelSubmission(submissionId) : NOT_HERE;
   }
 
-  /**
-   * A live event stream: a snapshot (or, resuming, every kept event after `resumeFrom`), then each
-   * event as it is appended. Null when the chat is not in this project.
-   */
+  /** A live event stream: a snapshot (or, resuming, every kept event after `resumeFrom`), then each event as it is appended. */
   async follow(projectId: string, resumeFrom: number | null, grant: StreamGrant): Promise<Followed> {
     if (!this.chatIn(projectId)) return NOT_HERE;
     const now = Date.now();

@@ -173,6 +173,26 @@ export class EventLog {
     return { frames, last };
   }
 
+  /**
+   * A message's text as of an event: the content of its newest `message` event up to it and the deltas after that; null
+   * when that event is no longer kept. Read backwards from the event, so it costs the rows since the message's last word.
+   */
+  textAt(messageId: string, eventId: number): string | null {
+    const deltas: string[] = [];
+    for (let before = eventId + 1; ; ) {
+      const row = this.sql.exec<EventRow>("SELECT * FROM events WHERE id < ? ORDER BY id DESC LIMIT 1", before).toArray()[0];
+      if (!row) return null;
+      for (const event of this.eventsOf(row).reverse()) {
+        if (event.id > eventId || (event.type !== "message" && event.type !== "message.delta") || !event.data.includes(messageId)) continue;
+        const data = JSON.parse(event.data) as { id: string; text?: string; content?: string };
+        if (data.id !== messageId) continue;
+        if (event.type === "message") return data.content + deltas.reverse().join("");
+        deltas.push(data.text ?? "");
+      }
+      before = row.id;
+    }
+  }
+
   /** The events a row holds: its one, or its run's (ids consecutive from the row's). */
   private eventsOf(row: EventRow): StoredEvent[] {
     const data = this.wholeData(row);

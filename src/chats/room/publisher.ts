@@ -40,6 +40,11 @@ export class RoomPublisher {
     return this.log.framesAfter(cursor, maxBytes);
   }
 
+  /** A message's text as of an event (null: no longer kept). */
+  textAt(messageId: string, eventId: number): string | null {
+    return this.log.textAt(messageId, eventId);
+  }
+
   /** The newest event id: an answer read in the same synchronous stretch shows every change up to it. */
   newestId(): number {
     return this.log.newestId();
