@@ -1,3 +1,4 @@
+import { TaskState } from "@a2a-js/sdk";
 import { ServerCallContext } from "@a2a-js/sdk/server";
 import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
@@ -33,10 +34,11 @@ export function requireJsonBody(c: Context): void {
 }
 
 /**
- * A task or context id present in a request's params but not a string (a number, an object, an array): -32602 naming the
- * field, never "Task not found" (ProtoJSON reads `null` as absent).
+ * Params the SDK would read past: a task or context id present but not a string (a number, an object, an array), or a
+ * ListTasks status that names no task state (the SDK reads any such as UNRECOGNIZED, which means no filter): -32602
+ * naming the field, never "Task not found" or every task (ProtoJSON reads `null` as absent).
  */
-export function idsNotStrings(params: unknown): Error | undefined {
+export function refusedParams(params: unknown): Error | undefined {
   const p = (typeof params === "object" && params !== null ? params : {}) as Record<string, unknown>;
   const message = (typeof p.message === "object" && p.message !== null ? p.message : {}) as Record<string, unknown>;
   const fields: [string, unknown][] = [
@@ -46,7 +48,10 @@ export function idsNotStrings(params: unknown): Error | undefined {
     ["message.contextId", message.contextId],
   ];
   const bad = fields.find(([, value]) => value !== undefined && value !== null && typeof value !== "string");
-  return bad ? invalid(bad[0], "must be a string.") : undefined;
+  if (bad) return invalid(bad[0], "must be a string.");
+  // A state's name or number (TaskState maps both ways), UNRECOGNIZED and -1 included.
+  if (p.status != null && (!["string", "number"].includes(typeof p.status) || !Object.hasOwn(TaskState, String(p.status)))) return invalid("status", "is not a task state.");
+  return undefined;
 }
 
 /** The path's project id, lowercased; another path segment names no agent (404). */

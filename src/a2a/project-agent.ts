@@ -9,7 +9,6 @@ import type {
   ListTaskPushNotificationConfigsResponse,
   ListTasksRequest,
   ListTasksResponse,
-  Message as A2AMessage,
   SendMessageRequest,
   StreamResponse,
   SubscribeToTaskRequest,
@@ -30,22 +29,18 @@ import { ApiError } from "../http/problem";
 import { authorise } from "../projects/guards";
 import { memberProjects } from "../projects/store";
 import { extendedAgentCard } from "./card";
-import { fromRefusal, invalid, taskNotFound, unsupported } from "./errors";
+import { fromRefusal, taskNotFound, unsupported } from "./errors";
 import { canPush, pushConfigOf, pushOutcome, shownConfig } from "./push-configs";
 import { type ChainFeed, streamTask, waitForTask } from "./task-feed";
 import { TaskLocator, type TaskRef } from "./task-locator";
-import { acceptedTask, isTerminal, taskOf, taskStateOf } from "./task-shape";
+import { acceptedTask, historyLengthOf, isTerminal, taskOf, taskStateOf } from "./task-shape";
+import { TaskList } from "./task-list";
 import { type Submitted, TaskSubmit } from "./task-submit";
 
 // A blocking SendMessage answers after this long at most, with the task as it then stands.
 const BLOCKING_WAIT_MS = 60_000;
 // How long CancelTask waits for a task being dispatched to stop.
 const CANCEL_WAIT_MS = 10_000;
-const PAGE_SIZE_DEFAULT = 50;
-const PAGE_SIZE_MAX = 100;
-// A status left out reads as UNSPECIFIED, or (the JS SDK's client) as UNRECOGNIZED: no filter either way.
-const NO_STATUS_FILTER = new Set<TaskState>([TaskState.TASK_STATE_UNSPECIFIED, TaskState.UNRECOGNIZED]);
-const RFC_3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /**
  * One project's agent as A2A sees it, for one request of one admitted caller: every method is a view of the project's
@@ -132,36 +127,7 @@ export class ProjectAgent implements A2ARequestHandler {
 
   async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
     await this.access("read");
-    const pageSize = params.pageSize ?? PAGE_SIZE_DEFAULT;
-    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > PAGE_SIZE_MAX) throw invalid("pageSize", `must be 1 to ${PAGE_SIZE_MAX}.`);
-    const historyLength = historyLengthOf(params.historyLength) ?? 0;
-    const offset = params.pageToken ? offsetOf(params.pageToken) : 0;
-    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
-    if (Number.isNaN(after) || (params.statusTimestampAfter && !RFC_3339.test(params.statusTimestampAfter))) throw invalid("statusTimestampAfter", "must be an RFC 3339 time.");
-    if (!params.contextId) throw invalid("contextId", "is required: tasks are listed per chat.");
-    const empty = { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
-    // A context that names no chat here is an empty page, never an error that tells.
-    const context = await this.tasks.context(params.contextId, false);
-    if (!context) return empty;
-    const outcome = await this.c.env.CHAT_ROOM.getByName(context.chatId).chainTasks(this.projectId);
-    if (outcome.kind !== "tasks") return empty;
-    const matching = (JSON.parse(outcome.tasks) as ChainTask[])
-      .filter((task) => NO_STATUS_FILTER.has(params.status) || taskStateOf(task) === params.status)
-      .filter((task) => after === undefined || task.enteredAt >= after)
-      .sort((a, b) => b.enteredAt - a.enteredAt || (a.rootId < b.rootId ? -1 : 1));
-    const page = matching.slice(offset, offset + pageSize);
-    for (const task of page) this.tasks.remember(task.rootId, task.chatId);
-    const next = offset + pageSize < matching.length ? tokenOf(offset + pageSize) : "";
-    const includeArtifacts = params.includeArtifacts ?? false;
-    // With history, the messages A2A sent into the page's tasks, as sent: one call for the page.
-    const sent = new Map<string, Map<string, A2AMessage>>();
-    if (historyLength > 0 && page.length > 0) {
-      for (const row of await this.c.env.PROJECT_CHATS.getByName(this.projectId).sentIn(page.map((task) => task.rootId))) {
-        sent.set(row.taskId, (sent.get(row.taskId) ?? new Map()).set(row.submissionId, JSON.parse(row.message) as A2AMessage));
-      }
-    }
-    const tasks = page.map((task) => taskOf(task, { historyLength, includeArtifacts, sent: sent.get(task.rootId) }));
-    return { tasks, nextPageToken: next, pageSize, totalSize: matching.length };
+    return new TaskList(this.c.env, this.projectId, this.tasks).list(params);
   }
 
   async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
@@ -285,23 +251,4 @@ export class ProjectAgent implements A2ARequestHandler {
       follower.close();
     }
   }
-}
-
-const historyLengthOf = (value: number | undefined): number | undefined => {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < 0) throw invalid("historyLength", "must be a non-negative integer.");
-  return value;
-};
-
-const tokenOf = (offset: number) => btoa(`o:${offset}`).replaceAll("=", "");
-function offsetOf(token: string): number {
-  let text: string;
-  try {
-    text = atob(token);
-  } catch {
-    throw invalid("pageToken", "is not one this server gave out.");
-  }
-  const offset = /^o:(\d{1,9})$/.exec(text)?.[1];
-  if (offset === undefined) throw invalid("pageToken", "is not one this server gave out.");
-  return Number(offset);
 }

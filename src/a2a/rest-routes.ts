@@ -6,7 +6,7 @@ import type { Scope } from "../auth/scopes";
 import { limitBody, MiB } from "../http/middleware";
 import { ApiError } from "../http/problem";
 import { createRouter } from "../http/router";
-import { agentRequest, blockingAnswer, eventStream, idsNotStrings, requestedVersion, requireJsonBody, resumePoint } from "./agent-request";
+import { agentRequest, blockingAnswer, eventStream, refusedParams, requestedVersion, requireJsonBody, resumePoint } from "./agent-request";
 import { extraDetailsOf, malformed } from "./errors";
 import { eventIdOf } from "./task-feed";
 
@@ -117,8 +117,8 @@ async function serve(c: Context<GatedEnv>): Promise<Response> {
   // The transport's own refusal (the method's params, before the handler is called) is the one kind it makes itself.
   const failed = (answer: Answer) => refusal() ?? asJson(errors[0] ?? malformed(answer.error!.message), headers);
   const params = operation.params({ body, query: c.req.query() });
-  const notString = idsNotStrings(params);
-  if (notString) return asJson(notString, headers);
+  const refused = refusedParams(params);
+  if (refused) return asJson(refused, headers);
   const request = { jsonrpc: "2.0", id: 0, method: operation.method, params };
   const transport = new JsonRpcTransportHandler(agent);
   if (STREAMING.has(operation.method)) {

@@ -12,7 +12,7 @@ import { limitBody, MiB } from "../http/middleware";
 import { ApiError, notFound } from "../http/problem";
 import { createRouter } from "../http/router";
 import { resourceCredentials } from "../oauth/resource-credentials";
-import { agentRequest, blockingAnswer, eventStream, idsNotStrings, projectIdOf, requestedVersion, requireJsonBody, resumePoint } from "./agent-request";
+import { agentRequest, blockingAnswer, eventStream, refusedParams, projectIdOf, requestedVersion, requireJsonBody, resumePoint } from "./agent-request";
 import { agentCard, legacyAgentCard, unversionedAgentCard } from "./card";
 import { extraDetailsOf, malformed } from "./errors";
 import { createRestRoutes } from "./rest-routes";
@@ -146,8 +146,8 @@ async function jsonRpc(c: Context<GatedEnv>): Promise<Response> {
   const transport = legacy ? new LegacyJsonRpcTransportHandler(agent) : new JsonRpcTransportHandler(agent);
   const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
   const errorAnswer = (error: unknown): JsonRpcResponse => withDetails({ jsonrpc: "2.0", id, error: mapError(error) }, error);
-  const notString = idsNotStrings((request as { params?: unknown }).params);
-  if (notString) return c.json(errorAnswer(notString), 200, headers);
+  const refused = refusedParams((request as { params?: unknown }).params);
+  if (refused) return c.json(errorAnswer(refused), 200, headers);
   if (STREAMING.has(method)) {
     const answer = (await transport.handle(request as Record<string, unknown>, context)) as JsonRpcResponse | AsyncGenerator<JsonRpcResponse>;
     if (!(Symbol.asyncIterator in answer)) return refusal() ?? c.json(withDetails(answer, errors[0]), 200, headers);

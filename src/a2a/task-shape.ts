@@ -2,6 +2,7 @@ import { type Artifact, type Message as A2AMessage, type Part, Role, type Task, 
 import type { ChainState, ChainTask } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
 import { QUESTION_EXTENSION, USAGE_EXTENSION } from "./card";
+import { invalid } from "./errors";
 import type { TaskRef } from "./task-locator";
 
 // At most this many history entries on a task (the newest).
@@ -145,3 +146,10 @@ export function acceptedTask(ref: TaskRef, contextId: string, disposition: "queu
     metadata: { chatId: ref.chatId, [USAGE_EXTENSION]: { credits: 0, inputTokens: null, outputTokens: null, failure: null } },
   };
 }
+
+/** A request's historyLength: absent, or a non-negative integer (else -32602). */
+export const historyLengthOf = (value: number | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 0) throw invalid("historyLength", "must be a non-negative integer.");
+  return value;
+};

@@ -77,3 +77,6 @@ export type PushDeliveryRead = Omit<NewPushConfig, "id"> & {
   question: JsonText<Question> | null;
   task: JsonText<ChainTask>;
 };
+
+/** A task as the project's task index keeps it: its state (and the kind of question it waits on), and since when (ms). */
+export type IndexedTask = { taskId: string; state: ChainState; asks: string | null; at: number };

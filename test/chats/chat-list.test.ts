@@ -188,7 +188,7 @@ describe("ProjectChats", () => {
     expect(await object.moveFromD1(projectId)).toBe("already_moved");
   });
 
-  it("stores its list, the keys of chat creations and messages, which chat each task is in, its push config counts and the project's daily usage, nothing else: a new project's object never reads D1", async ({
+  it("stores its list, the keys of chat creations and messages, which chat each task is in, its push config counts, the contexts A2A clients made, the task index and the project's daily usage, nothing else: a new project's object never reads D1", async ({
     w,
   }) => {
     const read = vi.spyOn(env.DB, "prepare");
@@ -202,7 +202,8 @@ describe("ProjectChats", () => {
     );
     // usage_*: the project's daily usage (src/credits/project-usage.ts), counted once per task id; message_keys and
     // task_chats: A2A's messageIds and the chat of each task (for a channel that names a task alone); push_counts: how
-    // many A2A push configs each chat's open tasks hold (the project's limit).
-    expect(tables).toEqual(["chats", "create_keys", "message_keys", "meta", "push_counts", "task_chats", "usage_counted", "usage_days"]);
+    // many A2A push configs each chat's open tasks hold (the project's limit); contexts: the chat each A2A context a
+    // client made names; task_index: the project's tasks with their states (ListTasks across chats).
+    expect(tables).toEqual(["chats", "contexts", "create_keys", "message_keys", "meta", "push_counts", "task_chats", "task_index", "usage_counted", "usage_days"]);
   });
 });

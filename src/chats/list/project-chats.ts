@@ -8,6 +8,8 @@ import { ProjectUsage, type TaskUsage, type UsageDay } from "../../credits/proje
 import { SWITCH_CLOCK_MARGIN_MS, SWITCH_LEASE_MS, type SwitchLease, type WebhookSwitch } from "../webhook-switch";
 import { log } from "../../log";
 import { isUuid } from "../../ids";
+import type { IndexedTask } from "../room-calls";
+import { ProjectTasks, type TaskPage, type TaskQuery } from "./project-tasks";
 
 export type ListMoveOutcome = "moved" | "already_moved";
 /** A channel's message key: new (what the claim named is recorded), a replay of the same message (what the first claim named), or a different message. */
@@ -47,6 +49,8 @@ const MIGRATIONS = [
   ["CREATE TABLE IF NOT EXISTS push_counts (chat_id TEXT PRIMARY KEY, count INTEGER NOT NULL, version INTEGER NOT NULL)"],
   // The contexts A2A clients made (their contextId as sent) and the chat each one names, minted here.
   ["CREATE TABLE IF NOT EXISTS contexts (context TEXT PRIMARY KEY, chat_id TEXT NOT NULL)", "CREATE INDEX IF NOT EXISTS contexts_by_chat ON contexts (chat_id)"],
+  // The project's tasks, for listing them across its chats (project-tasks.ts).
+  ProjectTasks.schema,
 ];
 // At most this many A2A push configs across the project's tasks that have not ended.
 const PUSH_CONFIGS_PER_PROJECT = 100;
@@ -67,6 +71,7 @@ export class ProjectChats extends DurableObject<Env> {
   private starting: Promise<void> | undefined;
   private readonly lists: Partial<Record<Listing, string>> = {};
   private readonly usage = new ProjectUsage(this.ctx.storage.sql);
+  private readonly tasks = new ProjectTasks(this.ctx.storage.sql);
   // The project's webhook switch as its webhooks object last said (undefined: not read; null: never said), and the one question put to it.
   private switchState: WebhookSwitch | null | undefined;
   private askingSwitch: Promise<WebhookSwitch> | undefined;
@@ -81,13 +86,21 @@ export class ProjectChats extends DurableObject<Env> {
 
   /**
    * Records a chat's summary unless a newer version of it is held, counts its ended tasks' usage (each
-   * task once) and notes which chat its new tasks are in. Answers the project's webhook switch; while it is off the chat holds a lease on that, recorded
+   * task once), notes which chat its new tasks are in and indexes the states its tasks entered. Answers the project's webhook switch; while it is off the chat holds a lease on that, recorded
    * here, so the chat is told before an endpoint's creation is answered.
    */
-  async upsert(projectId: string, chat: Chat, version: number, usage: readonly TaskUsage[] = [], tasks: readonly string[] = []): Promise<SwitchLease> {
+  async upsert(
+    projectId: string,
+    chat: Chat,
+    version: number,
+    usage: readonly TaskUsage[] = [],
+    tasks: readonly string[] = [],
+    states: readonly IndexedTask[] = [],
+  ): Promise<SwitchLease> {
     await this.start(projectId);
     this.createSchema();
     for (const taskId of tasks) this.ctx.storage.sql.exec("INSERT OR IGNORE INTO task_chats (task_id, chat_id) VALUES (?, ?)", taskId, chat.id);
+    this.tasks.record(chat.id, states);
     const webhooks = await this.webhookSwitch(projectId);
     const now = Date.now();
     const until = webhooks.on ? 0 : now + SWITCH_LEASE_MS;
@@ -150,6 +163,12 @@ export class ProjectChats extends DurableObject<Env> {
 
   private metaValue(key: string): number | undefined {
     return hasTable(this.ctx.storage.sql, "meta") ? metaValue(this.ctx.storage.sql, key) : undefined;
+  }
+
+  /** A page of the project's tasks across its chats, from the index (project-tasks.ts). */
+  async taskPage(query: TaskQuery): Promise<TaskPage> {
+    this.createSchema();
+    return this.tasks.page(query);
   }
 
   /** The project's usage per UTC day from `from` to `to` (YYYY-MM-DD, inclusive), oldest first. */

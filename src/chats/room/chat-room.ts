@@ -19,6 +19,7 @@ import { RoomStorage, type ChatRow } from "./room-storage";
 import type { Chat } from "../schemas";
 import { stateOf, SubmissionStorage } from "./submission-storage";
 import { Chains } from "./chains";
+import { TaskIndexFeed } from "./task-index";
 import { admit } from "./admission";
 import { RoomControl } from "./control";
 import { TaskRunner, type EndedTask, type PartialOutcome, type SteeringAck, type SteeringOffer } from "./task-runner";
@@ -92,7 +93,7 @@ export class ChatRoom extends DurableObject<Env> {
     const usage = new UsageOutbox(sql);
     const refunds = (this.#refunds = new Refunds(env, ctx, store, schedule));
     const handOff = new WebhookHandOff(env, ctx, store, outbox, (event, projectId, chatId) => pushes.targets(event, projectId, chatId), schedule);
-    this.#listSync = new ChatListSync(env, store, usage, outbox, (seq, limit) => this.#chains.rootsAfter(seq, limit));
+    this.#listSync = new ChatListSync(env, store, usage, outbox, (seq, limit) => chains.rootsAfter(seq, limit), new TaskIndexFeed(sql, submissions, chains));
     // A task that ended frees its configs' places in the project's count.
     const noticePushes = { notice: (now: number) => pushes.notice(now) && this.#pushBook.tellCount() };
     const change = (this.#change = new RoomChanges({ store, submissions, pushes: noticePushes, publisher, streams, handOff, refunds, schedule }).apply);
@@ -219,14 +220,12 @@ export class ChatRoom extends DurableObject<Env> {
     return this.chatIn(projectId) ? this.publisher.textAt(replyId, eventId) : null;
   }
 
-  /** Every task of the chat, newest submission first. */
-  async chainTasks(projectId: string): Promise<ChainTasksOutcome> {
+  /** Every task of the chat, newest submission first; or these of its tasks (a page of the project's), without their user messages unless asked. */
+  async chainTasks(projectId: string, taskIds?: string[], withUserMessages = true): Promise<ChainTasksOutcome> {
     const chat = this.chatIn(projectId);
     if (!chat) return NOT_HERE;
-    const tasks = this.#chains
-      .roots()
-      .map((row) => this.#chains.task(row, chat.id))
-      .filter((task) => task.isTask);
+    const roots = taskIds ? taskIds.flatMap((id) => this.submissions.byId(id) ?? []) : this.#chains.roots();
+    const tasks = roots.map((row) => this.#chains.task(row, chat.id, withUserMessages)).filter((task) => task.isTask);
     return { kind: "tasks", tasks: JSON.stringify(tasks), eventId: this.publisher.newestId() };
   }
 

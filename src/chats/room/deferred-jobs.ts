@@ -6,6 +6,7 @@ import type { QuestionStorage } from "./question-storage";
 import type { RoomStorage } from "./room-storage";
 import type { AlarmSchedule, DeferredJob } from "./schedule";
 import type { SubmissionStorage } from "./submission-storage";
+import type { TaskIndexFeed } from "./task-index";
 import type { UsageOutbox } from "./usage-outbox";
 import type { WebhookOutbox } from "./webhook-outbox";
 
@@ -101,8 +102,10 @@ export class ChatListSync implements DeferredJob {
     // Ended tasks' usage rides along, so the project's daily usage costs a task's end no call of its own.
     private readonly usage: UsageOutbox,
     private readonly outbox: WebhookOutbox,
-    // The chat's new tasks ride along too, so the list knows which chat a task is in (channels that name only a task).
+    // The chat's new tasks ride along too, so the list knows which chat a task is in (channels that name only a task),
+    // and so do the states its tasks entered, for the project's task index.
     private readonly tasksAfter: (seq: number, limit: number) => { id: string; seq: number }[],
+    private readonly taskIndex: TaskIndexFeed,
   ) {}
 
   dueAt(now: number): number | undefined {
@@ -124,7 +127,9 @@ export class ChatListSync implements DeferredJob {
     const chat = this.store.chat();
     const usage = this.usage.waiting();
     const tasks = chat ? this.tasksAfter(chat.tasks_listed_seq, TASKS_PER_SYNC) : [];
-    if (!chat || (chat.indexed_version >= chat.version && usage.length === 0 && tasks.length === 0)) return;
+    this.taskIndex.follow(tasks);
+    const states = chat ? this.taskIndex.changes(TASKS_PER_SYNC) : [];
+    if (!chat || (chat.indexed_version >= chat.version && usage.length === 0 && tasks.length === 0 && states.length === 0)) return;
     try {
       const list = this.env.PROJECT_CHATS.getByName(chat.project_id);
       const webhooks = await list.upsert(
@@ -133,9 +138,11 @@ export class ChatListSync implements DeferredJob {
         chat.version,
         usage,
         tasks.map((task) => task.id),
+        states,
       );
       this.outbox.learn(webhooks, Date.now());
       this.usage.handedOff(usage);
+      this.taskIndex.told(states);
       this.store.markListed(chat.version, tasks.at(-1)?.seq ?? chat.tasks_listed_seq);
       this.retryAt = 0;
       if (this.store.chat()!.version <= chat.version) this.behindSince = undefined;

@@ -169,4 +169,10 @@ export const MIGRATIONS: string[][] = [
     // The context an A2A client made for this chat (its contextId as sent), shown on the chat's tasks; null: the chat's own id.
     "ALTER TABLE chat ADD COLUMN a2a_context TEXT",
   ],
+  [
+    // The tasks the project's task index follows until their end is told, with what it was last told (task-index.ts);
+    // every task is told again from the first, so the index learns the tasks of chats from before it.
+    "CREATE TABLE indexed_tasks (task_id TEXT PRIMARY KEY, told TEXT)",
+    "UPDATE chat SET tasks_listed_seq = 0",
+  ],
 ];
