@@ -38,7 +38,9 @@ describe("ListTasks without contextId: the project's tasks across its chats", ()
     expect(first.tasks.map((t) => t.id)).toEqual([sent[2]]);
     expect(first.totalSize).toBe(3);
     // (To the chat whose tasks have ended: a send to the other would supersede its question, and so change that task.)
-    const { task: newer } = await resultOf(rpc(w.token, w.projectId, "SendMessage", { message: userMessage("newer", { contextId: chats[0]!.id }), configuration: { returnImmediately: true } }));
+    const { task: newer } = await resultOf(
+      rpc(w.token, w.projectId, "SendMessage", { message: userMessage("newer", { contextId: chats[0]!.id }), configuration: { returnImmediately: true } }),
+    );
     clock.advance(1_000);
     await settle(room(chats[0]!.id), clock);
     const second: Listed = await resultOf(rpc(w.token, w.projectId, "ListTasks", { pageSize: 1, pageToken: first.nextPageToken }));
@@ -51,7 +53,9 @@ describe("ListTasks without contextId: the project's tasks across its chats", ()
   });
 
   it("a task's new state reaches the index with the chat list's hand-off", async ({ clock, w, chat }) => {
-    const { task } = await resultOf(rpc(w.token, w.projectId, "SendMessage", { message: userMessage("/ask Your name?", { contextId: chat.id }), configuration: { returnImmediately: true } }));
+    const { task } = await resultOf(
+      rpc(w.token, w.projectId, "SendMessage", { message: userMessage("/ask Your name?", { contextId: chat.id }), configuration: { returnImmediately: true } }),
+    );
     await settle(room(chat.id), clock);
     expect((await resultOf(rpc(w.token, w.projectId, "ListTasks", { status: "TASK_STATE_INPUT_REQUIRED" }))).tasks.map((t: { id: string }) => t.id)).toEqual([task.id]);
     await resultOf(rpc(w.token, w.projectId, "SendMessage", { message: userMessage("Ada", { taskId: task.id }), configuration: { returnImmediately: true } }));
@@ -64,7 +68,8 @@ describe("ListTasks without contextId: the project's tasks across its chats", ()
   });
 
   it("a page token that is not one this server gave, or one of a chat's listing, is -32602; so is a status that is no state", async ({ clock, w, chat }) => {
-    for (let i = 0; i < 2; i++) await resultOf(rpc(w.token, w.projectId, "SendMessage", { message: userMessage(`m${i}`, { contextId: chat.id }), configuration: { returnImmediately: true } }));
+    for (let i = 0; i < 2; i++)
+      await resultOf(rpc(w.token, w.projectId, "SendMessage", { message: userMessage(`m${i}`, { contextId: chat.id }), configuration: { returnImmediately: true } }));
     await settle(room(chat.id), clock);
     const ofChat = await resultOf(rpc(w.token, w.projectId, "ListTasks", { contextId: chat.id, pageSize: 1 }));
     expect(ofChat.nextPageToken).not.toBe("");
