@@ -80,3 +80,38 @@ export type PushDeliveryRead = Omit<NewPushConfig, "id"> & {
 
 /** A task as the project's task index keeps it: its state (and the kind of question it waits on), and since when (ms). */
 export type IndexedTask = { taskId: string; state: ChainState; asks: string | null; at: number };
+
+// Forking a chat (room/forks.ts): what the source and the fork are asked, and what they answer.
+/** What a fork asks of its source: a plan (its key claimed, its point checked), or the next batch of messages to copy. */
+export type ForkAsk =
+  | { kind: "plan"; key: string; fingerprint: string; atMessageId: string; rerun: boolean; title: string | undefined; creditLimited: boolean }
+  | { kind: "batch"; afterSeq: number; throughSeq: number };
+
+/** A fork to make (or made: replayed): its chat, what it copies (the source's messages through a seq), its title and origin, the text a rerun sends. */
+export type ForkPlan = {
+  kind: "plan";
+  forkChatId: string;
+  replayed: boolean;
+  throughSeq: number;
+  title: string;
+  forkedFrom: NonNullable<Chat["forkedFrom"]>;
+  rerunContent: string | null;
+};
+type CopiedMessage = Pick<Message, "role" | "content" | "status" | "createdAt">;
+/** Messages to copy, in order, and the seq of the last; `done` when none is left through the plan's seq. */
+export type ForkBatch = { kind: "batch"; messages: CopiedMessage[]; lastSeq: number; done: boolean };
+/** What a plan is answered: the plan, or why the chat may not be forked so. */
+export type ForkPlanOutcome =
+  | ForkPlan
+  | { kind: "fork_key_reused" }
+  | { kind: "unknown_fork_point" }
+  | { kind: "rerun_not_a_task_start" }
+  | { kind: "message_working" }
+  | { kind: "fork_too_long" }
+  | { kind: "credit_limit" };
+
+/** A fork's own side: the batch after `afterSeq` (the first makes the chat, with its title and origin), copied once. */
+export type ForkFill = { title: string; forkedFrom: NonNullable<Chat["forkedFrom"]>; afterSeq: number; batch: ForkBatch };
+/** How far a fork's copy has come: the source's last copied seq, or null once it is whole. */
+export type ForkProgress = { copiedSeq: number | null };
+export type ForkSourceOutcome = ForkPlanOutcome | ForkBatch;

@@ -21,6 +21,10 @@ export const SendMessageBody = z
   })
   .openapi("SendMessage");
 
+export const ForkedFrom = z
+  .object({ chatId: z.uuid().openapi({ description: "The chat it was forked from" }), messageId: z.uuid().openapi({ description: "The message it was forked at" }) })
+  .openapi("ForkedFrom");
+
 export const Chat = z
   .object({
     id: z.uuid(),
@@ -34,6 +38,7 @@ export const Chat = z
     pendingQuestionId: z.uuid().nullable().openapi({ description: "The question the agent waits for you to answer (GET …/questions/{questionId}); null when none is pending" }),
     isWorking: z.boolean(),
     queuedCount: z.number().int().min(0),
+    forkedFrom: ForkedFrom.nullable().openapi({ description: "The chat and message this chat was forked at; null for a chat that is no fork" }),
   })
   .openapi("Chat");
 export type Chat = z.infer<typeof Chat>;
@@ -146,6 +151,26 @@ const idempotencyKey = (intended: string) =>
     .overwrite((key) => key.toLowerCase());
 export const CreateChatHeaders = z.object({ "idempotency-key": idempotencyKey("chat").optional() });
 export const SendMessageHeaders = z.object({ "idempotency-key": idempotencyKey("message") });
+export const ForkHeaders = z.object({ "idempotency-key": idempotencyKey("fork") });
+
+export const ForkBody = z
+  .strictObject({
+    atMessageId: z.uuid().openapi({ description: "A message of this chat: the fork holds the history up to and including it (with rerun, up to just before it)" }),
+    title: Title.optional().openapi({ description: "The fork's title; by default the source's with \" (fork)\" appended, cut to 160 code points" }),
+    rerun: z.boolean().optional().openapi({
+      description: "With a user message with which a task began: copy what came before it, then send its content to the fork as a new submission (another answer)",
+    }),
+  })
+  .openapi("ForkChat");
+export type ForkBody = z.infer<typeof ForkBody>;
+
+export const Forked = z
+  .object({
+    chat: Chat,
+    submissionId: z.uuid().nullable().openapi({ description: "The rerun's submission in the fork; null without rerun" }),
+  })
+  .openapi("Forked");
+export type Forked = z.infer<typeof Forked>;
 
 /**
  * One If-Busy value, case-insensitive, spaces around ignored; repeated headers arrive joined with ", ", and a

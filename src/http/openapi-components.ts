@@ -48,6 +48,7 @@ const HEADERS = {
     schema: text,
     example: "42",
   },
+  Location: { description: "The URL path of what was made (a fork: the new chat).", required: true, schema: text },
   "Idempotency-Replayed": {
     description: "`true` when this is the stored first answer to an earlier request with the same idempotency-key.",
     schema: { type: "string", enum: ["true"] },

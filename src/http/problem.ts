@@ -29,6 +29,8 @@ export const PROBLEM_CODES = [
   "question_not_found",
   "question_not_pending",
   "answer_does_not_fit",
+  "message_working",
+  "fork_too_long",
   "webhook_limit_reached",
   "payload_too_large",
   "service_unavailable",

@@ -21,6 +21,7 @@ const summary = (id: string, title: string, updatedAt: string): Chat => ({
   pendingQuestionId: null,
   isWorking: false,
   queuedCount: 0,
+  forkedFrom: null,
 });
 
 describe("the chat list", () => {

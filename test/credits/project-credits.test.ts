@@ -28,6 +28,7 @@ async function recordUsage(projectId: string, tasks: { taskId?: string; endedAt?
     pendingQuestionId: null,
     isWorking: false,
     queuedCount: 0,
+    forkedFrom: null,
   };
   const usage = tasks.map((t) => ({
     taskId: t.taskId ?? crypto.randomUUID(),

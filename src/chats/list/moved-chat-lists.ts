@@ -25,6 +25,8 @@ export async function readChatListToMove(d1: D1Database, projectId: string): Pro
       pendingQuestionId: null,
       isWorking: r.isWorking,
       queuedCount: r.queuedCount,
+      // Forks came after the lists moved.
+      forkedFrom: null,
     },
   }));
 }

@@ -51,6 +51,8 @@ const MIGRATIONS = [
   ["CREATE TABLE IF NOT EXISTS contexts (context TEXT PRIMARY KEY, chat_id TEXT NOT NULL)", "CREATE INDEX IF NOT EXISTS contexts_by_chat ON contexts (chat_id)"],
   // The project's tasks, for listing them across its chats (project-tasks.ts).
   ProjectTasks.schema,
+  // Summaries sent before forks lack forkedFrom: null until their chat sends its next one (no fork came before it).
+  ["UPDATE chats SET summary = json_insert(summary, '$.forkedFrom', NULL)"],
 ];
 // At most this many A2A push configs across the project's tasks that have not ended.
 const PUSH_CONFIGS_PER_PROJECT = 100;

@@ -22,6 +22,7 @@ import { Chains } from "./chains";
 import { TaskIndexFeed } from "./task-index";
 import { admit } from "./admission";
 import { RoomControl } from "./control";
+import { RoomForks } from "./forks";
 import { TaskRunner, type EndedTask, type PartialOutcome, type SteeringAck, type SteeringOffer } from "./task-runner";
 import { WebhookHandOff } from "./webhook-handoff";
 import { UsageOutbox } from "./usage-outbox";
@@ -36,6 +37,10 @@ import type {
   ChainTasksOutcome,
   ChatRead,
   Followed,
+  ForkAsk,
+  ForkFill,
+  ForkProgress,
+  ForkSourceOutcome,
   MessageOutcome,
   MessageRead,
   MessagesOutcome,
@@ -71,6 +76,7 @@ export class ChatRoom extends DurableObject<Env> {
   readonly #admission: (projectId: string, request: SubmitRequest) => Promise<SubmitOutcome>;
   readonly #pushBook: PushConfigBook;
   readonly #control: RoomControl;
+  readonly #forks: RoomForks;
   // What a subclass may use: the submissions and the queue they form, the log's publisher, the open streams,
   // and the one alarm, derived from every deferred job (a subclass may owe more work).
   protected readonly submissions: SubmissionStorage;
@@ -100,6 +106,7 @@ export class ChatRoom extends DurableObject<Env> {
     this.#pushBook = new PushConfigBook({ env, ctx, store, submissions, pushes, change });
     const runner = (this.#runner = new TaskRunner({ env, ctx, store, submissions, questions, outbox, usage, publisher, change }, this.createAgent()));
     this.#control = new RoomControl({ store, submissions, questions, chains, runner, change });
+    this.#forks = new RoomForks(sql, store, submissions, publisher, change, () => this.syncList());
     const admission = { store, submissions, questions, chains, runner, change, chatIn: (projectId: string) => this.chatIn(projectId) };
     this.#admission = (projectId, request) => admit(admission, projectId, request);
     // In the order the alarm runs them: credits go back before the next task is charged, the chat list hears last.
@@ -213,6 +220,18 @@ export class ChatRoom extends DurableObject<Env> {
     const row = this.submissions.byId(submissionId);
     if (!row) return { kind: "submission_not_found" };
     return { kind: "task", task: JSON.stringify(this.#chains.task(row, chat.id, withUserMessages)), eventId: this.publisher.newestId() };
+  }
+
+  /** A fork of this chat (forks.ts): its plan (the key claimed), or the next batch of the messages it copies, one read. */
+  async forkSource(projectId: string, ask: ForkAsk): Promise<ForkSourceOutcome | NotHere> {
+    const chat = this.chatIn(projectId);
+    return chat ? this.#forks.source(chat, ask) : NOT_HERE;
+  }
+
+  /** This chat as a fork (forks.ts): made with its first batch of copies, then each next one copied once. */
+  async forkFill(chatId: string, projectId: string, fill: ForkFill): Promise<ForkProgress> {
+    this.#store.migrate();
+    return this.#forks.fill(projectId, chatId, fill);
   }
 
   /** A reply's text as its chat's events had told it up to an event (a resumed A2A stream appends to it); null when not kept. */

@@ -175,4 +175,12 @@ export const MIGRATIONS: string[][] = [
     "CREATE TABLE indexed_tasks (task_id TEXT PRIMARY KEY, told TEXT)",
     "UPDATE chat SET tasks_listed_seq = 0",
   ],
+  [
+    // A fork (forks.ts): the chat and message it was forked at (JSON), and how far its copy has come (the source's last
+    // copied message's seq; null once the copy is whole). A source's fork keys, each with the fork it made.
+    "ALTER TABLE chat ADD COLUMN forked_from TEXT",
+    "ALTER TABLE chat ADD COLUMN fork_copied_seq INTEGER",
+    `CREATE TABLE fork_keys (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, fork_chat_id TEXT NOT NULL, through_seq INTEGER NOT NULL,
+       at_message_id TEXT NOT NULL, title TEXT NOT NULL, rerun_content TEXT)`,
+  ],
 ];

@@ -20,6 +20,8 @@ export type ChatRow = {
   indexed_version: number;
   tasks_listed_seq: number;
   a2a_context: string | null;
+  forked_from: string | null;
+  fork_copied_seq: number | null;
 };
 /** The running task; its token counts so far are the sums of what its model calls reported (null: none did). */
 export type TaskRow = {
@@ -116,15 +118,17 @@ export class RoomStorage {
     this.chatRow = this.sql.exec<ChatRow>(`${query} RETURNING *`, ...bindings).one();
   }
 
-  insertChat(row: Pick<ChatRow, "id" | "project_id" | "title" | "created_at" | "a2a_context">): void {
+  insertChat(row: Pick<ChatRow, "id" | "project_id" | "title" | "created_at"> & Partial<Pick<ChatRow, "a2a_context" | "forked_from" | "fork_copied_seq">>): void {
     this.writeChat(
-      "INSERT INTO chat (id, project_id, title, created_at, updated_at, version, a2a_context) VALUES (?, ?, ?, ?, ?, 1, ?)",
+      "INSERT INTO chat (id, project_id, title, created_at, updated_at, version, a2a_context, forked_from, fork_copied_seq) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)",
       row.id,
       row.project_id,
       row.title,
       row.created_at,
       row.created_at,
-      row.a2a_context,
+      row.a2a_context ?? null,
+      row.forked_from ?? null,
+      row.fork_copied_seq ?? null,
     );
   }
 
@@ -135,6 +139,11 @@ export class RoomStorage {
     const updatedAt = iso(Math.max(now, Date.parse(chat.updated_at)));
     this.sql.exec("UPDATE chat SET updated_at = ?, version = ?", updatedAt, chat.version + 1);
     this.chatRow = { ...chat, updated_at: updatedAt, version: chat.version + 1 };
+  }
+
+  /** A fork's copy has come this far (the source's last copied seq), or is whole (null). */
+  setForkCopied(seq: number | null): void {
+    this.writeChat("UPDATE chat SET fork_copied_seq = ?", seq);
   }
 
   rename(title: string): void {
@@ -170,6 +179,7 @@ export class RoomStorage {
       pendingQuestionId,
       isWorking: this.submissions.isWorking(),
       queuedCount: this.submissions.queuedCount(),
+      forkedFrom: chat.forked_from === null ? null : (JSON.parse(chat.forked_from) as Chat["forkedFrom"]),
     };
   }
 

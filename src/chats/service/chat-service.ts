@@ -6,14 +6,15 @@ import { projectCredits, projectUsage } from "../../credits/project-credits";
 import type { Env } from "../../env";
 import { ApiError, notFound } from "../../http/problem";
 import type { JsonText } from "../../http/router";
-import { isUuid } from "../../ids";
+import { isUuid, nameUuid } from "../../ids";
+import { sha256Hex } from "../../crypto";
 import { accessOf, type Timed, untimed } from "../../projects/guards";
 import { memberProjects } from "../../projects/store";
 import type { Chain } from "../chain-schemas";
 import { maintenanceFlag } from "../maintenance";
 import type { Question } from "../question-schemas";
-import type { NotHere, Submitted } from "../room-calls";
-import type { Chat, Message, QueueEntry, Submission, SubmissionState } from "../schemas";
+import type { ForkBatch, ForkPlanOutcome, NotHere, Submitted } from "../room-calls";
+import type { Chat, ForkBody, Forked, Message, QueueEntry, Submission, SubmissionState } from "../schemas";
 import { type Refusal, refusalError } from "./refusals";
 
 /** Whom the service acts for, and what it needs of the request that asked: its id, its background work, its timing. */
@@ -36,6 +37,9 @@ export type ChatRef = { projectId: string; chatId: string };
 
 /** A chat's live event stream, holding one of the token's stream places until it ends. */
 export type OpenStream = { stream: ReadableStream<Uint8Array>; unfollow(): Promise<void> };
+
+// The namespace of a rerun's key in its fork: a name-based UUID of the source chat and the fork's key.
+const RERUN_KEY_NAMESPACE = "6f1d2c8a-93b4-4e07-a5d1-2c7e9b40f3a8";
 
 class Refused extends Error {
   constructor(readonly refusal: Refusal) {
@@ -187,6 +191,48 @@ export class ChatService {
       const request = { ...submitted, seen: { maintenance, project: access.project }, credential: { gateName, atCreditLimit } };
       const outcome = kept(await this.measure("chat", () => room.submit(access.projectId, request)), "accepted");
       return done(outcome.submission, { replayed: outcome.replayed });
+    });
+  }
+
+  /**
+   * Forks a chat at a message (room/forks.ts): the source plans it (its key, its point, its size) in one call, then hands
+   * its history over batch by batch into the new chat, each batch one read of the source; with `rerun`, the message's
+   * text is then sent to the fork under a key fixed by the fork's. A retry with the same key (also at once) drives the
+   * same fork to its end and answers it as it now is, replayed.
+   */
+  fork(ref: ChatRef, key: string, body: ForkBody): Promise<Served<Forked>> {
+    return this.serve(async () => {
+      const { access, room } = await this.chat(ref, "write");
+      const rerun = body.rerun ?? false;
+      const fingerprint = await sha256Hex(JSON.stringify([body.atMessageId.toLowerCase(), body.title ?? null, rerun]));
+      const ask = {
+        kind: "plan" as const,
+        key,
+        fingerprint,
+        atMessageId: body.atMessageId.toLowerCase(),
+        rerun,
+        title: body.title,
+        creditLimited: this.context.caller.atCreditLimit,
+      };
+      // One call asks both ways: a plan is answered a plan or a refusal, a batch a batch.
+      const plan = kept((await this.measure("chat", () => room.forkSource(access.projectId, ask))) as ForkPlanOutcome | NotHere, "plan");
+      const fork = this.env.CHAT_ROOM.getByName(plan.forkChatId);
+      for (let afterSeq: number | null = 0; afterSeq !== null; ) {
+        const batch = kept((await room.forkSource(access.projectId, { kind: "batch", afterSeq, throughSeq: plan.throughSeq })) as ForkBatch | NotHere, "batch");
+        ({ copiedSeq: afterSeq } = await fork.forkFill(plan.forkChatId, access.projectId, { title: plan.title, forkedFrom: plan.forkedFrom, afterSeq, batch }));
+      }
+      let submissionId: string | null = null;
+      if (plan.rerunContent !== null) {
+        const idempotencyKey = await nameUuid(RERUN_KEY_NAMESPACE, `${ref.chatId.toLowerCase()}/${key}`);
+        const sent = await this.submit(
+          { projectId: access.projectId, chatId: plan.forkChatId },
+          { kind: "send", idempotencyKey, content: plan.rerunContent, replyToMessageId: null, ifBusy: "queue" },
+        );
+        if (!sent.ok) throw sent.problem;
+        submissionId = sent.body.submissionId;
+      }
+      const { chat } = kept(await fork.get(access.projectId), "chat");
+      return done({ chat, submissionId }, { replayed: plan.replayed });
     });
   }
 

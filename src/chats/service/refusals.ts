@@ -1,7 +1,8 @@
 import { MAX_STREAMS_PER_TOKEN } from "../../auth/token-gate";
 import { ApiError, invalidRequest, notFound, unauthorized } from "../../http/problem";
 import { QUEUE_MAX_BYTES, QUEUE_MAX_ENTRIES } from "../limits";
-import type { SubmitOutcome } from "../room-calls";
+import type { ForkPlanOutcome, SubmitOutcome } from "../room-calls";
+import { FORK_LIMITS } from "../limits";
 
 /**
  * Every way the chat service can refuse an operation, by kind. Each channel shows a refusal its own way (REST as
@@ -16,6 +17,8 @@ export type Refusal =
   | { kind: "submission_started" }
   | { kind: "bad_cursor" }
   | { kind: "create_key_reused" }
+  // Every way a chat refuses to be forked, as it says it (credit_limit among them, a rerun's).
+  | Exclude<ForkPlanOutcome, { kind: "plan" }>
   | { kind: "too_many_streams"; retryAfterSeconds: number }
   | { kind: "credential_gone" };
 
@@ -55,6 +58,19 @@ const REFUSALS: Table = {
       409,
       "queue_full",
       `The chat's queue is full (at most ${QUEUE_MAX_ENTRIES} pending entries holding ${QUEUE_MAX_BYTES} bytes); wait for entries to run, or cancel some.`,
+    ),
+  fork_key_reused: () => new ApiError(409, "idempotency_key_reused", "This idempotency-key forked this chat with another body; use a new key for a new fork."),
+  unknown_fork_point: () => invalidRequest("atMessageId does not name a message of this chat.", [{ path: "atMessageId", message: "not a message of this chat" }]),
+  rerun_not_a_task_start: () =>
+    invalidRequest("rerun takes a user message with which a task began (not a reply, a steering text or an answer to a question).", [
+      { path: "rerun", message: "atMessageId is not a user message that began a task" },
+    ]),
+  message_working: () => new ApiError(409, "message_working", "A reply up to atMessageId is still working; fork once it has ended, or at a message before it."),
+  fork_too_long: () =>
+    new ApiError(
+      409,
+      "fork_too_long",
+      `The history up to atMessageId is longer than a fork copies (${FORK_LIMITS.messages} messages or ${FORK_LIMITS.bytes} bytes of content); nothing was made.`,
     ),
   too_many_streams: ({ retryAfterSeconds }) =>
     new ApiError(429, "too_many_streams", `This token already has ${MAX_STREAMS_PER_TOKEN} event streams open; close one or try again in ${retryAfterSeconds} s.`, {
