@@ -19,6 +19,8 @@ export {
   type Chain,
   type Chat,
   type CreatedWebhook,
+  type Forked,
+  type ForkInput,
   type Message,
   type MessagePage,
   ProjectChatClient,

@@ -21,6 +21,8 @@ export type Question = Schemas["Question"];
 export type AnswerInput = Schemas["Answer"];
 export type AnswerSubmission = Schemas["AnswerSubmission"];
 export type Chain = Schemas["Chain"];
+export type Forked = Schemas["Forked"];
+export type ForkInput = Schemas["ForkChat"];
 export type UsageOptions = CallOptions & { from?: string; to?: string };
 export type SendInput = { content: string; replyToMessageId?: string };
 export type SendOptions = CallOptions & { idempotencyKey?: string };
@@ -105,6 +107,12 @@ export class ProjectChatClient {
         call<Chat>("POST", `${chatPath(projectId, chatId)}/archive`, { repeatable: true, ...callOptions(options) }),
       restore: (projectId: string, chatId: string, options?: CallOptions) =>
         call<Chat>("POST", `${chatPath(projectId, chatId)}/restore`, { repeatable: true, ...callOptions(options) }),
+      /**
+       * A new chat that starts as a copy of this one's history up to and including `atMessageId` (with `rerun`, up to just
+       * before that user message, whose text is then sent to the fork: `submissionId`). Idempotent: one key per intended
+       * fork (a new UUID unless given), reused by every retry.
+       */
+      fork: (projectId: string, chatId: string, input: ForkInput, options: SendOptions = {}) => keyed<Forked>(`${chatPath(projectId, chatId)}/fork`, input, options),
     };
 
     this.messages = {

@@ -18,6 +18,27 @@ describe("the project-chat client", () => {
     await p.close();
   });
 
+  it("forks a chat once however often a lost answer makes it retry, and a rerun gives another answer there", async () => {
+    const p = await dropFirstAnswer("/fork");
+    const w = await world(p.url);
+    const chat = await w.client.chats.create(w.projectId, { title: "first direction" });
+    const reply = await w.client.messages.sendAndWait(w.projectId, chat.id, { content: "Plan the launch" });
+    const [asked] = (await w.client.messages.page(w.projectId, chat.id, { limit: 2 })).items.filter((m) => m.role === "user");
+    const forked = await w.client.chats.fork(w.projectId, chat.id, { atMessageId: asked!.id, rerun: true });
+    expect(p.dropped()).toBe(true);
+    expect(forked.chat).toMatchObject({ title: "first direction (fork)", forkedFrom: { chatId: chat.id, messageId: asked!.id } });
+    const listed = await w.client.chats.list(w.projectId);
+    expect(listed.filter((c) => c.forkedFrom?.chatId === chat.id)).toHaveLength(1);
+    await vi.waitFor(
+      async () => {
+        const [newest] = (await w.client.messages.page(w.projectId, forked.chat.id, { limit: 1 })).items;
+        expect(newest).toMatchObject({ role: "owner", status: "success", submissionId: forked.submissionId, content: reply.content });
+      },
+      { timeout: 15_000, interval: 200 },
+    );
+    await p.close();
+  });
+
   it("follows a submission's chain across the question its reply asked, and cancels a waiting one by withdrawing its question", async () => {
     const w = await world();
     const chat = await w.client.chats.create(w.projectId, { title: "chains" });

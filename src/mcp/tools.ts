@@ -5,6 +5,9 @@ import {
   ChatList,
   ChatTitleBody,
   CreateChatHeaders,
+  ForkBody,
+  ForkHeaders,
+  Forked,
   Message,
   MessagePage,
   MessagesQuery,
@@ -66,6 +69,21 @@ export const TOOLS: Tool[] = [
     output: Chat,
     annotations: ADDS,
     run: async ({ projectId, title, idempotencyKey }, { chats }) => parsed(await chats.createChat(projectId, title, idempotencyKey)),
+  }),
+  tool({
+    name: "fork_chat",
+    title: "Fork a chat",
+    description:
+      "Makes a new chat that starts as a copy of a chat's history up to and including atMessageId, to try another direction and keep the first. " +
+      "rerun: true with a user message (one that began a task) copies what came before it and sends that message again in the fork: another answer " +
+      "(a task; it costs credits; its submissionId is returned). To edit what was asked, fork at the message before it and send the new text. Needs the owner or editor role.",
+    input: inChat.extend({
+      ...ForkBody.shape,
+      idempotencyKey: retryKey(ForkHeaders.shape["idempotency-key"], "returns the fork it made"),
+    }),
+    output: Forked,
+    annotations: ADDS,
+    run: ({ projectId, chatId, idempotencyKey, ...body }, { chats }) => chats.fork({ projectId, chatId }, idempotencyKey ?? crypto.randomUUID(), body),
   }),
   tool({
     name: "get_chat",

@@ -1,3 +1,4 @@
+import type { AgentPort, LiveTask } from "../../src/agent/port";
 import { ChatRoom } from "../../src/chats/room/chat-room";
 import type { Env } from "../../src/env";
 import { bindingsWithStandIns } from "./stand-ins";
@@ -9,9 +10,27 @@ import { bindingsWithStandIns } from "./stand-ins";
  */
 export class TestChatRoom extends ChatRoom {
   readonly #hungUp: string[] = [];
+  #lastTask: LiveTask | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, bindingsWithStandIns(ctx, env));
+  }
+
+  protected override createAgent(): AgentPort {
+    const agent = super.createAgent();
+    return {
+      ...agent,
+      start: (task, now, live) => {
+        this.#lastTask = live;
+        return agent.start(task, now, live);
+      },
+    };
+  }
+
+  /** The conversation the last task started here was given before its own message, oldest first. */
+  async earlierTurnsOfLastTask() {
+    if (!this.#lastTask) throw new Error("no task was started in this object");
+    return [...this.#lastTask.earlierTurns()].reverse();
   }
 
   /** The streams' pulse (every 5 s while any is open, a keep-alive alone between), at a chosen time. */

@@ -82,6 +82,11 @@ describe("MCP revision 2026-07-28, with the v2 SDK's client", () => {
     expect(await use("stop_reply", { ...ids, messageId: replyMessageId })).toMatchObject({ status: "interrupted_by_user" });
     expect(await use("get_credits", { projectId: w.projectId })).toMatchObject({ taskCost: 1 });
     expect(await use("get_usage", { projectId: w.projectId })).toEqual({ items: expect.any(Array) });
+    // Another answer to the first message, in a fork of the chat.
+    const [first] = (await answer(client, "read_messages", { ...ids, limit: 100 })).items.slice(-1);
+    const forked = await use("fork_chat", { ...ids, atMessageId: first.id, rerun: true, title: "another take" });
+    expect(forked.chat).toMatchObject({ title: "another take", forkedFrom: { chatId: chat.id, messageId: first.id } });
+    expect(forked.submissionId).toEqual(expect.any(String));
     expect([...called].sort()).toEqual(TOOLS.map((t) => t.name).sort());
   });
 

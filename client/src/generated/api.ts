@@ -217,6 +217,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{projectId}/chats/{chatId}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fork a chat at a message: a new chat that starts as a copy of its history up to there
+         * @description The fork holds every message of this chat up to and including `atMessageId` (new ids; role, content, status and createdAt kept; taskId, submissionId, usage and questionId null), its event log starting with one `message` event per copy; no queue, submissions, keys, questions, usage or credits are carried, and the source is untouched. With `rerun` and a user message with which a task began, the fork holds what came before it and that message's text is sent to the fork as a new submission (`submissionId`): another answer to the same question. To edit what was asked, fork at the message before it and send the new text. An archived chat may be forked. The `idempotency-key` is this chat's (apart from its send keys): the same key and body answer the same fork again (201, `Idempotency-Replayed: true`), also at once; another body 409 idempotency_key_reused. At most 5000 messages or 8000000 bytes of content are copied (else 409 fork_too_long, nothing made). Checks run in this order: 400 (body, key), 404, the key, atMessageId and rerun (400), message_working (409: a reply up to atMessageId still works), fork_too_long, then a rerun's token_credit_limit (403).
+         */
+        post: operations["forkChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects/{projectId}/chats/{chatId}/messages": {
         parameters: {
             query?: never;
@@ -931,7 +951,21 @@ export interface components {
             pendingQuestionId: string | null;
             isWorking: boolean;
             queuedCount: number;
+            forkedFrom: components["schemas"]["ForkedFrom"];
         };
+        /** @description The chat and message this chat was forked at; null for a chat that is no fork */
+        ForkedFrom: {
+            /**
+             * Format: uuid
+             * @description The chat it was forked from
+             */
+            chatId: string;
+            /**
+             * Format: uuid
+             * @description The message it was forked at
+             */
+            messageId: string;
+        } | null;
         SubmissionFailedWebhook: {
             /** @enum {string} */
             type: "submission.failed";
@@ -1158,7 +1192,7 @@ export interface components {
              * @description Stable identifier to branch on
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "chat_archived" | "idempotency_key_reused" | "token_limit_reached" | "rate_limited" | "too_many_streams" | "message_not_found" | "submission_not_found" | "submission_cancelled" | "submission_started" | "queue_full" | "chat_busy" | "token_credit_limit" | "question_not_found" | "question_not_pending" | "answer_does_not_fit" | "webhook_limit_reached" | "payload_too_large" | "service_unavailable" | "internal_error";
+            code: "invalid_request" | "unauthorized" | "insufficient_scope" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "chat_archived" | "idempotency_key_reused" | "token_limit_reached" | "rate_limited" | "too_many_streams" | "message_not_found" | "submission_not_found" | "submission_cancelled" | "submission_started" | "queue_full" | "chat_busy" | "token_credit_limit" | "question_not_found" | "question_not_pending" | "answer_does_not_fit" | "message_working" | "fork_too_long" | "webhook_limit_reached" | "payload_too_large" | "service_unavailable" | "internal_error";
             /**
              * @description This occurrence: urn:request:<x-request-id>; quote it when reporting a problem
              * @example urn:request:3f1c…
@@ -1384,6 +1418,25 @@ export interface components {
         };
         ChatTitle: {
             title: string;
+        };
+        Forked: {
+            chat: components["schemas"]["Chat"];
+            /**
+             * Format: uuid
+             * @description The rerun's submission in the fork; null without rerun
+             */
+            submissionId: string | null;
+        };
+        ForkChat: {
+            /**
+             * Format: uuid
+             * @description A message of this chat: the fork holds the history up to and including it (with rerun, up to just before it)
+             */
+            atMessageId: string;
+            /** @description The fork's title; by default the source's with " (fork)" appended, cut to 160 code points */
+            title?: string;
+            /** @description With a user message with which a task began: copy what came before it, then send its content to the fork as a new submission (another answer) */
+            rerun?: boolean;
         };
         MessagePage: {
             items: components["schemas"]["Message"][];
@@ -1902,6 +1955,8 @@ export interface components {
          * @example 42
          */
         "Chat-Event-Id": string;
+        /** @description The URL path of what was made (a fork: the new chat). */
+        Location: string;
         /** @description `true` when this is the stored first answer to an earlier request with the same idempotency-key. */
         "Idempotency-Replayed": "true";
         /** @description On a sign-in from an APP_ORIGINS origin: `session=<pcs_…>; HttpOnly; Secure; SameSite=None; Partitioned; Path=/auth`; on sign-out, the same cookie expired. */
@@ -3004,6 +3059,153 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests (`rate_limited`), or, opening an event stream, too many open at once (`too_many_streams`); wait Retry-After seconds. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the service's side (`internal_error`); quote the x-request-id. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not available right now (`service_unavailable`): the catalog is not loaded yet, or the database cannot be reached; try again after Retry-After. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    forkChat: {
+        parameters: {
+            query?: never;
+            header: {
+                "idempotency-key": string;
+            };
+            path: {
+                projectId: string;
+                chatId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForkChat"];
+            };
+        };
+        responses: {
+            /** @description The fork as it now is (or the first answer to this idempotency-key) */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forked"];
+                };
+            };
+            /** @description Invalid input (`invalid_request`): a body that is not JSON or breaks the schema, an unknown field or query parameter; `errors[]` lists the invalid fields, the first 20 found (each path and message cut to at most 300 bytes of JSON; the detail gives the count when there are more). */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks the scope (`insufficient_scope`, with WWW-Authenticate naming it) or the account's role may not write (`forbidden`). */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not available to the caller (`not_found`; `message_not_found` or `submission_not_found` for an id in a chat that is available); existence is not revealed. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The path exists but not with this method (`method_not_allowed`). */
+            405: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the current state (`conflict`, `chat_archived`, `idempotency_key_reused`, `submission_cancelled`, `submission_started`, `queue_full`, `token_limit_reached`, `webhook_limit_reached`). */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit of this path (`payload_too_large`). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
