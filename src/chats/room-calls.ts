@@ -88,7 +88,7 @@ export type ForkAsk =
   | { kind: "batch"; afterSeq: number; throughSeq: number };
 
 /** A fork to make (or made: replayed): its chat, what it copies (the source's messages through a seq), its title and origin, the text a rerun sends. */
-export type ForkPlan = {
+type ForkPlan = {
   kind: "plan";
   forkChatId: string;
   replayed: boolean;

@@ -21,7 +21,7 @@ export const SendMessageBody = z
   })
   .openapi("SendMessage");
 
-export const ForkedFrom = z
+const ForkedFrom = z
   .object({ chatId: z.uuid().openapi({ description: "The chat it was forked from" }), messageId: z.uuid().openapi({ description: "The message it was forked at" }) })
   .openapi("ForkedFrom");
 

@@ -30,33 +30,10 @@ import { WebhookOutbox } from "./webhook-outbox";
 import { webhookPayload } from "./webhook-payload";
 import { PushConfigBook, PushConfigs } from "./push-configs";
 import type { WebhookSwitch } from "../webhook-switch";
-import type {
-  CancelOutcome,
-  ChainOutcome,
-  ChainTaskOutcome,
-  ChainTasksOutcome,
-  ChatRead,
-  Followed,
-  ForkAsk,
-  ForkFill,
-  ForkProgress,
-  ForkSourceOutcome,
-  MessageOutcome,
-  MessageRead,
-  MessagesOutcome,
-  NewPushConfig,
-  NotHere,
-  PushConfigOutcome,
-  PushDeliveryRead,
-  QuestionOutcome,
-  QueueRead,
-  SubmissionOutcome,
-  SubmitOutcome,
-  SubmitRequest,
-} from "../room-calls";
+import type * as Calls from "../room-calls";
 
 const utf8 = new TextEncoder();
-const NOT_HERE: NotHere = { kind: "not_found" };
+const NOT_HERE: Calls.NotHere = { kind: "not_found" };
 
 /**
  * One object per chat, the single source of truth for its title, archive state, messages, queue,
@@ -73,7 +50,7 @@ export class ChatRoom extends DurableObject<Env> {
   readonly #change: Change;
   readonly #chains: Chains;
   readonly #pushes: PushConfigs;
-  readonly #admission: (projectId: string, request: SubmitRequest) => Promise<SubmitOutcome>;
+  readonly #admission: (projectId: string, request: Calls.SubmitRequest) => Promise<Calls.SubmitOutcome>;
   readonly #pushBook: PushConfigBook;
   readonly #control: RoomControl;
   readonly #forks: RoomForks;
@@ -144,23 +121,23 @@ export class ChatRoom extends DurableObject<Env> {
     return this.#store.view();
   }
 
-  async get(projectId: string): Promise<ChatRead> {
+  async get(projectId: string): Promise<Calls.ChatRead> {
     return this.chatIn(projectId) ? this.read() : NOT_HERE;
   }
 
   /** The chat as it stands, with the event id it is current to (read in the same synchronous stretch). */
-  private read(): ChatRead {
+  private read(): Calls.ChatRead {
     return { kind: "chat", chat: this.#store.view(), eventId: this.publisher.newestId() };
   }
 
-  async rename(projectId: string, title: string): Promise<ChatRead> {
+  async rename(projectId: string, title: string): Promise<Calls.ChatRead> {
     if (!this.chatIn(projectId)) return NOT_HERE;
     this.#change(Date.now(), () => this.#store.rename(title));
     await this.syncList();
     return this.read();
   }
 
-  async setArchived(projectId: string, archived: boolean): Promise<ChatRead> {
+  async setArchived(projectId: string, archived: boolean): Promise<Calls.ChatRead> {
     const chat = this.chatIn(projectId);
     if (!chat) return NOT_HERE;
     const now = Date.now();
@@ -171,19 +148,19 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   /** A message, a steering text or an answer to a question, admitted once per idempotency key (admission.ts). */
-  async submit(projectId: string, request: SubmitRequest): Promise<SubmitOutcome> {
+  async submit(projectId: string, request: Calls.SubmitRequest): Promise<Calls.SubmitOutcome> {
     return this.#admission(projectId, request);
   }
 
   /** A question the chat's agent asked, as it stands. */
-  async question(projectId: string, questionId: string): Promise<QuestionOutcome> {
+  async question(projectId: string, questionId: string): Promise<Calls.QuestionOutcome> {
     const chat = this.chatIn(projectId);
     if (!chat) return NOT_HERE;
     const row = this.#questions.byId(questionId);
     return row ? { kind: "question", question: JSON.stringify(this.#questions.view(row, chat.id)) } : { kind: "question_not_found" };
   }
 
-  async messages(projectId: string, cursor: string | undefined, limit: number): Promise<MessagesOutcome> {
+  async messages(projectId: string, cursor: string | undefined, limit: number): Promise<Calls.MessagesOutcome> {
     const chat = this.chatIn(projectId);
     if (!chat) return NOT_HERE;
     const before = cursor === undefined ? null : decodeCursor(chat.id, cursor);
@@ -193,20 +170,20 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   // Not named "queue": that name is reserved for the Queues handler and is not callable over RPC.
-  async queueEntries(projectId: string): Promise<QueueRead> {
+  async queueEntries(projectId: string): Promise<Calls.QueueRead> {
     if (!this.chatIn(projectId)) return NOT_HERE;
     return { kind: "queue", items: this.submissions.queue(Date.now()), eventId: this.publisher.newestId() };
   }
 
   /** What a submission became: its status and the ids of its task and messages. */
-  async submissionState(projectId: string, submissionId: string): Promise<SubmissionOutcome> {
+  async submissionState(projectId: string, submissionId: string): Promise<Calls.SubmissionOutcome> {
     if (!this.chatIn(projectId)) return NOT_HERE;
     const row = this.submissions.byId(submissionId);
     return row ? { kind: "submission", submission: stateOf(row, () => this.#store.errorOf(row.id)) } : { kind: "submission_not_found" };
   }
 
   /** The chain of a submission, from it to its end (chains.ts). */
-  async chain(projectId: string, submissionId: string): Promise<ChainOutcome> {
+  async chain(projectId: string, submissionId: string): Promise<Calls.ChainOutcome> {
     const chat = this.chatIn(projectId);
     if (!chat) return NOT_HERE;
     const row = this.submissions.byId(submissionId);
@@ -214,7 +191,7 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   /** The chain a submission leads, as a task (chains.ts), with the newest event id it shows; its user messages unless told they are not needed. */
-  async chainTask(projectId: string, submissionId: string, withUserMessages = true): Promise<ChainTaskOutcome> {
+  async chainTask(projectId: string, submissionId: string, withUserMessages = true): Promise<Calls.ChainTaskOutcome> {
     const chat = this.chatIn(projectId);
     if (!chat) return NOT_HERE;
     const row = this.submissions.byId(submissionId);
@@ -223,13 +200,13 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   /** A fork of this chat (forks.ts): its plan (the key claimed), or the next batch of the messages it copies, one read. */
-  async forkSource(projectId: string, ask: ForkAsk): Promise<ForkSourceOutcome | NotHere> {
+  async forkSource(projectId: string, ask: Calls.ForkAsk): Promise<Calls.ForkSourceOutcome | Calls.NotHere> {
     const chat = this.chatIn(projectId);
     return chat ? this.#forks.source(chat, ask) : NOT_HERE;
   }
 
   /** This chat as a fork (forks.ts): made with its first batch of copies, then each next one copied once. */
-  async forkFill(chatId: string, projectId: string, fill: ForkFill): Promise<ForkProgress> {
+  async forkFill(chatId: string, projectId: string, fill: Calls.ForkFill): Promise<Calls.ForkProgress> {
     this.#store.migrate();
     return this.#forks.fill(projectId, chatId, fill);
   }
@@ -240,7 +217,7 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   /** Every task of the chat, newest submission first; or these of its tasks (a page of the project's), without their user messages unless asked. */
-  async chainTasks(projectId: string, taskIds?: string[], withUserMessages = true): Promise<ChainTasksOutcome> {
+  async chainTasks(projectId: string, taskIds?: string[], withUserMessages = true): Promise<Calls.ChainTasksOutcome> {
     const chat = this.chatIn(projectId);
     if (!chat) return NOT_HERE;
     const roots = taskIds ? taskIds.flatMap((id) => this.submissions.byId(id) ?? []) : this.#chains.roots();
@@ -249,7 +226,7 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   /** Cancels a chain by what its end is doing (control.ts); answers the chain after. */
-  async cancelChain(projectId: string, submissionId: string): Promise<ChainOutcome> {
+  async cancelChain(projectId: string, submissionId: string): Promise<Calls.ChainOutcome> {
     const chat = this.chatIn(projectId);
     if (!chat) return NOT_HERE;
     const row = this.submissions.byId(submissionId);
@@ -265,24 +242,24 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   /** One message of the chat, whatever its role, and the event id it is current to (read in the same synchronous stretch). */
-  async message(projectId: string, messageId: string): Promise<MessageRead> {
+  async message(projectId: string, messageId: string): Promise<Calls.MessageRead> {
     if (!this.chatIn(projectId)) return NOT_HERE;
     const message = this.#store.message(messageId);
     return message ? { kind: "message", message, eventId: this.publisher.newestId() } : { kind: "message_not_found" };
   }
 
   /** Stops an agent reply (control.ts). */
-  async stopReply(projectId: string, messageId: string): Promise<MessageOutcome> {
+  async stopReply(projectId: string, messageId: string): Promise<Calls.MessageOutcome> {
     return this.chatIn(projectId) ? this.#control.stopReply(messageId) : NOT_HERE;
   }
 
   /** Removes a submission that has not started for good (control.ts). */
-  async cancelSubmission(projectId: string, submissionId: string): Promise<CancelOutcome> {
+  async cancelSubmission(projectId: string, submissionId: string): Promise<Calls.CancelOutcome> {
     return this.chatIn(projectId) ? this.#control.cancelSubmission(submissionId) : NOT_HERE;
   }
 
   /** A live event stream: a snapshot (or, resuming, every kept event after `resumeFrom`), then each event as it is appended. */
-  async follow(projectId: string, resumeFrom: number | null, grant: StreamGrant): Promise<Followed> {
+  async follow(projectId: string, resumeFrom: number | null, grant: StreamGrant): Promise<Calls.Followed> {
     if (!this.chatIn(projectId)) return NOT_HERE;
     const now = Date.now();
     // Failed entries whose 24 hours ended leave the queue as events first, so the log and a snapshot agree;
@@ -328,23 +305,23 @@ export class ChatRoom extends DurableObject<Env> {
   }
 
   /** Adds an A2A push config to a task, or replaces the one with its id, within the task's and the project's limits (push-configs.ts). */
-  async setPushConfig(projectId: string, taskId: string, config: NewPushConfig, announce: boolean): Promise<PushConfigOutcome> {
+  async setPushConfig(projectId: string, taskId: string, config: Calls.NewPushConfig, announce: boolean): Promise<Calls.PushConfigOutcome> {
     const chat = this.chatIn(projectId);
     return chat ? this.#pushBook.set(chat, taskId, config, announce) : NOT_HERE;
   }
 
   /** A task's push configs, without their token or credentials. */
-  async pushConfigs(projectId: string, taskId: string): Promise<PushConfigOutcome> {
+  async pushConfigs(projectId: string, taskId: string): Promise<Calls.PushConfigOutcome> {
     return this.chatIn(projectId) ? this.#pushBook.list(taskId) : NOT_HERE;
   }
 
   /** Deletes a task's push config (none with that id: nothing to do); no attempt starts after this returns. */
-  async removePushConfig(projectId: string, taskId: string, configId: string): Promise<PushConfigOutcome> {
+  async removePushConfig(projectId: string, taskId: string, configId: string): Promise<Calls.PushConfigOutcome> {
     return this.chatIn(projectId) ? this.#pushBook.remove(taskId, configId) : NOT_HERE;
   }
 
   /** What a push attempt sends (push-configs.ts); null when its config was deleted or the chat no longer keeps its event. */
-  async pushDelivery(taskId: string, configId: string, eventId: string): Promise<PushDeliveryRead | null> {
+  async pushDelivery(taskId: string, configId: string, eventId: string): Promise<Calls.PushDeliveryRead | null> {
     const chat = this.#store.isInitialised() ? this.#store.chat() : undefined;
     return chat ? this.#pushes.delivery(taskId, configId, this.#outbox.event(eventId), chat.id) : null;
   }

@@ -220,6 +220,8 @@ export class ChatService {
       for (let afterSeq: number | null = 0; afterSeq !== null; ) {
         const batch = kept((await room.forkSource(access.projectId, { kind: "batch", afterSeq, throughSeq: plan.throughSeq })) as ForkBatch | NotHere, "batch");
         ({ copiedSeq: afterSeq } = await fork.forkFill(plan.forkChatId, access.projectId, { title: plan.title, forkedFrom: plan.forkedFrom, afterSeq, batch }));
+        // Other requests get their turn between two batches, also where every object shares one thread (wrangler dev).
+        await scheduler.wait(0);
       }
       let submissionId: string | null = null;
       if (plan.rerunContent !== null) {
