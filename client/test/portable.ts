@@ -26,6 +26,7 @@ function surface(baseUrl: string, options: Omit<ClientOptions, "baseUrl"> = {}) 
     "chats.rename": (o) => client.chats.rename(p, c, { title: "t" }, o),
     "chats.archive": (o) => client.chats.archive(p, c, o),
     "chats.restore": (o) => client.chats.restore(p, c, o),
+    "chats.fork": (o) => client.chats.fork(p, c, { atMessageId: id }, o),
     "messages.send": (o) => client.messages.send(p, c, { content: "x" }, o),
     "messages.steer": (o) => client.messages.steer(p, c, { content: "x" }, o),
     "messages.stop": (o) => client.messages.stop(p, c, id, o),

@@ -47,7 +47,9 @@ try {
       runs.push(performance.now() - started);
     }
     const batches = Math.ceil(size / BATCH_MESSAGES);
-    console.log(`fork of ${size} messages: ${median(runs).toFixed(0)} ms median of ${runs.length} (${runs.map((ms) => ms.toFixed(0)).join(", ")}); ${batches} batches, ${2 + 2 * batches} calls to objects`);
+    console.log(
+      `fork of ${size} messages: ${median(runs).toFixed(0)} ms median of ${runs.length} (${runs.map((ms) => ms.toFixed(0)).join(", ")}); ${batches} batches, ${2 + 2 * batches} calls to objects`,
+    );
   }
 
   // Sends to the source, idle and while a 5,000-message fork copies it.
