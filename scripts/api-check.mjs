@@ -117,7 +117,7 @@ try {
   applyLocalMigrations(["--persist-to", state], { quiet: true });
   server = startWranglerDev({
     port,
-    inspectorPort: port + 1000,
+    inspectorPort: port + 1,
     quiet: true,
     // --env-file: an empty file instead of the developer's .dev.vars, so a local AGENT_MODE cannot change what is checked.
     extraArgs: ["--persist-to", state, "--log-level", "error", "--env-file", devNull, "--var", `ADMIN_TOKEN:${adminToken}`, "--var", "LOCAL_AGENT_DELAY_MS:200"],

@@ -25,7 +25,9 @@ for (const [port, what] of [
   [LOCAL_INSPECTOR_PORT, `Port ${LOCAL_INSPECTOR_PORT} (wrangler's debugger port for ${LOCAL_PORT})`],
 ]) {
   if (!(await portIsFree(port))) {
-    console.error(`${what} is already in use: stop what listens there, or start on another port with DEV_PORT=${LOCAL_PORT + 1} npm run dev.`);
+    console.error(
+      `${what} is already in use: stop what listens there, or start on other ports with DEV_PORT=${LOCAL_PORT + 2} npm run dev (its debugger then on ${LOCAL_PORT + 3}), or DEV_INSPECTOR_PORT for the debugger alone.`,
+    );
     process.exit(1);
   }
 }
@@ -54,7 +56,7 @@ try {
   const call = adminClient(LOCAL_URL, adminToken);
   const demo = expect(await call("GET", `/admin/accounts?email=${encodeURIComponent(DEMO.email)}`), [200], "looking for the demo account");
   if (demo.json.items.length === 0) await seedDemoData(call);
-  console.log(`\nAgent: ${agent}\nReady: ${LOCAL_URL}/v1/plans  ·  API reference: ${LOCAL_URL}/v1/docs\n`);
+  console.log(`\nAgent: ${agent}\nReady: ${LOCAL_URL}/v1/plans  ·  API reference: ${LOCAL_URL}/v1/docs  ·  debugger: 127.0.0.1:${LOCAL_INSPECTOR_PORT}\n`);
 } catch (error) {
   // wrangler says itself why it stopped; anything else is said here.
   if (child.exitCode === null) console.error(`Could not load the demo data: ${error.message}`);

@@ -8,9 +8,10 @@ import { fileURLToPath } from "node:url";
 import { summariseMigrations } from "./dev-output.mjs";
 
 export const projectDir = join(dirname(fileURLToPath(import.meta.url)), "..");
-// DEV_PORT moves local dev (and what the admin CLI and seed talk to) off 8787; its inspector goes to DEV_PORT + 1000.
+// DEV_PORT moves local dev (and what the admin CLI and seed talk to) off 8787. wrangler always opens a debugger port: it is
+// DEV_INSPECTOR_PORT when given, else the port next to DEV_PORT (so a range of ports allowed for one stays whole), else 9229.
 export const LOCAL_PORT = Number(process.env.DEV_PORT || 8787);
-export const LOCAL_INSPECTOR_PORT = process.env.DEV_PORT ? LOCAL_PORT + 1000 : 9229;
+export const LOCAL_INSPECTOR_PORT = Number(process.env.DEV_INSPECTOR_PORT || (process.env.DEV_PORT ? LOCAL_PORT + 1 : 9229));
 export const LOCAL_URL = `http://127.0.0.1:${LOCAL_PORT}`;
 const devVarsPath = join(projectDir, ".dev.vars");
 

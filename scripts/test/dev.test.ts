@@ -25,18 +25,23 @@ describe("npm run dev on a port it does not own", () => {
     expect(code).toBe(1);
     expect(output).not.toMatch(/Ready/);
     const said = output.split("\n").filter((line) => line.trim() && !line.startsWith(">"));
-    expect(said).toEqual([`Port ${standIn.port} is already in use: stop what listens there, or start on another port with DEV_PORT=${standIn.port + 1} npm run dev.`]);
+    expect(said).toEqual([
+      `Port ${standIn.port} is already in use: stop what listens there, or start on other ports with DEV_PORT=${standIn.port + 2} npm run dev (its debugger then on ${standIn.port + 3}), or DEV_INSPECTOR_PORT for the debugger alone.`,
+    ]);
     expect(standIn.requests.filter((r) => r.authorization)).toEqual([]);
     expect(standIn.requests).toEqual([]);
   });
 
-  it("refuses the same way when its debugger port (DEV_PORT + 1000) is taken", async () => {
+  it("refuses the same way when its debugger port (the one after DEV_PORT, or DEV_INSPECTOR_PORT) is taken", async () => {
     const port = await freePort();
-    standIn = await startStandIn(port + 1000);
-    const { code, output } = await npmRunDev({ DEV_PORT: String(port) });
-    expect(code).toBe(1);
-    expect(output).not.toMatch(/Ready/);
-    expect(output).toContain(`Port ${port + 1000} (wrangler's debugger port for ${port}) is already in use`);
+    standIn = await startStandIn(port + 1);
+    const next = await npmRunDev({ DEV_PORT: String(port) });
+    expect(next.code).toBe(1);
+    expect(next.output).not.toMatch(/Ready/);
+    expect(next.output).toContain(`Port ${port + 1} (wrangler's debugger port for ${port}) is already in use`);
+    const chosen = await npmRunDev({ DEV_PORT: String(await freePort()), DEV_INSPECTOR_PORT: String(port + 1) });
+    expect(chosen.code).toBe(1);
+    expect(chosen.output).toContain(`Port ${port + 1} (wrangler's debugger port for`);
     expect(standIn.requests).toEqual([]);
   });
 
