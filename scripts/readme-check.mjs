@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// npm run readme-check: runs the README's ```sh blocks, in order, in one bash shell, against a fresh `npm run dev`,
-// as a newcomer would on a fresh clone; then, in a new shell, the quickstart of the front door that server shows at /.
+// npm run readme-check: runs the ```sh blocks of the README and then of the guides it maps (docs/guide/*.md, in the
+// order of its links, then docs/operations.md), in order, in one bash shell, against a fresh `npm run dev`, as a
+// newcomer would on a fresh clone, and times the first reply (npm run dev ready to the end of the README's blocks,
+// under 2 minutes); then, in a new shell, the quickstart of the front door that server shows at /.
 // The clone is a copy of this working tree's files (git's tracked and untracked, not ignored ones: no .wrangler state,
 // no .dev.vars) with node_modules linked, its dev server on a free port (DEV_PORT is set, which npm run token, admin
 // and seed follow; the blocks reach it through the BASE that npm run token prints, so one that names 8787 fails).
@@ -98,10 +100,27 @@ function script(blocks) {
     `trap 'echo "readme-check: the command above failed (exit $?) in the block at $BLOCK"' ERR`,
     `stated_output() { local out; out=$(tr -d '\\r'); printf '%s\\n' "$out"; [[ "$out" == "$1" ]] || { printf 'readme-check: the README says it prints:\\n%s\\n' "$1"; return 1; }; }`,
   ];
-  for (const block of blocks) parts.push(`BLOCK=${quote(block.where)}`, `echo; echo ${quote(`━━ ${block.where}`)}`, withStatedOutputs(block.code));
+  blocks.forEach((block, i) => {
+    parts.push(`BLOCK=${quote(block.where)}`, `echo; echo ${quote(`━━ ${block.where}`)}`, withStatedOutputs(block.code));
+    if (block.endsFirstReply && !blocks.slice(i + 1).some((b) => b.endsFirstReply)) parts.push(timedFirstReply);
+  });
   parts.push("echo", "echo readme-check: every block ran");
   return `${parts.join("\n")}\n`;
 }
+
+/** The README, then each guide it links in the order it first links them, then the operations page. */
+export function documents(readme) {
+  const guides = [...new Set([...readme.matchAll(/\]\((docs\/guide\/[a-z0-9-]+\.md)\)/g)].map((m) => m[1]))];
+  return ["README.md", ...guides, "docs/operations.md"];
+}
+
+// The first reply, from npm run dev ready to the end of the README's own blocks, in milliseconds at most.
+const FIRST_REPLY_MS = 120_000;
+const timedFirstReply = [
+  "FIRST_REPLY_MS=$(( $(date +%s%3N) - READY_AT ))",
+  'echo "readme-check: the first reply came ${FIRST_REPLY_MS} ms after npm run dev was ready"',
+  `(( FIRST_REPLY_MS <= ${FIRST_REPLY_MS} )) || { echo "readme-check: that is over ${FIRST_REPLY_MS / 1000} s"; false; }`,
+].join("\n");
 
 /** The code blocks of the front door's HTML, as a shell gets them when they are copied from the page. */
 export function frontDoorBlocks(html) {
@@ -126,20 +145,23 @@ async function runScript(dir, name, text, env) {
 }
 
 if (process.argv[1] === new URL(import.meta.url).pathname) {
-  const blocks = shellBlocks(readFileSync(join(projectDir, "README.md"), "utf8"));
+  const files = documents(readFileSync(join(projectDir, "README.md"), "utf8"));
+  const blocks = files.flatMap((file) => shellBlocks(readFileSync(join(projectDir, file), "utf8")).map((b) => ({ ...b, file })));
   const runnable = blocks.filter((b) => !b.skip);
-  for (const b of blocks.filter((b) => b.skip)) console.log(`skipped: README.md line ${b.line}: ${b.skip}`);
+  for (const b of blocks.filter((b) => b.skip)) console.log(`skipped: ${b.file} line ${b.line}: ${b.skip}`);
   const dir = freshClone();
   const port = await freePort();
   const env = { ...process.env, DEV_PORT: String(port) };
   delete env.ADMIN_TOKEN; // a fresh clone's first `npm run dev` writes its own to .dev.vars
-  console.log(`A fresh copy in ${dir}; npm run dev on port ${port}; ${runnable.length} of ${blocks.length} sh blocks to run.`);
+  console.log(`A fresh copy in ${dir}; npm run dev on port ${port}; ${runnable.length} of ${blocks.length} sh blocks of ${files.join(", ")} to run.`);
   const dev = startDev(dir, env);
   let status = 1;
   try {
     await dev.ready;
     console.log(`npm run dev printed ${dev.lines()} lines until ready.`);
-    status = await runScript(dir, ".readme-check.sh", script(runnable.map((b) => ({ where: `README.md line ${b.line}`, code: b.code }))), env);
+    const readyAt = String(Date.now());
+    const ordered = runnable.map((b) => ({ where: `${b.file} line ${b.line}`, code: b.code, endsFirstReply: b.file === "README.md" }));
+    status = await runScript(dir, ".readme-check.sh", script(ordered), { ...env, READY_AT: readyAt });
     if (status === 0) {
       // After the README's blocks, so that the figures they state count only their own work.
       const page = await fetch(`http://127.0.0.1:${port}/`, { headers: { accept: "text/html" } });

@@ -2,7 +2,7 @@ import { fromBase64Url } from "./crypto";
 import type { Env } from "./env";
 import { log } from "./log";
 
-/** Every var the Worker reads, parsed once with its documented default (README "Vars"). */
+/** Every var the Worker reads, parsed once with its documented default (docs/operations.md, "Vars"). */
 export type Config = {
   adminToken: string | undefined;
   /** The web application's address: root-relative banner links resolve against it. */
@@ -50,7 +50,7 @@ export type AgentConfig =
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are the assistant of a project chat. Answer the user's latest message helpfully and concisely. When you cannot go on without the user's choice or information, call ask_user with one clear question.";
-// How much of the chat's history a model sees, in characters, newest messages first (README "The agent and its models").
+// How much of the chat's history a model sees, in characters, newest messages first (docs/guide/agent.md).
 const DEFAULT_HISTORY_CHARS = 24_000;
 
 const DEFAULT_APP_ORIGIN = "http://localhost:5173";

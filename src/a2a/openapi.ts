@@ -4,14 +4,14 @@ import { anonymous, problems } from "../http/router";
 import { security } from "../projects/guards";
 import { ProjectParams } from "../projects/schemas";
 
-const GUIDE = 'How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).';
+const GUIDE = "How to use it: the A2A guide (docs/guide/a2a.md); the shapes: the A2A 1.0 specification (a2a-protocol.org).";
 // A2A's own messages: described by its specification, not by this document's schemas.
 const A2aJson = z.looseObject({}).openapi("A2aMessage", { description: "An A2A message, as its specification defines it" });
 const answer = { description: "The answer, or an event stream", content: { "application/json": { schema: A2aJson }, "text/event-stream": { schema: z.string() } } };
 
 /**
  * The A2A endpoints in the OpenAPI document, as what they are: the agent card, and A2A's own bindings (JSON-RPC and
- * HTTP+JSON), whose messages the A2A specification describes; each points to the README's section for how to use them.
+ * HTTP+JSON), whose messages the A2A specification describes; each points to the A2A guide for how to use them.
  */
 export function registerA2aPaths(app: OpenAPIHono<AppEnv>): void {
   const base = "/a2a/projects/{projectId}";

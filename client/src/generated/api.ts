@@ -691,7 +691,7 @@ export interface paths {
         };
         /**
          * A project's A2A agent card (public; 1.0 with A2A-Version: 1.0, else v0.3)
-         * @description How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
+         * @description How to use it: the A2A guide (docs/guide/a2a.md); the shapes: the A2A 1.0 specification (a2a-protocol.org).
          */
         get: operations["getAgentCard"];
         put?: never;
@@ -713,7 +713,7 @@ export interface paths {
         put?: never;
         /**
          * A2A over JSON-RPC: 1.0 with A2A-Version: 1.0, v0.3 without
-         * @description How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
+         * @description How to use it: the A2A guide (docs/guide/a2a.md); the shapes: the A2A 1.0 specification (a2a-protocol.org).
          */
         post: operations["callAgentJsonRpc"];
         delete?: never;
@@ -733,7 +733,7 @@ export interface paths {
         put?: never;
         /**
          * A2A over HTTP+JSON (1.0)
-         * @description How to use it: the README, "Use it from another agent (A2A)"; the shapes: the A2A 1.0 specification (a2a-protocol.org).
+         * @description How to use it: the A2A guide (docs/guide/a2a.md); the shapes: the A2A 1.0 specification (a2a-protocol.org).
          */
         post: operations["callAgentRest"];
         delete?: never;
