@@ -120,7 +120,7 @@ async function unreadStreams(w) {
     console.log("2. 100 streams that never read, on a chat whose queue is full (100 × 10,000 characters) and changing");
     const grew = (k) => signed(during.memory[k] - before.memory[k]);
     console.log(
-      `   server memory ${mib(before.memory.total)} → ${mib(during.memory.total)} (${grew("total")}: the Worker's workerd ${grew("worker")}, wrangler dev's proxy ${grew("proxy")}); target ≤ +200 MB`,
+      `   server memory ${mib(before.memory.total)} → ${mib(during.memory.total)} (${grew("total")}: the Worker's workerd ${grew("worker")}, wrangler dev's proxy ${grew("proxy")}); targets: the Worker ≤ +100 MiB, all ≤ +200 MB`,
     );
     console.log(`   the Worker's JS heap ${signed(during.heap - before.heap)}`);
     console.log(

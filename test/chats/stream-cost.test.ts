@@ -1,6 +1,6 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect } from "vitest";
-import { EventLog, REPLAY_MAX_BYTES, sseFrame } from "../../src/chats/room/event-log";
+import { EventLog, REPLAY_MAX_BYTES, sseComment, sseFrame } from "../../src/chats/room/event-log";
 import { JOINED_WRITE_MAX_BYTES, joinSmall, LISTENER_PULL_BYTES, Listeners, type StreamGrant } from "../../src/chats/room/listeners";
 import { chatsPath, room } from "../helpers";
 import { openEvents } from "../sse";
@@ -42,10 +42,28 @@ describe("an event stream's cost", () => {
     listeners.pulse(35_000, timing);
     expect(listeners.size).toBe(0);
     expect(ended).toEqual([grant]);
-    // Closed, not errored: what was queued can still be read, then the stream ends (no error for anyone to log).
-    const chunks: string[] = [];
-    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(new TextDecoder().decode(r.value));
-    expect(chunks).toEqual(["id: 0\nevent: snapshot\ndata: {}\n\n"]);
+    // Closed, not errored: the stream ends (no error for anyone to log), and the snapshot it never asked for was never handed over.
+    expect(await reader.read()).toEqual({ done: true, value: undefined });
+  });
+
+  it("hands a large snapshot over a pull at a time, as views of the one encoding every stream shares, with its own frames after it", async () => {
+    const snapshot = sseFrame(7, "snapshot", JSON.stringify("q".repeat(200_000)));
+    const listeners = new Listeners(fakeLog(0, 0), () => {});
+    const [a, b] = [listeners.add(7, [snapshot], grant, 0).getReader(), listeners.add(7, [snapshot], grant, 0).getReader()];
+    listeners.tell("t", sseComment("note"));
+    const parts: Uint8Array[] = [];
+    let text = "";
+    while (!text.endsWith(": note\n\n")) {
+      const { value } = await a.read();
+      parts.push(value!);
+      text += new TextDecoder().decode(value);
+    }
+    expect(parts.length).toBeGreaterThan(3);
+    expect(parts.slice(0, -1).every((part) => part.byteLength <= LISTENER_PULL_BYTES && part.buffer === snapshot.buffer)).toBe(true);
+    expect(text).toBe(new TextDecoder().decode(snapshot) + ": note\n\n");
+    // The other stream, not read yet, holds only its place in the same encoding.
+    expect((await b.read()).value!.buffer).toBe(snapshot.buffer);
+    await Promise.all([a.cancel(), b.cancel()]);
   });
 
   it("keeps a slow reader that takes something between pulses, even when more is always waiting", async () => {

@@ -20,6 +20,8 @@ const RECONNECT = sseComment("this stream has ended; reconnect with Last-Event-I
  * One open event stream. It pulls: only when the runtime asks for more does it read the log after
  * its cursor and hand over the encoded frames, the same arrays every listener gets, at most about
  * 64 KB a time. So replay and live delivery are one path, and a slow reader holds a cursor, not a copy.
+ * Its opening frames (the snapshot, up to a full queue's megabyte) go the same way: views of the one
+ * encoding, handed over a pull at a time, so a reader that never reads holds no copy of them either.
  */
 class Listener {
   private controller!: ReadableStreamDefaultController<Uint8Array>;
@@ -29,6 +31,8 @@ class Listener {
   // Since when something (an event, or a keep-alive that is due) has waited for the runtime to take it.
   private waitingSince: number | undefined;
   private readonly jitterMs = Math.random() * MAX_AGE_JITTER_MS;
+  // Opening frames and frames told to this stream alone, not yet handed over (a frame may be handed over in parts).
+  private pending: Uint8Array[];
   ended = false;
   readonly stream: ReadableStream<Uint8Array>;
 
@@ -40,11 +44,11 @@ class Listener {
     first: Uint8Array[],
     private readonly onEnd: (listener: Listener) => void,
   ) {
+    this.pending = [...first];
     this.stream = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
           this.controller = controller;
-          for (const frame of first) controller.enqueue(frame);
         },
         pull: () => this.pull(),
         cancel: () => this.finish(),
@@ -59,6 +63,7 @@ class Listener {
     this.asked = true;
     // It took everything it was given: a slow reader that keeps taking is not stalled.
     this.waitingSince = undefined;
+    if (this.pending.length) return this.handPending();
     while (!this.ended) {
       const { frames, last, lost } = this.source.framesAfter(this.cursor, LISTENER_PULL_BYTES);
       // So far behind that the log dropped what comes next: it resumes from its last id, with a snapshot.
@@ -71,6 +76,25 @@ class Listener {
       }
       await new Promise<void>((resolve) => (this.wakeUp = resolve));
     }
+  }
+
+  /** Up to one pull's worth of what waits for this stream alone; a larger frame goes in parts (SSE is a byte stream). */
+  private handPending(): void {
+    this.asked = false;
+    let room = LISTENER_PULL_BYTES;
+    const out: Uint8Array[] = [];
+    while (room > 0 && this.pending.length) {
+      const frame = this.pending[0]!;
+      if (frame.byteLength <= room) {
+        out.push(this.pending.shift()!);
+        room -= frame.byteLength;
+      } else {
+        out.push(frame.subarray(0, room));
+        this.pending[0] = frame.subarray(room);
+        room = 0;
+      }
+    }
+    for (const chunk of joinSmall(out)) this.controller.enqueue(chunk);
   }
 
   wake(): void {
@@ -103,6 +127,11 @@ class Listener {
   /** A frame for this stream alone, after what it was handed so far (a comment: it is no event of the log). */
   tell(frame: Uint8Array): void {
     if (this.ended) return;
+    // Behind the opening frames still waiting, never inside one of them.
+    if (this.pending.length) {
+      this.pending.push(frame);
+      return;
+    }
     try {
       this.controller.enqueue(frame);
     } catch {
@@ -115,7 +144,9 @@ class Listener {
   end(hint = true): void {
     if (this.ended) return;
     try {
-      if (hint) this.controller.enqueue(RECONNECT);
+      // With the hint the client reads on to it, so what it was due comes first; without it (a reader gone) nothing more.
+      if (hint) for (const frame of [...this.pending, RECONNECT]) this.controller.enqueue(frame);
+      this.pending = [];
       this.controller.close();
     } catch {
       // Already closed, or cancelled by the reader.
