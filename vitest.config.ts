@@ -47,8 +47,6 @@ export default defineConfig(async () => {
         },
       }),
     ],
-    // The Worker's deploy leaves out the AI Gateway provider (wrangler.jsonc alias): the tests run without it too.
-    resolve: { alias: { "@ai-sdk/gateway": new URL("./src/bundle/no-gateway.ts", import.meta.url).pathname } },
     // Spies (the frozen clock, fetch fakes) are restored before every test, so no file has to remember it.
     test: { name, include, exclude, setupFiles: ["./test/apply-migrations.ts", "./test/network.ts"], restoreMocks: true },
   });

@@ -1,4 +1,12 @@
-import { type LanguageModel, type ModelMessage, streamText, tool, zodSchema } from "ai";
+import {
+  APICallError,
+  type LanguageModelV4,
+  type LanguageModelV4FunctionTool,
+  type LanguageModelV4Message,
+  type LanguageModelV4StreamPart,
+  type LanguageModelV4Usage,
+} from "@ai-sdk/provider";
+import { isAbortError, retryWithExponentialBackoff, zodSchema } from "@ai-sdk/provider-utils";
 import { z } from "zod";
 import { type AskedQuestion, modelQuestion } from "./asked-question";
 import { conversation, type Turn } from "./conversation";
@@ -8,7 +16,8 @@ import { log, describeForLog } from "../log";
 import { DESCRIPTION_MAX, LABEL_MAX, OPTIONS_MAX, PROMPT_MAX } from "./limits";
 
 export type ModelAgentOptions = {
-  model: LanguageModel;
+  /** A provider's chat model (the AI SDK's provider interface): one streamed call is all the agent asks of it. */
+  model: LanguageModelV4;
   systemPrompt: string;
   /** Offer ask_user (off for servers that refuse `tools`). */
   tools: boolean;
@@ -19,31 +28,39 @@ export type ModelAgentOptions = {
   mode: string;
 };
 
-// Provider 429 and 5xx (and connections that fail before the answer begins) are retried this often, with the AI SDK's backoff, within the task's deadline.
+// Provider 429 and 5xx (and connections that fail before the answer begins) are retried this often, 2 s then 4 s apart
+// (or as the provider's Retry-After asks, up to a minute), within the task's deadline.
 const MODEL_RETRIES = 2;
+const FIRST_RETRY_DELAY_MS = 2_000;
+const RETRY_AFTER_MAX_MS = 60_000;
 // Between the parts of a reply that steering texts extended.
 const STEERED_SEPARATOR = "\n\n";
 
 // The schema the model is shown; what it sends is taken as far as it is a question (modelQuestion), so a call a little off still asks.
-// Wrapped once: the AI SDK then derives its JSON Schema once, not on every call.
-const askUser = tool({
-  description:
-    "Ask the user a question when you cannot go on without their choice or information; give options when the answer is one (multiSelect: some) of a few. " +
-    "It ends your turn; the answer comes as the user's next message.",
-  inputSchema: zodSchema(
-    z.object({
-      question: z.string().min(1).max(PROMPT_MAX).describe("One clear question for the user"),
-      options: z
-        .array(z.object({ label: z.string().min(1).max(LABEL_MAX), description: z.string().max(DESCRIPTION_MAX).optional() }))
-        .min(1)
-        .max(OPTIONS_MAX)
-        .optional()
-        .describe("The choices, in the order to show them"),
-      multiSelect: z.boolean().optional().describe("The user may pick more than one option"),
-      allowText: z.boolean().optional().describe("The user may also answer in their own words"),
-    }),
-  ),
-});
+const ASK_USER_INPUT = zodSchema(
+  z.object({
+    question: z.string().min(1).max(PROMPT_MAX).describe("One clear question for the user"),
+    options: z
+      .array(z.object({ label: z.string().min(1).max(LABEL_MAX), description: z.string().max(DESCRIPTION_MAX).optional() }))
+      .min(1)
+      .max(OPTIONS_MAX)
+      .optional()
+      .describe("The choices, in the order to show them"),
+    multiSelect: z.boolean().optional().describe("The user may pick more than one option"),
+    allowText: z.boolean().optional().describe("The user may also answer in their own words"),
+  }),
+);
+let askUser: Promise<LanguageModelV4FunctionTool> | undefined;
+// Derived once, at the first call that offers it, not on every call (nor at startup, where most isolates never call a model).
+const askUserTool = () =>
+  (askUser ??= Promise.resolve(ASK_USER_INPUT.jsonSchema).then((inputSchema) => ({
+    type: "function",
+    name: "ask_user",
+    description:
+      "Ask the user a question when you cannot go on without their choice or information; give options when the answer is one (multiSelect: some) of a few. " +
+      "It ends your turn; the answer comes as the user's next message.",
+    inputSchema,
+  })));
 
 /** Why a model task failed, in the service's own words: a provider's text can echo the key it was given. */
 function failureOf(error: unknown): { message: string; status: number | undefined } {
@@ -63,7 +80,7 @@ function failureOf(error: unknown): { message: string; status: number | undefine
 const failed = (error: string): AgentResult => ({ status: "failed", error });
 
 /**
- * An agent that is a language model (AGENT_MODE openai or workers-ai, through the AI SDK). A task
+ * An agent that is a language model (AGENT_MODE openai or workers-ai, through the AI SDK's provider for each). A task
  * runs in the chat's object, in memory: the reply streams into the chat in batches, steering texts
  * the chat hands over become user messages before the next call, `ask_user` ends the task with its
  * question, and a stop aborts the request. A task whose object restarted has lost its call: the
@@ -81,7 +98,7 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
     const batcher = new ReplyBatcher((text) => {
       if (!live.append(text)) cut.abort();
     });
-    const messages: ModelMessage[] = conversation(live.earlierTurns(), live.prompt(), options.historyChars).map(toModel);
+    const messages: LanguageModelV4Message[] = conversation(live.earlierTurns(), live.prompt(), options.historyChars).map(toModel);
     // Steering sent while the task was being dispatched goes with the first call.
     messages.push(...userTurns(live.takeSteering()));
     let result: AgentResult;
@@ -105,7 +122,7 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
   }
 
   /** The model's calls for one task: the first, then one more for each batch of steering texts taken after a call. */
-  async function writeReply(messages: ModelMessage[], live: LiveTask, batcher: ReplyBatcher, signal: AbortSignal): Promise<AgentResult> {
+  async function writeReply(messages: LanguageModelV4Message[], live: LiveTask, batcher: ReplyBatcher, signal: AbortSignal): Promise<AgentResult> {
     for (let written = 0; ; ) {
       // A call that answers steering continues the reply after a blank line.
       let separator = written > 0 ? STEERED_SEPARATOR : "";
@@ -124,42 +141,57 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
       // Steering the chat received while the model wrote: the model answers it in a call of its own.
       const steering = live.takeSteering();
       if (steering.length === 0) break;
-      if (call.text) messages.push({ role: "assistant", content: call.text });
+      if (call.text) messages.push(assistantTurn(call.text));
       messages.push(...userTurns(steering));
     }
     return live.reply() ? { status: "success", content: live.reply() } : failed("The model sent no reply.");
   }
 
   /** One streamed completion: its text goes to onText as it comes, its token counts to the task; a call of ask_user gives the question. */
-  async function callModel(messages: ModelMessage[], signal: AbortSignal, live: LiveTask, onText: (text: string) => void): Promise<{ text: string; question?: AskedQuestion }> {
-    const result = streamText({
-      model: options.model,
-      instructions: options.systemPrompt,
-      messages,
-      tools: options.tools ? { ask_user: askUser } : undefined,
+  async function callModel(
+    messages: LanguageModelV4Message[],
+    signal: AbortSignal,
+    live: LiveTask,
+    onText: (text: string) => void,
+  ): Promise<{ text: string; question?: AskedQuestion }> {
+    const tools = options.tools ? [await askUserTool()] : undefined;
+    const retried = retryWithExponentialBackoff({
       maxRetries: MODEL_RETRIES,
+      initialDelayInMs: FIRST_RETRY_DELAY_MS,
       abortSignal: signal,
-      // Errors come out of the stream below; the default handler would log the provider's text.
-      onError: () => {},
+      shouldRetry: (error) => APICallError.isInstance(error) && error.isRetryable,
+      getDelayInMs: ({ error, exponentialBackoffDelay }) => retryAfterMs(error) ?? exponentialBackoffDelay,
+      createRetryError: ({ message, errors }) => Object.assign(new Error(message), { name: "AI_RetryError", lastError: errors.at(-1) }),
     });
+    const { stream } = await retried(() =>
+      options.model.doStream({
+        prompt: [{ role: "system", content: options.systemPrompt }, ...messages],
+        tools,
+        toolChoice: tools ? { type: "auto" } : undefined,
+        abortSignal: signal,
+      }),
+    );
     let text = "";
     let question: AskedQuestion | undefined;
-    for await (const part of result.fullStream) {
-      if (part.type === "text-delta") {
-        text += part.text;
-        onText(part.text);
-      } else if (part.type === "tool-call" && part.toolName === "ask_user") {
-        // A question that is not one (empty, not text) is no question: the reply is what was written.
-        question = modelQuestion(part.input) ?? question;
-      } else if (part.type === "finish-step") {
-        // A call that ended reports its counts here; a retried attempt that failed, or one cut short, reports none.
-        const usage = reportedUsage(part.usage);
-        if (usage) live.addUsage(usage);
-      } else if (part.type === "error") {
-        throw part.error;
-      } else if (part.type === "abort") {
-        break;
+    try {
+      for await (const part of stream as AsyncIterable<LanguageModelV4StreamPart>) {
+        if (part.type === "text-delta") {
+          text += part.delta;
+          onText(part.delta);
+        } else if (part.type === "tool-call" && part.toolName === "ask_user") {
+          // A question that is not one (empty, not text, not JSON) is no question: the reply is what was written.
+          question = modelQuestion(parsedJson(part.input)) ?? question;
+        } else if (part.type === "finish") {
+          // A call that ended reports its counts here; one cut short reports none.
+          const usage = reportedUsage(part.usage);
+          if (usage) live.addUsage(usage);
+        } else if (part.type === "error") {
+          throw part.error;
+        }
       }
+    } catch (error) {
+      // Stopped or cut short: what was written stands, as when the call ends.
+      if (!(signal.aborted && isAbortError(error))) throw error;
     }
     return { text, question };
   }
@@ -200,12 +232,29 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
 }
 
 /** The model's own counts, or undefined when the provider reported neither. */
-function reportedUsage(usage: { inputTokens: number | undefined; outputTokens: number | undefined } | undefined): TokenUsage | undefined {
-  const inputTokens = usage?.inputTokens;
-  const outputTokens = usage?.outputTokens;
+function reportedUsage(usage: LanguageModelV4Usage | undefined): TokenUsage | undefined {
+  const inputTokens = usage?.inputTokens.total;
+  const outputTokens = usage?.outputTokens.total;
   if (inputTokens === undefined && outputTokens === undefined) return undefined;
   return { inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0 };
 }
 
-const userTurns = (texts: string[]): ModelMessage[] => texts.map((content) => ({ role: "user", content }));
-const toModel = (turn: Turn): ModelMessage => (turn.role === "user" ? { role: "user", content: turn.content } : { role: "assistant", content: turn.content });
+/** How long a provider's 429 or 503 asked to wait (Retry-After-Ms, else Retry-After in seconds or as a date), when that is under a minute. */
+function retryAfterMs(error: unknown): number | undefined {
+  const headers = APICallError.isInstance(error) ? error.responseHeaders : undefined;
+  const [inMs, after] = [headers?.["retry-after-ms"], headers?.["retry-after"]];
+  const ms = inMs ? Number.parseFloat(inMs) : after ? (Number.isNaN(Number.parseFloat(after)) ? Date.parse(after) - Date.now() : Number.parseFloat(after) * 1000) : Number.NaN;
+  return ms >= 0 && ms < RETRY_AFTER_MAX_MS ? ms : undefined;
+}
+
+function parsedJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const assistantTurn = (text: string): LanguageModelV4Message => ({ role: "assistant", content: [{ type: "text", text }] });
+const userTurns = (texts: string[]): LanguageModelV4Message[] => texts.map((text) => ({ role: "user", content: [{ type: "text", text }] }));
+const toModel = (turn: Turn): LanguageModelV4Message => (turn.role === "user" ? userTurns([turn.content])[0]! : assistantTurn(turn.content));

@@ -86,19 +86,24 @@ function liveChat(steering: string[][] = []) {
   return { live, finished: finished.promise, reply: () => reply, usage };
 }
 
+/** An OpenAI-compatible server's streamed completion of these text pieces. */
+function completion(pieces: string[]): Response {
+  const lines = pieces.map(
+    (content) =>
+      `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`,
+  );
+  lines.push(
+    `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`,
+  );
+  return new Response(lines.join(""), { headers: { "content-type": "text/event-stream" } });
+}
+
 /** An OpenAI-compatible server answering every request with these text pieces; the requests it got. */
 function server(pieces: string[]) {
   const requests: any[] = [];
   const fetch = async (_input: RequestInfo | URL, init?: RequestInit) => {
     requests.push(JSON.parse(String(init?.body)));
-    const lines = pieces.map(
-      (content) =>
-        `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`,
-    );
-    lines.push(
-      `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`,
-    );
-    return new Response(lines.join(""), { headers: { "content-type": "text/event-stream" } });
+    return completion(pieces);
   };
   return { requests, model: createOpenAICompatible({ name: "test", baseURL: "https://model.test/v1", fetch }).chatModel("m") };
 }
@@ -145,6 +150,38 @@ describe("the model agent", () => {
     // No content: what was written ("first part") stays in the reply.
     expect(await chat.finished).toEqual({ status: "failed", error: "The model provider refused the request." });
     expect(chat.reply()).toBe("first part");
+  });
+
+  it("retries a provider's 503 and 500 as its Retry-After-Ms asks, twice at most, then fails in its own words; a 400 it does not retry", async () => {
+    const answers: Response[] = [];
+    let calls = 0;
+    const model = createOpenAICompatible({
+      name: "test",
+      baseURL: "https://model.test/v1",
+      fetch: async () => {
+        calls++;
+        return answers.shift()!;
+      },
+    }).chatModel("m");
+    const failing = (status: number) => Response.json({ error: { message: "down, key sk-secret" } }, { status, headers: { "retry-after-ms": "1" } });
+    answers.push(failing(503), completion(["after all"]));
+    let chat = liveChat();
+    await agentOn(model).start(task, 0, chat.live);
+    expect(await chat.finished).toEqual({ status: "success", content: "after all" });
+    expect(calls).toBe(2);
+
+    [calls, chat] = [0, liveChat()];
+    answers.push(failing(500), failing(500), failing(500), failing(500));
+    await agentOn(model).start(task, 0, chat.live);
+    expect(await chat.finished).toEqual({ status: "failed", error: "The model provider failed to answer." });
+    expect(calls).toBe(3);
+
+    [calls, chat] = [0, liveChat()];
+    answers.length = 0;
+    answers.push(failing(400), failing(400));
+    await agentOn(model).start(task, 0, chat.live);
+    expect(await chat.finished).toEqual({ status: "failed", error: "The model provider refused the request." });
+    expect(calls).toBe(1);
   });
 
   it("takes an ask_user question only as far as it is one: its prompt cut to 4,000 characters, its options when they have labels", async () => {
