@@ -77,14 +77,17 @@ const SCENARIOS = [
   "POST message (unique keys, 64 chats)",
   "POST message (replayed key)",
   "GET a submission",
+  "GET a chain",
   "A2A GetTask (JSON-RPC)",
   "A2A SendMessage (64 chats)",
   "MCP get_submission",
   "MCP send_message (64 chats)",
 ];
 // Each A2A and MCP call against its /v1 twin, measured in the same run: the channel's costs at most this much more (1 / req/s).
+// GetTask shows what GET …/chain shows (the state and the reply as it stands), more than GET a submission: both are listed.
 const TWINS = [
   ["A2A GetTask (JSON-RPC)", "GET a submission"],
+  ["A2A GetTask (JSON-RPC)", "GET a chain"],
   ["A2A SendMessage (64 chats)", "POST message (unique keys, 64 chats)"],
   ["MCP get_submission", "GET a submission"],
   ["MCP send_message (64 chats)", "POST message (unique keys, 64 chats)"],
@@ -291,6 +294,7 @@ async function seed(service) {
       { method: "POST", headers: { ...auth, "content-type": "application/json", "idempotency-key": replayKey }, body: JSON.stringify({ content: "replayed" }) },
     ],
     ["GET a submission", TARGETS.authGet, `${chatsUrl(project.id)}/${chat.id}/submissions/${replayed.submissionId}`, { headers: auth }],
+    ["GET a chain", TARGETS.authGet, `${chatsUrl(project.id)}/${chat.id}/submissions/${replayed.submissionId}/chain`, { headers: auth }],
     ["A2A GetTask (JSON-RPC)", TARGETS.authGet, agent, { method: "POST", headers: a2aHeaders, body: getTask }],
     ["A2A SendMessage (64 chats)", TARGETS.post, agent, sendOver(postChats)],
     ["MCP get_submission", TARGETS.authGet, `${service}/mcp`, { method: "POST", headers: mcpHeaders, body: getSubmission }],

@@ -1,9 +1,12 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError, invalidRequest, problemResponse } from "./problem";
 
-type RouteTable = { pattern: RegExp; methods: Set<string> }[];
+/** The known paths' patterns by their number of segments (a pattern's parameter is one segment), so a path is tested only against its peers. */
+type RouteTable = Map<number, { pattern: RegExp; methods: Set<string> }[]>;
 
 type Routed = { routes: { path: string; method: string }[] };
+
+const segmentsOf = (path: string) => path.split("/").length;
 
 function routeTable(app: Routed): RouteTable {
   const byPath = new Map<string, Set<string>>();
@@ -15,10 +18,14 @@ function routeTable(app: Routed): RouteTable {
     methods.add("OPTIONS");
     byPath.set(path, methods);
   }
-  return [...byPath].map(([path, methods]) => ({
-    pattern: new RegExp(`^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}$`),
-    methods,
-  }));
+  const table: RouteTable = new Map();
+  for (const [path, methods] of byPath) {
+    const pattern = new RegExp(`^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}$`);
+    const peers = table.get(segmentsOf(path)) ?? [];
+    peers.push({ pattern, methods });
+    table.set(segmentsOf(path), peers);
+  }
+  return table;
 }
 
 /**
@@ -29,7 +36,9 @@ function methodsOf(app: Routed): (path: string) => Set<string> {
   let table: RouteTable | undefined;
   return (path) => {
     table ??= routeTable(app);
-    return new Set(table.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]));
+    const allowed = new Set<string>();
+    for (const { pattern, methods } of table.get(segmentsOf(path)) ?? []) if (pattern.test(path)) for (const method of methods) allowed.add(method);
+    return allowed;
   };
 }
 
