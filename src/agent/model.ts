@@ -6,7 +6,7 @@ import {
   type LanguageModelV4StreamPart,
   type LanguageModelV4Usage,
 } from "@ai-sdk/provider";
-import { isAbortError, retryWithExponentialBackoff, zodSchema } from "@ai-sdk/provider-utils";
+import { isAbortError, retryWithExponentialBackoff, safeParseJSON, zodSchema } from "@ai-sdk/provider-utils";
 import { z } from "zod";
 import { type AskedQuestion, modelQuestion } from "./asked-question";
 import { conversation, type Turn } from "./conversation";
@@ -180,7 +180,8 @@ export function modelAgent(options: ModelAgentOptions): AgentPort {
           onText(part.delta);
         } else if (part.type === "tool-call" && part.toolName === "ask_user") {
           // A question that is not one (empty, not text, not JSON) is no question: the reply is what was written.
-          question = modelQuestion(parsedJson(part.input)) ?? question;
+          const input = await safeParseJSON({ text: part.input });
+          question = modelQuestion(input.success ? input.value : undefined) ?? question;
         } else if (part.type === "finish") {
           // A call that ended reports its counts here; one cut short reports none.
           const usage = reportedUsage(part.usage);
@@ -242,17 +243,12 @@ function reportedUsage(usage: LanguageModelV4Usage | undefined): TokenUsage | un
 /** How long a provider's 429 or 503 asked to wait (Retry-After-Ms, else Retry-After in seconds or as a date), when that is under a minute. */
 function retryAfterMs(error: unknown): number | undefined {
   const headers = APICallError.isInstance(error) ? error.responseHeaders : undefined;
-  const [inMs, after] = [headers?.["retry-after-ms"], headers?.["retry-after"]];
-  const ms = inMs ? Number.parseFloat(inMs) : after ? (Number.isNaN(Number.parseFloat(after)) ? Date.parse(after) - Date.now() : Number.parseFloat(after) * 1000) : Number.NaN;
+  const inMs = headers?.["retry-after-ms"];
+  const after = headers?.["retry-after"];
+  let ms = Number.NaN;
+  if (inMs) ms = Number.parseFloat(inMs);
+  else if (after) ms = Number.isNaN(Number.parseFloat(after)) ? Date.parse(after) - Date.now() : Number.parseFloat(after) * 1000;
   return ms >= 0 && ms < RETRY_AFTER_MAX_MS ? ms : undefined;
-}
-
-function parsedJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 const assistantTurn = (text: string): LanguageModelV4Message => ({ role: "assistant", content: [{ type: "text", text }] });

@@ -21,9 +21,8 @@ function routeTable(app: Routed): RouteTable {
   const table: RouteTable = new Map();
   for (const [path, methods] of byPath) {
     const pattern = new RegExp(`^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}$`);
-    const peers = table.get(segmentsOf(path)) ?? [];
-    peers.push({ pattern, methods });
-    table.set(segmentsOf(path), peers);
+    const segments = segmentsOf(path);
+    table.set(segments, [...(table.get(segments) ?? []), { pattern, methods }]);
   }
   return table;
 }
