@@ -61,10 +61,15 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
       { path: "(body)", message: "unpaired UTF-16 surrogate in a string" },
     ]);
   }
-  // The validators match the bare media type; the bytes are read already, so the request is rebuilt with them.
-  const headers = new Headers(c.req.raw.headers);
-  headers.set("content-type", mediaType);
-  c.req.raw = new Request(c.req.raw, { headers, body: bytes });
+  // Every later read of the body (the validators' c.req.json(), a channel's c.req.text()) takes the text decoded here.
+  // (Hono keeps a promise under each key, though its type names the value.)
+  (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
+  // The validators match the bare media type: a header with parameters is rebuilt without them (the bytes are read already).
+  if (header !== mediaType) {
+    const headers = new Headers(c.req.raw.headers);
+    headers.set("content-type", mediaType);
+    c.req.raw = new Request(c.req.raw, { headers, body: bytes });
+  }
   await next();
 });
 

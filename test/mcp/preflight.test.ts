@@ -32,4 +32,16 @@ describe("a browser client of /mcp", () => {
     expect(refused.headers.get("access-control-allow-origin")).toBe(APP);
     expect(refused.headers.get("access-control-expose-headers")).toContain("www-authenticate");
   });
+
+  it("answers a client that sends no Origin (not a browser) without CORS headers, but with Vary: Origin", async () => {
+    const w = await world();
+    const answered = await post(initialize(), {}, w.token);
+    expect(answered.status).toBe(200);
+    expect(answered.headers.get("access-control-allow-origin")).toBeNull();
+    expect(answered.headers.get("access-control-expose-headers")).toBeNull();
+    expect(answered.headers.get("vary")).toContain("Origin");
+    const refused = await post(initialize(), {});
+    expectProblem(refused, 401, "unauthorized");
+    expect(refused.headers.get("vary")).toContain("Origin");
+  });
 });
