@@ -21,7 +21,7 @@ import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { Context } from "hono";
 import type { GatedEnv } from "../auth/gate";
 import { ChatFollower } from "../channels/chat-follower";
-import type { ChainTask } from "../chats/chain-schemas";
+import type { ChainAsTask } from "../chats/chain-schemas";
 import type { NewPushConfig } from "../chats/room-calls";
 import type { ChatService } from "../chats/service/chat-service";
 import { config } from "../config";
@@ -193,7 +193,7 @@ export class ProjectAgent implements A2ARequestHandler {
     return this.tasks.locate(taskId, withSent);
   }
 
-  private read(ref: TaskRef, withHistory = true): Promise<{ task: ChainTask; eventId: number }> {
+  private read(ref: TaskRef, withHistory = true): Promise<{ task: ChainAsTask; eventId: number }> {
     return this.tasks.read(ref, withHistory);
   }
 

@@ -1,7 +1,7 @@
 import { type StreamResponse, TaskState } from "@a2a-js/sdk";
 import { V03PushNotificationSerializer } from "@a2a-js/sdk/compat/v0_3/server";
 import { V1PushNotificationSerializer } from "@a2a-js/sdk/server";
-import type { ChainTask } from "../chats/chain-schemas";
+import type { ChainAsTask } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
 import type { PushDeliveryRead } from "../chats/room-calls";
 import { USAGE_EXTENSION } from "./card";
@@ -16,13 +16,13 @@ const serializers = { "1.0": new V1PushNotificationSerializer(), "0.3": new V03P
  * gets the Task, its status the one told.
  */
 export function pushBody(read: PushDeliveryRead): string {
-  const current = JSON.parse(read.task) as ChainTask;
+  const current = JSON.parse(read.task) as ChainAsTask;
   const question = read.question === null ? null : (JSON.parse(read.question) as Question);
   const state = a2aStateOf(read.told.state, question);
   const waiting = state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED;
   const status = {
     state,
-    message: waiting && question ? questionMessage(question, current.rootId, current.contextId) : undefined,
+    message: waiting && question ? questionMessage(question, current.chain.rootId, current.contextId) : undefined,
     timestamp: new Date(read.told.at).toISOString(),
   };
   const task = taskOf(current, { historyLength: 0 });
@@ -32,7 +32,7 @@ export function pushBody(read: PushDeliveryRead): string {
     : {
         payload: {
           $case: "statusUpdate",
-          value: { taskId: current.rootId, contextId: current.contextId, status, metadata: { [USAGE_EXTENSION]: usageOf(current) } },
+          value: { taskId: current.chain.rootId, contextId: current.contextId, status, metadata: { [USAGE_EXTENSION]: usageOf(current) } },
         },
       };
   return serializers[read.protocol].serialize(response, read.protocol === "0.3" ? told : undefined).body as string;

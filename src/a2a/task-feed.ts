@@ -1,7 +1,7 @@
 import { type Message as A2AMessage, type StreamResponse, TaskState } from "@a2a-js/sdk";
 import type { ChatFollower, FollowedEvent } from "../channels/chat-follower";
 import { waitOnChat } from "../channels/chat-wait";
-import type { ChainTask } from "../chats/chain-schemas";
+import type { ChainAsTask } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
 import type { Message, QueueEntry } from "../chats/schemas";
 import type { Served } from "../chats/service/chat-service";
@@ -14,14 +14,14 @@ import { agentMessage, isInterrupted, isTerminal, questionMessage, replyArtifact
  * longer kept), and checks the caller is still admitted.
  */
 export type ChainFeed = {
-  read(): Promise<{ task: ChainTask; eventId: number }>;
+  read(): Promise<{ task: ChainAsTask; eventId: number }>;
   replyTextAt(replyId: string, eventId: number): Promise<string | null>;
   stillAdmitted(): Promise<Served<null>>;
   sent: Map<string, A2AMessage>;
 };
 
 /** When the task entered `state`, if that is the state it is in now (a state it ended in, read again, gives its own time). */
-const enteredIf = (task: ChainTask, state: TaskState) => (taskStateOf(task) === state ? new Date(task.enteredAt).toISOString() : undefined);
+const enteredIf = (task: ChainAsTask, state: TaskState) => (taskStateOf(task) === state ? new Date(task.enteredAt).toISOString() : undefined);
 
 /** The metadata that names the chat event a stream event came from (for readers that drop SSE `id:` lines). */
 const eventIdMetadata = (eventId: number) => ({ [EVENT_ID_EXTENSION]: { eventId: String(eventId) } });
@@ -31,7 +31,7 @@ const eventIdMetadata = (eventId: number) => ({ [EVENT_ID_EXTENSION]: { eventId:
  * event that may have moved it (a reply's growth does not). Answers the task as it then stands; the feed throws its
  * refusals (a task no longer reachable, a credential revoked).
  */
-export async function waitForTask(feed: ChainFeed, follower: ChatFollower, stop: AbortSignal, hungUp: AbortSignal): Promise<ChainTask> {
+export async function waitForTask(feed: ChainFeed, follower: ChatFollower, stop: AbortSignal, hungUp: AbortSignal): Promise<ChainAsTask> {
   const waited = await waitOnChat(
     follower,
     { stop, hungUp, stillAdmitted: () => feed.stillAdmitted() },
@@ -62,7 +62,7 @@ class TaskTrack {
   state: TaskState | undefined;
 
   constructor(
-    private readonly task: ChainTask,
+    private readonly task: ChainAsTask,
     private readonly feed: ChainFeed,
     private readonly resumeAfter: number | undefined,
   ) {
@@ -71,7 +71,7 @@ class TaskTrack {
   }
 
   /** A Task was shown: its replies' texts are what the chunks after it append to. */
-  shown(task: ChainTask): void {
+  shown(task: ChainAsTask): void {
     for (const step of task.steps) if (step.reply) this.told.set(step.reply.id, step.reply.content);
   }
 
@@ -88,17 +88,19 @@ class TaskTrack {
 
   private status(state: TaskState, message: A2AMessage | undefined, metadata: Record<string, unknown>, at?: string): StreamResponse {
     this.state = state;
-    const { rootId: taskId, contextId } = this.task;
+    const { chain, contextId } = this.task;
+    const taskId = chain.rootId;
     return { payload: { $case: "statusUpdate", value: { taskId, contextId, status: { state, message, timestamp: at ?? new Date().toISOString() }, metadata } } };
   }
 
   private artifact(replyId: string, text: string, append: boolean, lastChunk: boolean): StreamResponse {
-    const { rootId: taskId, contextId } = this.task;
+    const { chain, contextId } = this.task;
+    const taskId = chain.rootId;
     return { payload: { $case: "artifactUpdate", value: { taskId, contextId, artifact: replyArtifact(replyId, text), append, lastChunk, metadata: undefined } } };
   }
 
   /** The stream events one chat event becomes, in order (none when it is not the task's). */
-  async take(event: FollowedEvent, current: () => Promise<ChainTask>): Promise<StreamResponse[]> {
+  async take(event: FollowedEvent, current: () => Promise<ChainAsTask>): Promise<StreamResponse[]> {
     const out: StreamResponse[] = [];
     switch (event.type) {
       case "queue.entry": {
@@ -155,7 +157,7 @@ class TaskTrack {
       case "question": {
         const question = JSON.parse(event.data) as Question;
         if (!this.replies.has(question.messageId)) break;
-        const taskId = this.task.rootId;
+        const taskId = this.task.chain.rootId;
         if ((question.status === "answered" || question.status === "declined") && question.submissionId !== null) {
           // Answered: the answer's submission goes on with the task, and its own events tell how.
           this.submissions.add(question.submissionId);
@@ -199,7 +201,7 @@ export async function* streamTask(feed: ChainFeed, follower: ChatFollower, stop:
   const track = new TaskTrack(first.task, feed, resumeAfter);
   const current = async () => (await feed.read()).task;
   let shownUpTo: number | undefined;
-  const showTask = async function* (read: { task: ChainTask; eventId: number }) {
+  const showTask = async function* (read: { task: ChainAsTask; eventId: number }) {
     track.state = taskStateOf(read.task);
     track.shown(read.task);
     shownUpTo = read.eventId;

@@ -1,6 +1,6 @@
 import type { ListTasksRequest, ListTasksResponse, Message as A2AMessage } from "@a2a-js/sdk";
 import { TaskState } from "@a2a-js/sdk";
-import type { ChainTask } from "../chats/chain-schemas";
+import type { ChainAsTask } from "../chats/chain-schemas";
 import type { TaskKey, TaskQuery } from "../chats/list/project-tasks";
 import type { Env } from "../env";
 import { invalid } from "./errors";
@@ -36,16 +36,16 @@ export class TaskList {
     } = params.contextId
       ? await this.chatTasks(params.contextId, filter, after, params.pageToken, pageSize)
       : await this.projectTasks(filter, after, params.pageToken, pageSize, historyLength > 0);
-    for (const task of page) this.locator.remember(task.rootId, task.chatId);
+    for (const task of page) this.locator.remember(task.chain.rootId, task.chatId);
     const includeArtifacts = params.includeArtifacts ?? false;
     // With history, the messages A2A sent into the page's tasks, as sent: one call for the page.
     const sent = new Map<string, Map<string, A2AMessage>>();
     if (historyLength > 0 && page.length > 0) {
-      for (const row of await this.env.PROJECT_CHATS.getByName(this.projectId).sentIn(page.map((task) => task.rootId))) {
+      for (const row of await this.env.PROJECT_CHATS.getByName(this.projectId).sentIn(page.map((task) => task.chain.rootId))) {
         sent.set(row.taskId, (sent.get(row.taskId) ?? new Map()).set(row.submissionId, JSON.parse(row.message) as A2AMessage));
       }
     }
-    const tasks = page.map((task) => taskOf(task, { historyLength, includeArtifacts, sent: sent.get(task.rootId) }));
+    const tasks = page.map((task) => taskOf(task, { historyLength, includeArtifacts, sent: sent.get(task.chain.rootId) }));
     return { tasks, nextPageToken, pageSize, totalSize };
   }
 
@@ -55,10 +55,10 @@ export class TaskList {
     const context = await this.locator.context(contextId, false);
     const outcome = context ? await this.env.CHAT_ROOM.getByName(context.chatId).chainTasks(this.projectId) : undefined;
     if (outcome?.kind !== "tasks") return { tasks: [], nextPageToken: "", totalSize: 0 };
-    const matching = (JSON.parse(outcome.tasks) as ChainTask[])
+    const matching = (JSON.parse(outcome.tasks) as ChainAsTask[])
       .filter((task) => filter.matches(task))
       .filter((task) => after === undefined || task.enteredAt >= after)
-      .sort((a, b) => b.enteredAt - a.enteredAt || (a.rootId < b.rootId ? -1 : 1));
+      .sort((a, b) => b.enteredAt - a.enteredAt || (a.chain.rootId < b.chain.rootId ? -1 : 1));
     const next = offset + pageSize < matching.length ? tokenOf(offset + pageSize) : "";
     return { tasks: matching.slice(offset, offset + pageSize), nextPageToken: next, totalSize: matching.length };
   }
@@ -71,7 +71,7 @@ export class TaskList {
     const from = pageToken ? keyOf(pageToken) : undefined;
     const found = await this.env.PROJECT_CHATS.getByName(this.projectId).taskPage({ ...filter.index, after, from, limit: pageSize });
     const byChat = Map.groupBy(found.tasks, (task) => task.chatId);
-    const read = new Map<string, ChainTask>();
+    const read = new Map<string, ChainAsTask>();
     await Promise.all(
       [...byChat].map(async ([chatId, tasks]) => {
         const outcome = await this.env.CHAT_ROOM.getByName(chatId).chainTasks(
@@ -79,7 +79,7 @@ export class TaskList {
           tasks.map((task) => task.taskId),
           withHistory,
         );
-        if (outcome.kind === "tasks") for (const task of JSON.parse(outcome.tasks) as ChainTask[]) read.set(task.rootId, task);
+        if (outcome.kind === "tasks") for (const task of JSON.parse(outcome.tasks) as ChainAsTask[]) read.set(task.chain.rootId, task);
       }),
     );
     const tasks = found.tasks.flatMap((task) => read.get(task.taskId) ?? []);
@@ -88,7 +88,7 @@ export class TaskList {
 }
 
 /** A page of tasks as a listing found them, before they are shown. */
-type TaskListPage = { tasks: ChainTask[]; nextPageToken: string; totalSize: number };
+type TaskListPage = { tasks: ChainAsTask[]; nextPageToken: string; totalSize: number };
 
 // The chain states behind each A2A state; the two waits on a question tell apart by whether it asks for a connection.
 const INDEXED_STATES = new Map<TaskState, TaskQuery["state"]>([
@@ -103,7 +103,7 @@ const INDEXED_STATES = new Map<TaskState, TaskQuery["state"]>([
 ]);
 
 /** A status filter, as a test of a task and as the index's query. */
-type StatusFilter = { matches(task: ChainTask): boolean; index: Pick<TaskQuery, "state" | "connection"> };
+type StatusFilter = { matches(task: ChainAsTask): boolean; index: Pick<TaskQuery, "state" | "connection"> };
 
 function statusFilterOf(status: TaskState): StatusFilter {
   if (NO_STATUS_FILTER.has(status)) return { matches: () => true, index: {} };

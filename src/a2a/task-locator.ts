@@ -1,5 +1,5 @@
 import type { Message as A2AMessage } from "@a2a-js/sdk";
-import type { ChainTask } from "../chats/chain-schemas";
+import type { ChainAsTask } from "../chats/chain-schemas";
 import type { ContextChat } from "../chats/list/project-chats";
 import type { Env } from "../env";
 import { isUuid } from "../ids";
@@ -62,10 +62,10 @@ export class TaskLocator {
   }
 
   /** A task as its chat's object has it, with the newest event id it shows; a submission that leads no task is not found. */
-  async read({ chatId, taskId }: TaskRef, withHistory = true): Promise<{ task: ChainTask; eventId: number }> {
+  async read({ chatId, taskId }: TaskRef, withHistory = true): Promise<{ task: ChainAsTask; eventId: number }> {
     const outcome = await this.env.CHAT_ROOM.getByName(chatId).chainTask(this.projectId, taskId, withHistory);
     if (outcome.kind !== "task") throw taskNotFound();
-    const task = JSON.parse(outcome.task) as ChainTask;
+    const task = JSON.parse(outcome.task) as ChainAsTask;
     if (!task.isTask) throw taskNotFound();
     return { task, eventId: outcome.eventId };
   }

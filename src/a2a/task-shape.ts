@@ -1,5 +1,5 @@
 import { type Artifact, type Message as A2AMessage, type Part, Role, type Task, TaskState } from "@a2a-js/sdk";
-import type { ChainState, ChainTask } from "../chats/chain-schemas";
+import type { ChainState, ChainAsTask } from "../chats/chain-schemas";
 import type { Question } from "../chats/question-schemas";
 import { QUESTION_EXTENSION, USAGE_EXTENSION } from "./card";
 import { invalid } from "./errors";
@@ -22,7 +22,7 @@ export const a2aStateOf = (state: ChainState, question: Pick<Question, "kind"> |
   state === "awaiting" ? (question?.kind === "connection" ? TaskState.TASK_STATE_AUTH_REQUIRED : TaskState.TASK_STATE_INPUT_REQUIRED) : STATES[state];
 
 /** The A2A state of a chain. */
-export const taskStateOf = (task: ChainTask): TaskState => a2aStateOf(task.state, task.question);
+export const taskStateOf = (task: ChainAsTask): TaskState => a2aStateOf(task.chain.state, task.chain.question);
 
 const TERMINAL = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED]);
 /** Whether a task has ended for good (a question's wait is not an end: an answer goes on with it). */
@@ -56,21 +56,29 @@ export function questionMessage(question: Question, taskId: string, contextId: s
 }
 
 /** What the task's status says in words: the question it waits on, or why it could not start. */
-function statusMessage(task: ChainTask): A2AMessage | undefined {
-  if (task.question && (task.state === "awaiting" || task.state === "completed")) return questionMessage(task.question, task.rootId, task.contextId);
-  if (task.state === "refused" && task.end.failure) {
-    return agentMessage(task, task.end.id, task.end.failure.message);
-  }
+function statusMessage(task: ChainAsTask): A2AMessage | undefined {
+  const { question, state, rootId, end } = task.chain;
+  if (question && (state === "awaiting" || state === "completed")) return questionMessage(question, rootId, task.contextId);
+  if (state === "refused" && end.failure) return agentMessage(task, end.id, end.failure.message);
   return undefined;
 }
 
 /** A message of the agent in the task (a refusal's reason, say). */
-export function agentMessage(task: ChainTask, messageId: string, text: string): A2AMessage {
-  return { messageId, contextId: task.contextId, taskId: task.rootId, role: Role.ROLE_AGENT, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+export function agentMessage(task: ChainAsTask, messageId: string, text: string): A2AMessage {
+  return {
+    messageId,
+    contextId: task.contextId,
+    taskId: task.chain.rootId,
+    role: Role.ROLE_AGENT,
+    parts: [textPart(text)],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 /** What the task cost so far: its ended replies' credits and tokens, and why it could not start. */
-export function usageOf(task: ChainTask): Record<string, unknown> {
+export function usageOf(task: ChainAsTask): Record<string, unknown> {
   const ended = task.steps.map((step) => step.reply?.usage).filter((usage) => usage != null);
   const sum = (pick: (usage: (typeof ended)[number]) => number | null) => {
     const counted = ended.map(pick).filter((n): n is number => n !== null);
@@ -80,7 +88,7 @@ export function usageOf(task: ChainTask): Record<string, unknown> {
     credits: ended.reduce((total, usage) => total + usage.credits, 0),
     inputTokens: sum((usage) => usage.inputTokens),
     outputTokens: sum((usage) => usage.outputTokens),
-    failure: task.end.failure,
+    failure: task.chain.end.failure,
   };
 }
 
@@ -95,7 +103,7 @@ export const replyArtifact = (replyId: string, text: string): Artifact => ({
 });
 
 /** The user's messages (those A2A sent as they were sent) and the agent's question, oldest first. */
-function historyOf(task: ChainTask, sent: Map<string, A2AMessage>): A2AMessage[] {
+function historyOf(task: ChainAsTask, sent: Map<string, A2AMessage>): A2AMessage[] {
   const history: A2AMessage[] = [];
   for (const step of task.steps) {
     const user = step.userMessage;
@@ -105,7 +113,7 @@ function historyOf(task: ChainTask, sent: Map<string, A2AMessage>): A2AMessage[]
       history.push({
         messageId: user.id,
         contextId: task.contextId,
-        taskId: task.rootId,
+        taskId: task.chain.rootId,
         role: Role.ROLE_USER,
         parts: [textPart(user.content)],
         metadata: undefined,
@@ -122,10 +130,10 @@ function historyOf(task: ChainTask, sent: Map<string, A2AMessage>): A2AMessage[]
 export type TaskShapeOptions = { historyLength?: number; includeArtifacts?: boolean; metadata?: Record<string, unknown>; sent?: Map<string, A2AMessage> };
 
 /** The A2A Task of a chain: its state and when it was entered, its replies as artifacts, its history, its chat (for /v1) and what it cost. */
-export function taskOf(task: ChainTask, { historyLength, includeArtifacts = true, metadata = {}, sent = new Map() }: TaskShapeOptions = {}): Task {
+export function taskOf(task: ChainAsTask, { historyLength, includeArtifacts = true, metadata = {}, sent = new Map() }: TaskShapeOptions = {}): Task {
   const history = historyLength === 0 ? [] : historyOf(task, sent).slice(-Math.min(historyLength ?? HISTORY_MAX, HISTORY_MAX));
   return {
-    id: task.rootId,
+    id: task.chain.rootId,
     contextId: task.contextId,
     status: { state: taskStateOf(task), message: statusMessage(task), timestamp: new Date(task.enteredAt).toISOString() },
     artifacts: includeArtifacts ? task.steps.flatMap((step) => (step.reply ? [replyArtifact(step.reply.id, step.reply.content)] : [])) : [],

@@ -144,17 +144,17 @@ export class TaskSubmit {
     const { chatId } = ref;
     const { task } = await this.parts.tasks.read(ref);
     const state = taskStateOf(task);
-    if ((state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED) && task.question) {
+    if ((state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED) && task.chain.question) {
       let answer: unknown = content.data;
       if (answer === undefined) {
-        const read = answerFromText(task.question, content.text);
+        const read = answerFromText(task.chain.question, content.text);
         if (read.kind === "unfit") throw malformed(read.why, "answer_does_not_fit");
         answer = read.answer;
       }
       // Held to the schema an answer's body is held to on /v1.
       const parsed = Answer.safeParse(answer);
       if (!parsed.success) throw fromRefusal(invalidPart(parsed.error));
-      const answered = await this.parts.chats.submit(this.chat(chatId), { kind: "answer", idempotencyKey: key, questionId: task.question.id, answer: parsed.data });
+      const answered = await this.parts.chats.submit(this.chat(chatId), { kind: "answer", idempotencyKey: key, questionId: task.chain.question.id, answer: parsed.data });
       if (!answered.ok) throw fromRefusal(answered.problem);
       return;
     }

@@ -40,8 +40,8 @@ export type Chain = z.infer<typeof Chain>;
 type ChainStep = { submission: SubmissionState; userMessage: Message | null; reply: Message | null };
 
 /**
- * A chain as a task (A2A's): whether its submission leads a task at all (a steering text a running task took, or an answer,
- * does not), its steps from the root, and when its state was entered (ms). `contextId`: the chat's A2A context, as the
- * client that made it sent it, else the chat's id.
+ * A chain read as a task (A2A's): the chain itself, whether its submission leads a task at all (a steering text a running
+ * task took, or an answer, does not), its steps from the root, and when its state was entered (ms). `contextId`: the
+ * chat's A2A context, as the client that made it sent it, else the chat's id.
  */
-export type ChainTask = Chain & { chatId: string; contextId: string; isTask: boolean; enteredAt: number; steps: ChainStep[] };
+export type ChainAsTask = { chain: Chain; chatId: string; contextId: string; isTask: boolean; enteredAt: number; steps: ChainStep[] };

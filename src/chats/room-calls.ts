@@ -2,7 +2,7 @@ import type { Answer } from "../agent/question-shapes";
 import type { Seen } from "../db/read-mostly";
 import type { JsonText } from "../http/router";
 import type { ProjectState } from "../projects/access";
-import type { Chain, ChainState, ChainTask } from "./chain-schemas";
+import type { Chain, ChainState, ChainAsTask } from "./chain-schemas";
 import type { Question, QuestionStatus } from "./question-schemas";
 import type { Chat, IfBusy, Message, QueueEntry, Submission, SubmissionState } from "./schemas";
 
@@ -47,8 +47,8 @@ export type CancelOutcome = { kind: "cancelled" } | { kind: "started" } | { kind
 // The chain as JSON text: its question's action input is any JSON, which RPC's types cannot name.
 export type ChainOutcome = { kind: "chain"; chain: JsonText<Chain> } | { kind: "submission_not_found" } | NotHere;
 /** A chain as a task, with the newest event id whose effects it shows (a channel's stream resumes after it). */
-export type ChainTaskOutcome = { kind: "task"; task: JsonText<ChainTask>; eventId: number } | { kind: "submission_not_found" } | NotHere;
-export type ChainTasksOutcome = { kind: "tasks"; tasks: JsonText<ChainTask[]>; eventId: number } | NotHere;
+export type ChainTaskOutcome = { kind: "task"; task: JsonText<ChainAsTask>; eventId: number } | { kind: "submission_not_found" } | NotHere;
+export type ChainTasksOutcome = { kind: "tasks"; tasks: JsonText<ChainAsTask[]>; eventId: number } | NotHere;
 export type SubmissionOutcome = { kind: "submission"; submission: SubmissionState } | { kind: "submission_not_found" } | NotHere;
 // The question as JSON text: an action's input is any JSON, which RPC's types cannot name.
 export type QuestionOutcome = { kind: "question"; question: JsonText<Question> } | { kind: "question_not_found" } | NotHere;
@@ -75,7 +75,7 @@ export type PushConfigOutcome =
 export type PushDeliveryRead = Omit<NewPushConfig, "id"> & {
   told: { state: ChainState; at: number };
   question: JsonText<Question> | null;
-  task: JsonText<ChainTask>;
+  task: JsonText<ChainAsTask>;
 };
 
 /** A task as the project's task index keeps it: its state (and the kind of question it waits on), and since when (ms). */

@@ -1,4 +1,4 @@
-import type { Chain, ChainState, ChainTask } from "../chain-schemas";
+import type { Chain, ChainAsTask, ChainState } from "../chain-schemas";
 import type { Message } from "../schemas";
 import type { QuestionRow, QuestionStorage } from "./question-storage";
 import type { RoomStorage } from "./room-storage";
@@ -90,7 +90,7 @@ export class Chains {
    * The chain led by a submission as a task: its steps (each submission's user message and reply) and when its state was
    * entered. A submission leads a task when it leads its chain and is not a steering text some other task took.
    */
-  task(root: SubmissionRow, chatId: string, withUserMessages = true): ChainTask {
+  task(root: SubmissionRow, chatId: string, withUserMessages = true): ChainAsTask {
     const links = this.linksFrom(root);
     const chain = this.view(root, chatId, links);
     const steps = links.map((link, i) => ({
@@ -106,7 +106,7 @@ export class Chains {
     const isTask = (root.chain_root_id === null || root.chain_root_id === root.id) && !taken;
     // A chat an A2A client made a context for shows that context on its tasks; any other its own id.
     const contextId = this.store.chat()?.a2a_context ?? chatId;
-    return { ...chain, chatId, contextId, isTask, enteredAt: this.enteredAt(chain, links.at(-1) ?? { ...root, asked: null, asked_kind: null, reply_ended_at: null }), steps };
+    return { chain, chatId, contextId, isTask, enteredAt: this.enteredAt(chain, links.at(-1) ?? { ...root, asked: null, asked_kind: null, reply_ended_at: null }), steps };
   }
 
   /** When the chain's state was entered (ms): its end's acceptance, start, question, reply's end or failure. */

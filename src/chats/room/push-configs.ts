@@ -80,7 +80,7 @@ export class PushConfigs {
   /** Whether a task has ended (configs cannot be added to it then). */
   hasEnded(taskId: string): boolean {
     const root = this.submissions.byId(taskId);
-    return root !== undefined && ENDED.has(this.chains.task(root, "", false).state);
+    return root !== undefined && ENDED.has(this.chains.view(root, "").state);
   }
 
   /**
@@ -144,8 +144,8 @@ export class PushConfigs {
   private toldOf(taskId: string): Told | undefined {
     const root = this.submissions.byId(taskId);
     if (!root) return undefined;
-    const task = this.chains.task(root, "", false);
-    return { taskId, state: task.state, at: task.enteredAt, questionId: task.state === "awaiting" ? (task.question?.id ?? null) : null };
+    const { chain, enteredAt } = this.chains.task(root, "", false);
+    return { taskId, state: chain.state, at: enteredAt, questionId: chain.state === "awaiting" ? (chain.question?.id ?? null) : null };
   }
 }
 

@@ -36,7 +36,8 @@ export class TaskIndexFeed {
         if (root?.kind !== "steer" || root.status !== "steering") this.sql.exec("DELETE FROM indexed_tasks WHERE task_id = ?", taskId);
         continue;
       }
-      const entry: IndexedTask = { taskId, state: task.state, asks: task.state === "awaiting" ? (task.question?.kind ?? null) : null, at: task.enteredAt };
+      const { state, question } = task.chain;
+      const entry: IndexedTask = { taskId, state, asks: state === "awaiting" ? (question?.kind ?? null) : null, at: task.enteredAt };
       if (told !== JSON.stringify(entry)) changed.push(entry);
       if (changed.length >= limit) break;
     }
