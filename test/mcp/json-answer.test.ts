@@ -18,7 +18,11 @@ describe("a call answered with one JSON body", () => {
   it("answers an error response as the body too", async () => {
     const transport = new JsonAnswer();
     transport.onmessage = () => void transport.send({ jsonrpc: "2.0", id: "a", error: { code: -32601, message: "Method not found" } });
-    expect(await (await transport.answer({ jsonrpc: "2.0", id: "a", method: "nope" })).json()).toEqual({ jsonrpc: "2.0", id: "a", error: { code: -32601, message: "Method not found" } });
+    expect(await (await transport.answer({ jsonrpc: "2.0", id: "a", method: "nope" })).json()).toEqual({
+      jsonrpc: "2.0",
+      id: "a",
+      error: { code: -32601, message: "Method not found" },
+    });
   });
 
   it("accepts a notification with 202 and no body", async () => {
