@@ -99,7 +99,11 @@ export function eraOf(message: JSONRPCMessage, headers: Headers): Era {
     }
     return { kind: "legacy" };
   }
-  if (typeof claim === "string" && LEGACY_REVISIONS.includes(claim)) return { kind: "legacy" };
+  if (typeof claim === "string" && LEGACY_REVISIONS.includes(claim)) {
+    // A 2025 body under a 2026-07-28 header disagrees with it (a 2025 header other than the body's is the 2025 revisions' own affair).
+    if (header === MODERN_REVISION) throw mismatch("MCP-Protocol-Version", `${MODERN_REVISION} disagrees with params._meta (${claim}).`);
+    return { kind: "legacy" };
+  }
   // A header and a body that disagree are a mismatch whichever of them names a revision this server does not speak.
   if (header !== undefined && header !== claim) throw mismatch("MCP-Protocol-Version", `${header.slice(0, 40)} disagrees with params._meta (${String(claim).slice(0, 40)}).`);
   if (claim !== MODERN_REVISION) {

@@ -41,13 +41,13 @@ const appCors = cors({
  */
 const sameSiteOrigins = createMiddleware<GatedEnv>(async (c, next) => {
   const origin = c.req.header("origin");
-  if (origin === undefined) {
+  if (origin === undefined && c.req.method !== "OPTIONS") {
     // CORS headers are for a browser, which always sends Origin: without one, only Vary (about 0.05 ms of each call otherwise).
     await next();
     c.header("vary", "Origin", { append: true });
     return;
   }
-  if (!config(c.env).appOrigins.includes(origin)) throw new ApiError(403, "forbidden", "Requests from this Origin are not accepted on /mcp.");
+  if (origin !== undefined && !config(c.env).appOrigins.includes(origin)) throw new ApiError(403, "forbidden", "Requests from this Origin are not accepted on /mcp.");
   return appCors(c, next);
 });
 

@@ -43,5 +43,10 @@ describe("a browser client of /mcp", () => {
     const refused = await post(initialize(), {});
     expectProblem(refused, 401, "unauthorized");
     expect(refused.headers.get("vary")).toContain("Origin");
+    // An OPTIONS without an Origin is answered as a preflight still: what may be sent, and no origin allowed.
+    const options = await call("OPTIONS", "/mcp");
+    expect(options.status).toBe(204);
+    expect(options.headers.get("access-control-allow-methods")).toBe("POST");
+    expect(options.headers.get("access-control-allow-origin")).toBeNull();
   });
 });

@@ -161,6 +161,18 @@ describe("MCP revision 2026-07-28 on the wire", () => {
       [await modernPost(w.token, "tools/call", { name: "list_projects", arguments: {} }, { "mcp-name": "=?base64?!!!?=" }), -32020],
       // The envelope must be whole, and name a revision this server speaks.
       [await modernPost(w.token, "tools/list", {}, {}, { "io.modelcontextprotocol/clientCapabilities": "all" }), -32602],
+      // A 2025 body under a 2026-07-28 header, answered as JSON or (with progress asked) as a stream: refused before either.
+      [await modernPost(w.token, "tools/list", {}, {}, { "io.modelcontextprotocol/protocolVersion": "2025-06-18" }), -32020],
+      [
+        await modernPost(
+          w.token,
+          "tools/call",
+          { name: "send_message", arguments: { projectId: w.projectId, chatId: crypto.randomUUID(), content: "hi", waitSeconds: 5 } },
+          {},
+          { "io.modelcontextprotocol/protocolVersion": "2025-06-18", progressToken: 1 },
+        ),
+        -32020,
+      ],
       // A body that names a revision the header does not is a mismatch, whichever one this server speaks.
       [await modernPost(w.token, "tools/list", {}, {}, { "io.modelcontextprotocol/protocolVersion": "2027-01-01" }), -32020],
       [await modernPost(w.token, "tools/list", {}, { "mcp-protocol-version": null }, { "io.modelcontextprotocol/protocolVersion": "2027-01-01" }), -32022],
