@@ -7,6 +7,9 @@ import { stateOf, type SubmissionRow, type SubmissionStorage } from "./submissio
 /** A link as the chain's one query reads it: the submission, the question its reply asked, and when that reply ended. */
 type LinkRow = SubmissionRow & { asked: string | null; asked_kind: QuestionRow["kind"] | null; reply_ended_at: number | null };
 
+/** The chain's last link; a submission whose chain the query did not find is its own end. */
+const endLink = (links: LinkRow[], from: SubmissionRow): LinkRow => links.at(-1) ?? { ...from, asked: null, asked_kind: null, reply_ended_at: null };
+
 /** The end's state: its status, then its reply's, then its question's (a withdrawn question is the one declined without a submission). */
 function chainState(end: SubmissionRow, reply: Message | null, question: QuestionRow | undefined): ChainState {
   switch (end.status) {
@@ -67,13 +70,13 @@ export class Chains {
 
   /** The chain's last submission, seen from one of its submissions. */
   endOf(from: SubmissionRow): { end: SubmissionRow; question: QuestionRow | undefined } {
-    const end = this.linksFrom(from).at(-1) ?? { ...from, asked: null, asked_kind: null, reply_ended_at: null };
+    const end = endLink(this.linksFrom(from), from);
     return { end, question: end.asked === null ? undefined : this.questions.byId(end.asked) };
   }
 
   /** The chain seen from one of its submissions, as the API shows it (its links, when already read). */
   view(from: SubmissionRow, chatId: string, links = this.linksFrom(from)): Chain {
-    const end = links.at(-1) ?? { ...from, asked: null, asked_kind: null, reply_ended_at: null };
+    const end = endLink(links, from);
     const reply = end.reply_message_id === null ? null : (this.store.message(end.reply_message_id) ?? null);
     const question = end.asked === null ? undefined : this.questions.byId(end.asked);
     return {
@@ -92,7 +95,7 @@ export class Chains {
    */
   task(root: SubmissionRow, chatId: string, withUserMessages = true): ChainAsTask {
     const links = this.linksFrom(root);
-    const chain = this.view(root, chatId, links);
+    const { chain, enteredAt } = this.standing(root, chatId, links);
     const steps = links.map((link, i) => ({
       submission: stateOf(link, () => this.store.errorOf(link.id)),
       // Only a task's history shows them: a read without it leaves them out.
@@ -106,7 +109,13 @@ export class Chains {
     const isTask = (root.chain_root_id === null || root.chain_root_id === root.id) && !taken;
     // A chat an A2A client made a context for shows that context on its tasks; any other its own id.
     const contextId = this.store.chat()?.a2a_context ?? chatId;
-    return { chain, chatId, contextId, isTask, enteredAt: this.enteredAt(chain, links.at(-1) ?? { ...root, asked: null, asked_kind: null, reply_ended_at: null }), steps };
+    return { chain, chatId, contextId, isTask, enteredAt, steps };
+  }
+
+  /** The chain seen from a submission and when its state was entered (ms): a task's state without its steps. */
+  standing(from: SubmissionRow, chatId: string, links = this.linksFrom(from)): { chain: Chain; enteredAt: number } {
+    const chain = this.view(from, chatId, links);
+    return { chain, enteredAt: this.enteredAt(chain, endLink(links, from)) };
   }
 
   /** When the chain's state was entered (ms): its end's acceptance, start, question, reply's end or failure. */

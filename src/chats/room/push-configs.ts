@@ -144,7 +144,7 @@ export class PushConfigs {
   private toldOf(taskId: string): Told | undefined {
     const root = this.submissions.byId(taskId);
     if (!root) return undefined;
-    const { chain, enteredAt } = this.chains.task(root, "", false);
+    const { chain, enteredAt } = this.chains.standing(root, "");
     return { taskId, state: chain.state, at: enteredAt, questionId: chain.state === "awaiting" ? (chain.question?.id ?? null) : null };
   }
 }
