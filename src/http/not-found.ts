@@ -22,7 +22,9 @@ function routeTable(app: Routed): RouteTable {
   for (const [path, methods] of byPath) {
     const pattern = new RegExp(`^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}$`);
     const segments = segmentsOf(path);
-    table.set(segments, [...(table.get(segments) ?? []), { pattern, methods }]);
+    const peers = table.get(segments) ?? [];
+    peers.push({ pattern, methods });
+    table.set(segments, peers);
   }
   return table;
 }
