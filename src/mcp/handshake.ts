@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import type { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { ErrorCode, McpError, type ServerNotification, type ServerRequest, type ServerResult } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError, type ServerNotification, type ServerResult } from "@modelcontextprotocol/sdk/types.js";
 import { version } from "../../package.json";
 import type { Modes } from "./elicitation";
+import type { Methods } from "./methods";
 import { discoverResult, LEGACY_REVISIONS, speaksModern } from "./revision";
 import type { Sealer } from "./sealing";
 import { sessionFor } from "./session-elicitation";
@@ -56,12 +56,8 @@ const DiscoverRequest = z.object({ method: z.literal("server/discover"), params:
  * The handshake of every revision, apart from the tools: initialize (2025; a 2026-07-28 request gets -32601 for it),
  * server/discover and subscriptions/listen. `setSession`: the Mcp-Session-Id an initialize answers, when it makes one.
  */
-export function answerHandshake(
-  server: Protocol<ServerRequest, ServerNotification, ServerResult>,
-  native: NativeChannels,
-  setSession: (sessionId: string | undefined) => void,
-): void {
-  server.setRequestHandler(InitializeRequest, async (request) => {
+export function answerHandshake(methods: Methods, native: NativeChannels, setSession: (sessionId: string | undefined) => void): void {
+  methods.on("initialize", InitializeRequest, async (request) => {
     // 2026-07-28 has no initialize: it answers it as any method it does not know.
     if (speaksModern(request.params as { _meta?: Record<string, unknown> }))
       throw new McpError(ErrorCode.MethodNotFound, "Method not found: 2026-07-28 has no initialize; ask server/discover.");
@@ -75,9 +71,9 @@ export function answerHandshake(
       instructions: INSTRUCTIONS,
     };
   });
-  server.setRequestHandler(DiscoverRequest, () => discoverResult(SERVER_INFO, native.sealer ? WITH_TASKS : CAPABILITIES, INSTRUCTIONS) as unknown as ServerResult);
+  methods.on("server/discover", DiscoverRequest, () => discoverResult(SERVER_INFO, native.sealer ? WITH_TASKS : CAPABILITIES, INSTRUCTIONS) as unknown as ServerResult);
   // Task notifications are not part of this release: a listen is acknowledged with nothing (taskIds: []) and ends at once.
-  server.setRequestHandler(ListenRequest, async (request, extra) => {
+  methods.on("subscriptions/listen", ListenRequest, async (request, extra) => {
     const { taskIds: _asked, ...filter } = request.params.notifications;
     const _meta = { "io.modelcontextprotocol/subscriptionId": extra.requestId };
     await extra.sendNotification({

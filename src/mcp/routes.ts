@@ -1,6 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
-import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { cors } from "hono/cors";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -19,8 +19,9 @@ import { firstCharacters } from "../text";
 import { NO_MODES } from "./elicitation";
 import { Sealer } from "./sealing";
 import { isResponse, sessionModes as sealedSessionModes, type TellRefusal, takeResponse } from "./session-elicitation";
-import { JsonAnswer } from "./json-answer";
+import { isJsonRpcMessage } from "./message";
 import { ToolServer } from "./server";
+import { StreamServer } from "./stream-server";
 import { chatService } from "../chats/service/chat-service";
 
 const ALLOW = "POST";
@@ -82,8 +83,7 @@ async function oneMessage(c: Context<GatedEnv>): Promise<JSONRPCMessage> {
   if (Array.isArray(message)) throw invalidRequest("Send one JSON-RPC message per request; batches are not supported.", [{ path: "(body)", message: "an array" }]);
   if (typeof message !== "object" || message === null)
     throw invalidRequest("The body must be one JSON-RPC message, a JSON object.", [{ path: "(body)", message: "not an object" }]);
-  const parsed = JSONRPCMessageSchema.safeParse(message);
-  if (!parsed.success) {
+  if (!isJsonRpcMessage(message as Record<string, unknown>)) {
     throw invalidRequest("The body is not a JSON-RPC 2.0 request, notification or response.", [
       { path: "(body)", message: 'needs jsonrpc "2.0" and a method (with params an object, when present) or an id with a result or error' },
     ]);
@@ -141,12 +141,10 @@ export function createMcpRoutes() {
     // A call that waits is kept alive like a chat's stream, so its hang-up is noticed whatever the platform tells.
     if (shape.progress) {
       const transport = new WebStandardStreamableHTTPServerTransport();
-      await server.connect(transport);
+      await new StreamServer(server.methods).connect(transport);
       return liveEventStream(await transport.handleRequest(forLegacyTransport(c.req.raw, era), { parsedBody: message }), hangUp);
     }
-    const transport = new JsonAnswer();
-    await server.connect(transport);
-    const answer = transport.answer(message);
+    const answer = server.methods.answer(message);
     if (shape.wait) return liveJsonAnswer(answer, hangUp);
     const answered = await answer;
     // An initialize from a client that declared elicitation: its modes, sealed, come back with every request.

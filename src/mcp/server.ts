@@ -1,12 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
-  type ServerNotification,
-  type ServerRequest,
+  PingRequestSchema,
   type ServerResult,
   type Tool as ToolListing,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -15,7 +13,6 @@ import { log } from "../log";
 import { firstCharacters } from "../text";
 import { toolJsonSchema } from "./json-schema";
 import { ownSubmission } from "./chain-view";
-import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { ChatFollower } from "../channels/chat-follower";
 import { modesOf } from "./elicitation";
 import { answerHandshake, type NativeChannels } from "./handshake";
@@ -27,6 +24,7 @@ import { declaresTasks, extensionRequired, RpcError, TaskChannel } from "./tasks
 import { problemResult, type Tool, type ToolContext } from "./tool-context";
 import { TOOLS, toolNamed } from "./tools";
 import type { ChatService, Served } from "../chats/service/chat-service";
+import { type CallExtra, Methods } from "./methods";
 
 // Listed once per isolate: the schemas do not change while it runs.
 let listing: ToolListing[] | undefined;
@@ -57,13 +55,12 @@ const TaskCancel = taskRequest("tasks/cancel");
 const requestModes = (params: unknown) => modesOf(clientCapabilities(params));
 
 /**
- * One MCP server per HTTP request (the endpoint is stateless), on the SDK's Protocol: it frames
- * JSON-RPC, cancellation and progress. The SDK's Server adds only what this one does not use
- * (client requests, logging, elicitation), at the price of bundling Ajv (about 43 KB of gzip,
- * constructed even when unused); its tool answers are
- * shaped here, as the contract fixes them.
+ * The methods this MCP server answers for one HTTP request (the endpoint is stateless): the handshake, tools/list,
+ * tools/call and the Tasks extension's requests, in one table that answers a call with one JSON body or goes onto the
+ * SDK's Protocol for a call answered as an event stream. Tool answers are shaped here, as the contract fixes them.
  */
-export class ToolServer extends Protocol<ServerRequest, ServerNotification, ServerResult> {
+export class ToolServer {
+  readonly methods = new Methods();
   /** The Mcp-Session-Id an initialize answers (2025 revisions, a client that declared elicitation). */
   sessionId: string | undefined;
 
@@ -74,15 +71,16 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     private readonly waitUntil: (work: Promise<unknown>) => void,
     private readonly native: NativeChannels,
   ) {
-    super();
-    answerHandshake(this, native, (sessionId) => {
+    const { methods } = this;
+    answerHandshake(methods, native, (sessionId) => {
       this.sessionId = sessionId;
     });
-    this.setRequestHandler(TaskGet, (request) => this.tasks(request.params).get(request.params.taskId, requestModes(request.params)) as Promise<ServerResult>);
-    this.setRequestHandler(TaskUpdate, (request) => this.tasks(request.params).update(request.params.taskId, request.params.inputResponses) as Promise<ServerResult>);
-    this.setRequestHandler(TaskCancel, (request) => this.tasks(request.params).cancel(request.params.taskId) as Promise<ServerResult>);
-    this.setRequestHandler(ListToolsRequestSchema, (request) => inEra(request.params, { tools: toolListing() }, true));
-    this.setRequestHandler(ToolCallRequest, async (request, extra) => {
+    methods.on("ping", PingRequestSchema, () => ({}));
+    methods.on("tasks/get", TaskGet, (request) => this.tasks(request.params).get(request.params.taskId, requestModes(request.params)) as Promise<ServerResult>);
+    methods.on("tasks/update", TaskUpdate, (request) => this.tasks(request.params).update(request.params.taskId, request.params.inputResponses) as Promise<ServerResult>);
+    methods.on("tasks/cancel", TaskCancel, (request) => this.tasks(request.params).cancel(request.params.taskId) as Promise<ServerResult>);
+    methods.on("tools/list", ListToolsRequestSchema, (request) => inEra(request.params, { tools: toolListing() }, true));
+    methods.on("tools/call", ToolCallRequest, async (request, extra) => {
       const result = await this.callTool(request.params, extra);
       return "resultType" in result ? (result as ServerResult) : inEra(request.params, result);
     });
@@ -96,7 +94,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     return new TaskChannel(sealer, principal, this.chats);
   }
 
-  private async callTool(params: { name?: unknown; arguments?: unknown } & Record<string, unknown>, extra: ToolExtra): Promise<CallToolResult | TaskCreated | ElicitingResult> {
+  private async callTool(params: { name?: unknown; arguments?: unknown } & Record<string, unknown>, extra: CallExtra): Promise<CallToolResult | TaskCreated | ElicitingResult> {
     const { name, arguments: args = {} } = params;
     const tool = typeof name === "string" ? toolNamed(name) : undefined;
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `There is no tool named ${JSON.stringify(firstCharacters(String(name), 100))}; tools/list names them.`);
@@ -115,7 +113,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     try {
       const context: ToolContext = { chats: this.chats, requestId: this.requestId, signal: AbortSignal.any([extra.signal, this.hangUp]), progress };
       const eliciting = this.elicitingCall(tool.name, params, parsed.data);
-      if (eliciting) return await this.elicit(tool, eliciting, params, parsed.data, context, extra.requestId);
+      if (eliciting) return await this.elicit(tool, eliciting, params, parsed.data, context, extra.sendRequest);
       // A retry that cannot be verified here (no key to open it, or it now declares tasks) sends nothing, never the message again.
       if (params.requestState !== undefined && WAITING_TOOLS.has(tool.name)) throw invalidState();
       const asTask = this.native.sealer !== undefined && WAITING_TOOLS.has(tool.name) && declaresTasks(params);
@@ -169,7 +167,7 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     params: Record<string, unknown>,
     args: unknown,
     context: ToolContext,
-    requestId: RequestId,
+    sendRequest: CallExtra["sendRequest"],
   ): Promise<CallToolResult | ElicitingResult> {
     if (params.requestState !== undefined) return retry(call, params.requestState, params.inputResponses, context);
     const { projectId, chatId } = args as { projectId: string; chatId: string };
@@ -185,33 +183,13 @@ export class ToolServer extends Protocol<ServerRequest, ServerNotification, Serv
     }
     const ref = { projectId, chatId, own: ownSubmission(sent) };
     if (!call.session) return afterSend(call, ref, following.body, context);
-    return waitAsking(call, ref, following.body, context, (request) => this.transport?.send(request, { relatedRequestId: requestId }));
+    return waitAsking(call, ref, following.body, context, sendRequest);
   }
 
   /** The problem+json body /v1 would send, as the one text item of an error result (no structuredContent: the output schema describes success). */
   private problem(error: ApiError): CallToolResult {
     return problemResult(error, this.requestId);
   }
-
-  // This server sends no requests of its own and runs nothing as a task; notifications are progress only.
-  protected assertCapabilityForMethod(method: string): void {
-    throw new Error(`This server does not send ${method} requests.`);
-  }
-  protected assertNotificationCapability(): void {}
-  protected assertRequestHandlerCapability(): void {}
-  protected assertTaskCapability(method: string): void {
-    throw new Error(`This server does not send ${method} requests as tasks.`);
-  }
-  protected assertTaskHandlerCapability(): void {
-    throw new McpError(ErrorCode.InvalidRequest, "This server does not run requests as tasks.");
-  }
 }
 
 type TaskCreated = Awaited<ReturnType<TaskChannel["create"]>>;
-
-type ToolExtra = {
-  requestId: RequestId;
-  signal: AbortSignal;
-  _meta?: { progressToken?: string | number };
-  sendNotification(notification: ServerNotification): Promise<void>;
-};
