@@ -1,4 +1,4 @@
-import type { z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { parseWithCompat } from "@modelcontextprotocol/sdk/server/zod-json-schema-compat.js";
 import type { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
@@ -22,7 +22,8 @@ export type CallExtra = {
 };
 
 type Handler = (request: never, extra: CallExtra) => ServerResult | Promise<ServerResult>;
-type Entry = { schema: z.ZodType; handle: Handler };
+// No schema: the handler takes the request as the message check passed it.
+type Entry = { schema: z.ZodType | undefined; handle: Handler };
 
 // Nothing goes back before the answer of a call answered with one JSON body: there is no stream to carry it.
 const NO_STREAM = async () => {};
@@ -43,6 +44,11 @@ export class Methods {
     this.#entries.set(method, { schema, handle: handle as Handler });
   }
 
+  /** A method whose handler reads the request as sent (params an object, if any): a zod parse costs tens of µs in workerd, which cannot compile its fast path. */
+  onRequest(method: string, handle: (request: JSONRPCRequest, extra: CallExtra) => ServerResult | Promise<ServerResult>): void {
+    this.#entries.set(method, { schema: undefined, handle: handle as Handler });
+  }
+
   /** The answer to a message that answers with one JSON body: its response (200), or 202 for a notification (this stateless server acts on none). */
   async answer(message: JSONRPCMessage): Promise<Response> {
     if (!("id" in message) || !("method" in message)) return new Response(null, { status: 202 });
@@ -56,7 +62,7 @@ export class Methods {
     if (!entry) return { jsonrpc: "2.0", id, error: { code: ErrorCode.MethodNotFound, message: "Method not found" } };
     const extra: CallExtra = { requestId: id, signal: NEVER, _meta: request.params?._meta as CallExtra["_meta"], sendNotification: NO_STREAM, sendRequest: NO_STREAM };
     try {
-      const result = await entry.handle(parseWithCompat(entry.schema, request) as never, extra);
+      const result = await entry.handle((entry.schema ? parseWithCompat(entry.schema, request) : request) as never, extra);
       return { result, jsonrpc: "2.0", id };
     } catch (error) {
       return { jsonrpc: "2.0", id, error: errorOf(error) };
@@ -65,8 +71,9 @@ export class Methods {
 
   /** Each method on the SDK's Protocol, for a call answered as an event stream. */
   onProtocol(server: Protocol<ServerRequest, ServerNotification, ServerResult>): void {
-    for (const { schema, handle } of this.#entries.values()) {
-      server.setRequestHandler(schema as never, (request: never, extra: Omit<CallExtra, "sendRequest">) =>
+    for (const [method, { schema, handle }] of this.#entries) {
+      // The Protocol finds a handler's method in its schema; this one keeps every member as it was sent.
+      server.setRequestHandler((schema ?? z.looseObject({ method: z.literal(method) })) as never, (request: never, extra: Omit<CallExtra, "sendRequest">) =>
         handle(request, { ...extra, sendRequest: async (message) => server.transport?.send(message, { relatedRequestId: extra.requestId }) }),
       );
     }

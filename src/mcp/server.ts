@@ -38,11 +38,8 @@ const toolListing = () =>
     annotations: { title: t.title, ...t.annotations },
   })));
 
-// The SDK's own CallToolRequestSchema would fail a non-object `arguments` as an internal error (-32603); the contract wants invalid params (-32602).
-const ToolCallRequest = z.object({
-  method: z.literal("tools/call"),
-  params: z.looseObject({ name: z.unknown().optional(), arguments: z.unknown().optional() }).default({ name: undefined, arguments: undefined }),
-});
+// Read as sent, not by the SDK's CallToolRequestSchema: that fails a non-object `arguments` as an internal error (-32603); the contract wants invalid params (-32602).
+type ToolCallParams = { name?: unknown; arguments?: unknown } & Record<string, unknown>;
 
 // The Tasks extension's requests: each names its task by the handle the call answered.
 const taskRequest = <M extends string>(method: M) =>
@@ -80,9 +77,10 @@ export class ToolServer {
     methods.on("tasks/update", TaskUpdate, (request) => this.tasks(request.params).update(request.params.taskId, request.params.inputResponses) as Promise<ServerResult>);
     methods.on("tasks/cancel", TaskCancel, (request) => this.tasks(request.params).cancel(request.params.taskId) as Promise<ServerResult>);
     methods.on("tools/list", ListToolsRequestSchema, (request) => inEra(request.params, { tools: toolListing() }, true));
-    methods.on("tools/call", ToolCallRequest, async (request, extra) => {
-      const result = await this.callTool(request.params, extra);
-      return "resultType" in result ? (result as ServerResult) : inEra(request.params, result);
+    methods.onRequest("tools/call", async (request, extra) => {
+      const params = (request.params ?? {}) as ToolCallParams;
+      const result = await this.callTool(params, extra);
+      return "resultType" in result ? (result as ServerResult) : inEra(params, result);
     });
   }
 
@@ -94,7 +92,7 @@ export class ToolServer {
     return new TaskChannel(sealer, principal, this.chats);
   }
 
-  private async callTool(params: { name?: unknown; arguments?: unknown } & Record<string, unknown>, extra: CallExtra): Promise<CallToolResult | TaskCreated | ElicitingResult> {
+  private async callTool(params: ToolCallParams, extra: CallExtra): Promise<CallToolResult | TaskCreated | ElicitingResult> {
     const { name, arguments: args = {} } = params;
     const tool = typeof name === "string" ? toolNamed(name) : undefined;
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `There is no tool named ${JSON.stringify(firstCharacters(String(name), 100))}; tools/list names them.`);
@@ -147,8 +145,8 @@ export class ToolServer {
   private elicitingCall(toolName: string, params: Record<string, unknown>, args: unknown): (ElicitingCall & { session?: boolean }) | undefined {
     const { sealer, principal } = this.native;
     const { waitSeconds = 0 } = args as { waitSeconds?: number };
-    const modes = requestModes(params);
     if (!sealer || !WAITING_TOOLS.has(toolName) || declaresTasks(params)) return undefined;
+    const modes = requestModes(params);
     const toolArgs = (params.arguments ?? {}) as Record<string, unknown>;
     // The 2025 revisions: the session's modes, sealed at initialize.
     if (!speaksModern(params)) {

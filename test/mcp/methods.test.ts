@@ -13,6 +13,7 @@ function table(): Methods {
   const methods = new Methods();
   methods.on("ping", PingRequestSchema, () => ({}));
   methods.on("echo", Echo, (request, extra) => ({ said: request.params.say, id: extra.requestId, token: extra._meta?.progressToken ?? null }) as unknown as ServerResult);
+  methods.onRequest("as-sent", (request) => ({ params: request.params ?? null }) as unknown as ServerResult);
   methods.on("mcp-error", z.object({ method: z.literal("mcp-error") }), () => {
     throw new McpError(ErrorCode.InvalidParams, "bad arguments", { field: "x" });
   });
@@ -52,6 +53,8 @@ const REQUESTS: JSONRPCRequest[] = [
   { jsonrpc: "2.0", id: 4, method: "rpc-error" },
   { jsonrpc: "2.0", id: 5, method: "crash" },
   { jsonrpc: "2.0", id: 6, method: "nowhere" },
+  { jsonrpc: "2.0", id: 7, method: "as-sent", params: { name: "x", arguments: [1], extra: { deep: true } } },
+  { jsonrpc: "2.0", id: 8, method: "as-sent" },
 ];
 
 describe("a call answered with one JSON body", () => {
@@ -72,6 +75,12 @@ describe("a call answered with one JSON body", () => {
     const refused = (await body(REQUESTS[2]!)) as { error: { code: number; message: string } };
     expect(refused.error.code).toBe(-32603);
     expect(refused.error.message).toContain("say");
+  });
+
+  it("hands a method without a schema its request as sent", async () => {
+    const body = async (request: JSONRPCRequest) => (await table().answer(request)).json();
+    expect(await body(REQUESTS[7]!)).toEqual({ jsonrpc: "2.0", id: 7, result: { params: { name: "x", arguments: [1], extra: { deep: true } } } });
+    expect(await body(REQUESTS[8]!)).toEqual({ jsonrpc: "2.0", id: 8, result: { params: null } });
   });
 
   it("passes the handler its id and progress token", async () => {
