@@ -4,7 +4,7 @@
 import autocannon from "autocannon";
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -45,6 +45,44 @@ async function load(url, { method = "GET", headers = {}, body, setupRequest } = 
     .map(([code, { count }]) => `${code}×${count}`)
     .concat(result.errors ? [`errors×${result.errors}`] : [], result.timeouts ? [`timeouts×${result.timeouts}`] : []);
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, bad, why, total: result.requests.total };
+}
+
+/**
+ * CPU time (ms) the Worker's own workerd process has used: the one wrangler started with an inspector, not its proxy in
+ * front. Linux only (/proc); null elsewhere. It leaves out what autocannon and the proxy spend on the same cores.
+ */
+function workerCpuMs(child) {
+  try {
+    const procs = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+    const stat = (pid) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    const parentOf = new Map(
+      procs.flatMap((pid) => {
+        try {
+          return [[pid, stat(pid)[1]]];
+        } catch {
+          return [];
+        }
+      }),
+    );
+    const under = (pid) => {
+      for (let p = pid; p && p !== "1"; p = parentOf.get(p)) if (p === String(child.pid)) return true;
+      return false;
+    };
+    const worker = procs.find((pid) => {
+      try {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+        return under(pid) && cmd.includes("workerd") && cmd.includes("--inspector-addr");
+      } catch {
+        return false;
+      }
+    });
+    if (!worker) return null;
+    const fields = stat(worker);
+    // utime and stime, in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
 }
 
 // Local Durable Object and D1 storage commit with fsync to the state folder. The main run keeps it
@@ -161,20 +199,38 @@ async function measure(root, label, chosen) {
     // call's) is the figure.
     const byName = new Map(scenarios.map(([n, , url, options]) => [n, { url, options }]));
     const twins = TWINS.filter(([a2a, v1]) => byName.has(a2a) && byName.has(v1) && chosen(a2a) && chosen(v1) && (!only || (only.test(a2a) && only.test(v1))));
-    if (twins.length) console.log(`\n${pad("channel's call", 38)}${pad("/v1 twin", 40)}${pad("req/s", 14)}${pad("cost ratio", 12)}target`);
+    if (twins.length)
+      console.log(`\n${pad("channel's call", 38)}${pad("/v1 twin", 40)}${pad("req/s", 14)}${pad("cost ratio", 12)}${pad("target", 12)}Worker CPU/request (call / twin)`);
     for (const [a2a, v1] of twins) {
       const rounds = [];
+      // The Worker's own CPU per request, pooled over every round of each side.
+      const cpu = { [a2a]: { ms: 0, requests: 0 }, [v1]: { ms: 0, requests: 0 } };
+      const measured = async (name) => {
+        const before = workerCpuMs(serviceChild);
+        const result = await load(byName.get(name).url, byName.get(name).options);
+        const after = workerCpuMs(serviceChild);
+        if (before !== null && after !== null) {
+          cpu[name].ms += after - before;
+          cpu[name].requests += result.total;
+        }
+        return result;
+      };
       for (let round = 0; round < ROUNDS; round++) {
         const first = round % 2 === 0 ? v1 : a2a;
-        const a = await load(byName.get(first).url, byName.get(first).options);
-        const b = await load(byName.get(first === v1 ? a2a : v1).url, byName.get(first === v1 ? a2a : v1).options);
+        const a = await measured(first);
+        const b = await measured(first === v1 ? a2a : v1);
         const [twin, call] = first === v1 ? [a, b] : [b, a];
         rounds.push({ cost: twin.rps / call.rps, twin: twin.rps, call: call.rps });
       }
       const mid = rounds.find((r) => r.cost === median(rounds.map((x) => x.cost)));
       const ok = mid.cost <= TWIN_COST_MAX;
       if (!ok) missed++;
-      console.log(`${pad(a2a, 38)}${pad(v1, 40)}${pad(`${mid.call.toFixed(0)} / ${mid.twin.toFixed(0)}`, 14)}${pad(mid.cost.toFixed(2), 12)}≤${TWIN_COST_MAX}${ok ? "" : " MISS"}`);
+      const perRequest = (side) => (side.requests ? (side.ms * 1000) / side.requests : null);
+      const [callCpu, twinCpu] = [perRequest(cpu[a2a]), perRequest(cpu[v1])];
+      const workerCpu = callCpu && twinCpu ? `${(callCpu / twinCpu).toFixed(2)} (${callCpu.toFixed(0)} / ${twinCpu.toFixed(0)} µs)` : "n/a";
+      console.log(
+        `${pad(a2a, 38)}${pad(v1, 40)}${pad(`${mid.call.toFixed(0)} / ${mid.twin.toFixed(0)}`, 14)}${pad(mid.cost.toFixed(2), 12)}${pad(`≤${TWIN_COST_MAX}${ok ? "" : " MISS"}`, 12)}${workerCpu}`,
+      );
     }
     if (rows.some((r) => r.bad > 0)) console.log(`\nThe service's log for this run: ${logFile}`);
     return missed;
