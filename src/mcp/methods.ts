@@ -56,7 +56,7 @@ export class Methods {
   }
 
   /** A request's response, as the SDK's Protocol would make it. */
-  async respond(request: JSONRPCRequest) {
+  private async respond(request: JSONRPCRequest) {
     const { id } = request;
     const entry = this.#entries.get(request.method);
     if (!entry) return { jsonrpc: "2.0", id, error: { code: ErrorCode.MethodNotFound, message: "Method not found" } };
