@@ -53,36 +53,46 @@ async function load(url, { method = "GET", headers = {}, body, setupRequest } = 
  */
 function workerCpuMs(child) {
   try {
-    const procs = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
-    const stat = (pid) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    const parentOf = new Map(
-      procs.flatMap((pid) => {
-        try {
-          return [[pid, stat(pid)[1]]];
-        } catch {
-          return [];
-        }
-      }),
-    );
-    const under = (pid) => {
-      for (let p = pid; p && p !== "1"; p = parentOf.get(p)) if (p === String(child.pid)) return true;
-      return false;
-    };
-    const worker = procs.find((pid) => {
-      try {
-        const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-        return under(pid) && cmd.includes("workerd") && cmd.includes("--inspector-addr");
-      } catch {
-        return false;
-      }
-    });
-    if (!worker) return null;
-    const fields = stat(worker);
+    const fields = procStat(workerPid(child));
     // utime and stime, in clock ticks of 10 ms.
     return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
     return null;
   }
+}
+
+const procStat = (pid) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+// The Worker's process does not change while wrangler runs: found once, by one walk of /proc.
+const workerPids = new WeakMap();
+
+/** The workerd process under wrangler's child that carries the inspector (the Worker, not the proxy). */
+function workerPid(child) {
+  if (workerPids.has(child)) return workerPids.get(child);
+  const procs = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  const parentOf = new Map(
+    procs.flatMap((pid) => {
+      try {
+        return [[pid, procStat(pid)[1]]];
+      } catch {
+        return [];
+      }
+    }),
+  );
+  const under = (pid) => {
+    for (let p = pid; p && p !== "1"; p = parentOf.get(p)) if (p === String(child.pid)) return true;
+    return false;
+  };
+  const worker = procs.find((pid) => {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      return under(pid) && cmd.includes("workerd") && cmd.includes("--inspector-addr");
+    } catch {
+      return false;
+    }
+  });
+  if (!worker) throw new Error("no workerd with an inspector under this wrangler");
+  workerPids.set(child, worker);
+  return worker;
 }
 
 // Local Durable Object and D1 storage commit with fsync to the state folder. The main run keeps it
