@@ -11,7 +11,7 @@ import {
   type ServerResult,
 } from "@modelcontextprotocol/sdk/types.js";
 
-/** What a handler may use of its call: the request's id, the client's cancellation, and what goes back to the client on the call's event stream. */
+/** What a handler may use of its call: the request's id, its signal (the client's cancellation or hang-up), and what goes back to the client on the call's event stream. */
 export type CallExtra = {
   requestId: RequestId;
   signal: AbortSignal;
@@ -49,18 +49,22 @@ export class Methods {
     this.#entries.set(method, { schema: undefined, handle: handle as Handler });
   }
 
-  /** The answer to a message that answers with one JSON body: its response (200), or 202 for a notification (this stateless server acts on none). */
-  async answer(message: JSONRPCMessage): Promise<Response> {
+  /**
+   * The answer to a message that answers with one JSON body: its response (200), or 202 for a notification (this
+   * stateless server acts on none). `hangUp` is the call's signal: only the client's going away ends it, since a
+   * notifications/cancelled is a request of its own, to another server.
+   */
+  async answer(message: JSONRPCMessage, hangUp: AbortSignal): Promise<Response> {
     if (!("id" in message) || !("method" in message)) return new Response(null, { status: 202 });
-    return Response.json(await this.respond(message));
+    return Response.json(await this.respond(message, hangUp));
   }
 
   /** A request's response, as the SDK's Protocol would make it. */
-  private async respond(request: JSONRPCRequest) {
+  private async respond(request: JSONRPCRequest, signal: AbortSignal) {
     const { id } = request;
     const entry = this.#entries.get(request.method);
     if (!entry) return { jsonrpc: "2.0", id, error: { code: ErrorCode.MethodNotFound, message: "Method not found" } };
-    const extra: CallExtra = { requestId: id, signal: NEVER, _meta: request.params?._meta as CallExtra["_meta"], sendNotification: NO_STREAM, sendRequest: NO_STREAM };
+    const extra: CallExtra = { requestId: id, signal, _meta: request.params?._meta as CallExtra["_meta"], sendNotification: NO_STREAM, sendRequest: NO_STREAM };
     try {
       const result = await entry.handle((entry.schema ? parseWithCompat(entry.schema, request) : request) as never, extra);
       return { result, jsonrpc: "2.0", id };
@@ -69,19 +73,20 @@ export class Methods {
     }
   }
 
-  /** Each method on the SDK's Protocol, for a call answered as an event stream. */
-  onProtocol(server: Protocol<ServerRequest, ServerNotification, ServerResult>): void {
+  /** Each method on the SDK's Protocol, for a call answered as an event stream: its signal fires on the Protocol's cancellation or on `hangUp`. */
+  onProtocol(server: Protocol<ServerRequest, ServerNotification, ServerResult>, hangUp: AbortSignal): void {
     for (const [method, { schema, handle }] of this.#entries) {
       // The Protocol finds a handler's method in its schema; this one keeps every member as it was sent.
       server.setRequestHandler((schema ?? z.looseObject({ method: z.literal(method) })) as never, (request: never, extra: Omit<CallExtra, "sendRequest">) =>
-        handle(request, { ...extra, sendRequest: async (message) => server.transport?.send(message, { relatedRequestId: extra.requestId }) }),
+        handle(request, {
+          ...extra,
+          signal: AbortSignal.any([extra.signal, hangUp]),
+          sendRequest: async (message) => server.transport?.send(message, { relatedRequestId: extra.requestId }),
+        }),
       );
     }
   }
 }
-
-// No one cancels a call answered with one JSON body: a notifications/cancelled is a request of its own, to another server.
-const NEVER = new AbortController().signal;
 
 /** A handler's error as the SDK's Protocol frames it: its own integer code, or internal error (-32603). */
 function errorOf(error: unknown) {

@@ -45,7 +45,8 @@ const sameSiteOrigins = createMiddleware<GatedEnv>(async (c, next) => {
   if (origin === undefined && c.req.method !== "OPTIONS") {
     // CORS headers are for a browser, which always sends Origin: without one, only Vary (about 0.05 ms of each call otherwise).
     await next();
-    c.header("vary", "Origin", { append: true });
+    // On the answer itself: Hono's c.header after the handler would copy the whole Response to add one header.
+    c.res.headers.append("vary", "Origin");
     return;
   }
   if (origin !== undefined && !config(c.env).appOrigins.includes(origin)) throw new ApiError(403, "forbidden", "Requests from this Origin are not accepted on /mcp.");
@@ -120,9 +121,6 @@ export function createMcpRoutes() {
       const { method, id } = message as { method: string; id: string | number };
       return c.json({ jsonrpc: "2.0", id, error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${firstCharacters(method, 100)}` } }, 404);
     }
-    const hangUp = new AbortController();
-    // The request's own signal (enable_request_signal) fires when the client goes away, also while a JSON answer is still being made.
-    const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
     const sealer = state ? new Sealer(state) : undefined;
     const principal = c.get("caller").gateName;
     const chats = chatService(c);
@@ -135,18 +133,20 @@ export function createMcpRoutes() {
       return c.body(null, 202);
     }
     const sessionModes = sealer && era.kind === "legacy" ? await sealedSessionModes(sealer, principal, c.req.header("mcp-session-id") ?? null) : NO_MODES;
-    const server = new ToolServer(chats, c.get("requestId"), gone, (work) => c.executionCtx.waitUntil(work), { sealer, principal, sessionModes });
+    const server = new ToolServer(chats, c.get("requestId"), (work) => c.executionCtx.waitUntil(work), { sealer, principal, sessionModes });
     // A call that may send progress (or, in an eliciting session, a question) answers as an event stream; everything else as one JSON body.
     const shape = callShape(message, sealer !== undefined, sessionModes.form || sessionModes.url);
     // A call that waits is kept alive like a chat's stream, so its hang-up is noticed whatever the platform tells.
-    if (shape.progress) {
+    if (shape.progress || shape.wait) {
+      const hangUp = new AbortController();
+      const signal = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
+      if (!shape.progress) return liveJsonAnswer(server.methods.answer(message, signal), hangUp);
       const transport = new WebStandardStreamableHTTPServerTransport();
-      await new StreamServer(server.methods).connect(transport);
+      await new StreamServer(server.methods, signal).connect(transport);
       return liveEventStream(await transport.handleRequest(forLegacyTransport(c.req.raw, era), { parsedBody: message }), hangUp);
     }
-    const answer = server.methods.answer(message);
-    if (shape.wait) return liveJsonAnswer(answer, hangUp);
-    const answered = await answer;
+    // The request's own signal (enable_request_signal) fires when the client goes away, also while a JSON answer is still being made.
+    const answered = await server.methods.answer(message, c.req.raw.signal);
     // An initialize from a client that declared elicitation: its modes, sealed, come back with every request.
     if (server.sessionId) answered.headers.set("mcp-session-id", server.sessionId);
     return answered;

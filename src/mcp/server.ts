@@ -64,7 +64,6 @@ export class ToolServer {
   constructor(
     private readonly chats: ChatService,
     private readonly requestId: string,
-    private readonly hangUp: AbortSignal,
     private readonly waitUntil: (work: Promise<unknown>) => void,
     private readonly native: NativeChannels,
   ) {
@@ -109,7 +108,7 @@ export class ToolServer {
         : (update: { progress: number; message: string }) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...update } });
     let answer: Served<unknown>;
     try {
-      const context: ToolContext = { chats: this.chats, requestId: this.requestId, signal: AbortSignal.any([extra.signal, this.hangUp]), progress };
+      const context: ToolContext = { chats: this.chats, requestId: this.requestId, signal: extra.signal, progress };
       const eliciting = this.elicitingCall(tool.name, params, parsed.data);
       if (eliciting) return await this.elicit(tool, eliciting, params, parsed.data, context, extra.sendRequest);
       // A retry that cannot be verified here (no key to open it, or it now declares tasks) sends nothing, never the message again.

@@ -8,9 +8,9 @@ import type { Methods } from "./methods";
  * requests, logging, elicitation), at the price of bundling Ajv (about 43 KB of gzip, constructed even when unused).
  */
 export class StreamServer extends Protocol<ServerRequest, ServerNotification, ServerResult> {
-  constructor(methods: Methods) {
+  constructor(methods: Methods, hangUp: AbortSignal) {
     super();
-    methods.onProtocol(this);
+    methods.onProtocol(this, hangUp);
   }
 
   // This server sends no requests of its own but through a call's sendRequest, and runs nothing as a task; notifications are progress only.

@@ -8,6 +8,9 @@ import { RpcError } from "../../src/mcp/tasks";
 
 const Echo = z.object({ method: z.literal("echo"), params: z.looseObject({ say: z.string() }) });
 
+// A client still there.
+const OPEN = new AbortController().signal;
+
 /** A table whose handlers answer, or throw each kind of error a handler throws. */
 function table(): Methods {
   const methods = new Methods();
@@ -20,6 +23,8 @@ function table(): Methods {
   methods.on("rpc-error", z.object({ method: z.literal("rpc-error") }), () => {
     throw new RpcError(-32602, "exactly this");
   });
+  // Whether the call's signal had fired by the time the handler looked.
+  methods.onRequest("hung-up", (_request, extra) => ({ aborted: extra.signal.aborted }) as unknown as ServerResult);
   methods.on("crash", z.object({ method: z.literal("crash") }), async () => {
     throw new Error("the handler broke");
   });
@@ -27,7 +32,7 @@ function table(): Methods {
 }
 
 /** The same request through the SDK's Protocol, as a call answered as an event stream is. */
-async function throughProtocol(request: JSONRPCRequest): Promise<JSONRPCMessage> {
+async function throughProtocol(request: JSONRPCRequest, hangUp = OPEN): Promise<JSONRPCMessage> {
   const sent: JSONRPCMessage[] = [];
   let answered!: () => void;
   const done = new Promise<void>((resolve) => (answered = resolve));
@@ -39,7 +44,7 @@ async function throughProtocol(request: JSONRPCRequest): Promise<JSONRPCMessage>
       if ("result" in message || "error" in message) answered();
     },
   };
-  await new StreamServer(table()).connect(transport);
+  await new StreamServer(table(), hangUp).connect(transport);
   transport.onmessage?.(request);
   await done;
   return sent.at(-1)!;
@@ -59,14 +64,14 @@ const REQUESTS: JSONRPCRequest[] = [
 
 describe("a call answered with one JSON body", () => {
   it.each(REQUESTS.map((r) => [r.method, r.id, r]))("%s (id %s): answered exactly as the SDK's Protocol answers it", async (_m, _id, request) => {
-    const answer = await table().answer(request);
+    const answer = await table().answer(request, OPEN);
     expect(answer.status).toBe(200);
     expect(answer.headers.get("content-type")).toBe("application/json");
     expect(await answer.json()).toEqual(await throughProtocol(request));
   });
 
   it("frames each error as the contract's clients read it", async () => {
-    const body = async (request: JSONRPCRequest) => (await table().answer(request)).json();
+    const body = async (request: JSONRPCRequest) => (await table().answer(request, OPEN)).json();
     expect(await body(REQUESTS[3]!)).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32602, message: "MCP error -32602: bad arguments", data: { field: "x" } } });
     expect(await body(REQUESTS[4]!)).toEqual({ jsonrpc: "2.0", id: 4, error: { code: -32602, message: "exactly this" } });
     expect(await body(REQUESTS[5]!)).toEqual({ jsonrpc: "2.0", id: 5, error: { code: -32603, message: "the handler broke" } });
@@ -78,17 +83,26 @@ describe("a call answered with one JSON body", () => {
   });
 
   it("hands a method without a schema its request as sent", async () => {
-    const body = async (request: JSONRPCRequest) => (await table().answer(request)).json();
+    const body = async (request: JSONRPCRequest) => (await table().answer(request, OPEN)).json();
     expect(await body(REQUESTS[7]!)).toEqual({ jsonrpc: "2.0", id: 7, result: { params: { name: "x", arguments: [1], extra: { deep: true } } } });
     expect(await body(REQUESTS[8]!)).toEqual({ jsonrpc: "2.0", id: 8, result: { params: null } });
   });
 
   it("passes the handler its id and progress token", async () => {
-    expect(await (await table().answer(REQUESTS[1]!)).json()).toEqual({ jsonrpc: "2.0", id: "e", result: { said: "hi", id: "e", token: 9 } });
+    expect(await (await table().answer(REQUESTS[1]!, OPEN)).json()).toEqual({ jsonrpc: "2.0", id: "e", result: { said: "hi", id: "e", token: 9 } });
+  });
+
+  it("gives the handler the call's hang-up as its signal, on either way of answering", async () => {
+    const request: JSONRPCRequest = { jsonrpc: "2.0", id: 9, method: "hung-up" };
+    const gone = AbortSignal.abort();
+    expect(await (await table().answer(request, gone)).json()).toMatchObject({ result: { aborted: true } });
+    expect(await (await table().answer(request, OPEN)).json()).toMatchObject({ result: { aborted: false } });
+    expect(await throughProtocol(request, gone)).toMatchObject({ result: { aborted: true } });
+    expect(await throughProtocol(request, OPEN)).toMatchObject({ result: { aborted: false } });
   });
 
   it("accepts a notification with 202 and no body", async () => {
-    const answer = await table().answer({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const answer = await table().answer({ jsonrpc: "2.0", method: "notifications/initialized" }, OPEN);
     expect(answer.status).toBe(202);
     expect(await answer.text()).toBe("");
   });
