@@ -3,6 +3,8 @@ import type { AppEnv } from "../env";
 import { invalidRequest } from "./problem";
 
 const JSON_MEDIA_TYPE = /^application\/([a-z0-9.-]+\+)?json$/i;
+// One decode at a time, never streamed, so one decoder serves every request (making one costs more than the decode of a small body).
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** The charset parameter of a media type's parameters (RFC 9110: `name=value` or `name="value"`), if any. */
 function charsetOf(params: string[]): string | undefined {
@@ -51,7 +53,7 @@ export const jsonBodyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const bytes = await c.req.arrayBuffer();
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    text = STRICT_UTF8.decode(bytes);
   } catch {
     throw invalidRequest("The request body is not valid UTF-8.", [{ path: "(body)", message: "not valid UTF-8" }]);
   }

@@ -13,6 +13,22 @@ describe("JSON request bodies", () => {
     expect((await call("GET", chatsPath(w), { token: w.token })).json.items).toEqual([]);
   });
 
+  it("reads each body on its own: one cut inside a character leaves nothing behind for the next", async ({ w }) => {
+    const encode = (text: string) => new TextEncoder().encode(text);
+    const post = (raw: Uint8Array) => call("POST", chatsPath(w), { token: w.token, raw, headers: { "content-type": "application/json" } });
+    // Ends on the first byte of "é": a decoder kept between requests must not carry it into the next body.
+    expectProblem(await post(new Uint8Array([...encode('{"title":"caf'), 0xc3])), 400, "invalid_request");
+    const next = await post(encode('{"title":"café"}'));
+    expect(next.status).toBe(201);
+    expect(next.json.title).toBe("café");
+    // A byte order mark is dropped, as UTF-8 decoding does, on every body and not only the first.
+    for (const title of ["first BOM", "second BOM"]) {
+      const r = await post(new Uint8Array([0xef, 0xbb, 0xbf, ...encode(JSON.stringify({ title }))]));
+      expect(r.status).toBe(201);
+      expect(r.json.title).toBe(title);
+    }
+  });
+
   it("refuses a string with an unpaired surrogate escape, which storage would keep as U+FFFD, and accepts a whole pair", async ({ w }) => {
     const chat = (await call("POST", chatsPath(w), { token: w.token, body: { title: "surrogates" } })).json;
     const sendRaw = (raw: string) =>
