@@ -12,7 +12,18 @@ import { fanOut } from "./bench/fanout.mjs";
 import { adminClient, projectDir, startWranglerDev, stopWranglerDev, waitUntilUp } from "./lib.mjs";
 import { seedDemoData } from "./seed-data.mjs";
 
-const { values } = parseArgs({ options: { duration: { type: "string", default: "5" }, connections: { type: "string", default: "16" }, rounds: { type: "string", default: "3" } } });
+const { values } = parseArgs({
+  options: {
+    duration: { type: "string", default: "5" },
+    connections: { type: "string", default: "16" },
+    rounds: { type: "string", default: "3" },
+    // The twins' CPU per request inside the Worker alone (npm run bench:in-worker), instead of the load through HTTP.
+    "in-worker": { type: "boolean", default: false },
+    requests: { type: "string", default: "2000" },
+  },
+});
+const IN_WORKER = values["in-worker"];
+const LOOP_REQUESTS = Number(values.requests);
 const ROUNDS = Number(values.rounds);
 const DURATION = Number(values.duration);
 const CONNECTIONS = Number(values.connections);
@@ -144,6 +155,13 @@ const TWIN_COST_MAX = 1.05;
 // BENCH_ONLY=regex runs the matching scenarios alone, for profiling one path.
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
 const pad = (s, n) => String(s).padEnd(n);
+if (IN_WORKER) {
+  console.log(
+    `\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}; ${LOOP_REQUESTS} requests in a row inside the Worker per side, ${ROUNDS} rounds, median CPU per request`,
+  );
+  await measure(stateRoot, stateRoot.startsWith("/dev/shm") ? "tmpfs" : "disk", () => true);
+  process.exit(0);
+}
 const bareChild = startWranglerDev({ quiet: true, port: barePort, inspectorPort: barePort + 1, cwd: join(projectDir, "scripts/bench/bare"), extraArgs: ["--log-level", "error"] });
 try {
   await waitUntilUp(bare, bareChild, { path: "/" });
@@ -175,10 +193,19 @@ async function measure(root, label, chosen) {
       logFile,
       port: servicePort,
       inspectorPort: servicePort + 1,
-      extraArgs: ["--log-level", "warn", "--persist-to", state, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
+      // The entry after a flag of one value: right after --var (an array), it would be read as one more var.
+      extraArgs: [
+        "--log-level",
+        "warn",
+        ...(IN_WORKER ? ["scripts/bench/in-worker.ts"] : []),
+        "--persist-to",
+        state,
+        ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+      ],
     });
     await waitUntilUp(service, serviceChild);
     const scenarios = await seed(service);
+    if (IN_WORKER) return await twinsInWorker(service, scenarios, serviceChild);
     const rows = [];
     const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     for (const [name, target, url, options] of scenarios.filter(([n]) => chosen(n) && (!only || only.test(n)))) {
@@ -248,6 +275,46 @@ async function measure(root, label, chosen) {
     if (serviceChild) stopWranglerDev(serviceChild);
     rmSync(state, { recursive: true, force: true });
   }
+}
+
+/**
+ * Each twin whose requests are all alike, sent LOOP_REQUESTS times in a row from inside the Worker (POST /loop of
+ * scripts/bench/in-worker.ts): the Worker's own CPU per request, with neither wrangler's proxy nor autocannon taking
+ * the cores meanwhile. Rounds alternate which side goes first; the figure is each side's median.
+ */
+async function twinsInWorker(service, scenarios, serviceChild) {
+  const byName = new Map(scenarios.map(([n, , url, options]) => [n, { url, ...options }]));
+  const alike = (name) => byName.has(name) && !byName.get(name).setupRequest;
+  const pairs = TWINS.filter(([call, twin]) => alike(call) && alike(twin) && (!only || (only.test(call) && only.test(twin))));
+  const cpuPerRequest = async (name) => {
+    const { url, method = "GET", headers = {}, body } = byName.get(name);
+    const before = workerCpuMs(serviceChild);
+    const answer = await fetch(`${service}/loop`, { method: "POST", body: JSON.stringify({ n: LOOP_REQUESTS, url, method, headers, body }) });
+    const { statuses } = await answer.json();
+    const after = workerCpuMs(serviceChild);
+    if (Object.keys(statuses).some((status) => !status.startsWith("2"))) throw new Error(`${name} answered ${JSON.stringify(statuses)}`);
+    return ((after - before) * 1000) / LOOP_REQUESTS;
+  };
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  console.log(`\n${pad("channel's call", 38)}${pad("/v1 twin", 40)}${pad("CPU µs/request", 18)}ratio   rounds (call / twin)`);
+  // The seed's own work (the agent answering its messages, their events) done first: it would land on the first rounds.
+  for (let waited = 0, last = workerCpuMs(serviceChild); waited < 60_000; waited += 500) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = workerCpuMs(serviceChild);
+    if (now - last <= 10) break;
+    last = now;
+  }
+  // Every twin's calls once first, whichever pairs run: a deployed isolate serves them mixed, and what ran before
+  // changes what the JIT made of the shared code (MCP get_submission measured 1.16 of its twin as the first pair, 1.04 after A2A's).
+  for (const name of new Set(TWINS.flat().filter(alike))) await cpuPerRequest(name);
+  for (const [call, twin] of pairs) {
+    const cpu = { [call]: [], [twin]: [] };
+    for (let round = 0; round < ROUNDS; round++) for (const name of round % 2 ? [call, twin] : [twin, call]) cpu[name].push(await cpuPerRequest(name));
+    const [a, b] = [median(cpu[call]), median(cpu[twin])];
+    const rounds = cpu[call].map((x, i) => `${x.toFixed(0)}/${cpu[twin][i].toFixed(0)}`).join(" ");
+    console.log(`${pad(call, 38)}${pad(twin, 40)}${pad(`${a.toFixed(0)} / ${b.toFixed(0)}`, 18)}${pad((a / b).toFixed(2), 8)}${rounds}`);
+  }
+  return 0;
 }
 
 function migrate(state) {
