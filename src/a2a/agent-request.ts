@@ -70,11 +70,13 @@ export function resumePoint(c: Context): number | undefined | "bad" {
 
 /**
  * One A2A request of an admitted caller, whichever binding: the project's agent (every error it throws kept), the
- * call context with the extensions asked for, the headers echoing those served, and the hang-up that ends its waits.
+ * call context with the extensions asked for, the headers echoing those served, and the hang-up that ends its waits
+ * (`live`: the answer is kept alive, as a stream or a blocking send's, so a hang-up can be noticed before the request's signal).
  */
-export function agentRequest(c: Context<GatedEnv>, resume: number | undefined, version: string) {
+export function agentRequest(c: Context<GatedEnv>, resume: number | undefined, version: string, live: boolean) {
   const hangUp = new AbortController();
-  const gone = AbortSignal.any([c.req.raw.signal, hangUp.signal]);
+  // Only an answer kept alive (a stream, a blocking send) notices a hang-up beyond the request's own signal.
+  const gone = live ? AbortSignal.any([c.req.raw.signal, hangUp.signal]) : c.req.raw.signal;
   const projectAgent = new ProjectAgent(c, projectIdOf(c), chatService(c), gone, resume, version === "1.0" ? "1.0" : "0.3");
   const { handler: agent, errors } = keepingErrors(projectAgent, c.get("requestId"));
   const requested = (c.req.header("a2a-extensions") ?? "")

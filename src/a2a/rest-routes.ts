@@ -112,7 +112,7 @@ async function serve(c: Context<GatedEnv>): Promise<Response> {
   }
   const resume = resumePoint(c);
   if (resume === "bad") return asJson(malformed("Last-Event-ID must be a non-negative integer."));
-  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, resume, version);
+  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, resume, version, STREAMING.has(operation.method) || operation.method === "SendMessage");
   // The transport turns what the handler threw into a JSON-RPC error: the error itself (kept) is what this binding shows.
   // The transport's own refusal (the method's params, before the handler is called) is the one kind it makes itself.
   const failed = (answer: Answer) => refusal() ?? asJson(errors[0] ?? malformed(answer.error!.message), headers);

@@ -142,7 +142,7 @@ async function jsonRpc(c: Context<GatedEnv>): Promise<Response> {
   }
   const resume = resumePoint(c);
   if (resume === "bad") return c.json({ jsonrpc: "2.0", id, error: JsonRpcTransportHandler.mapToJSONRPCError(malformed("Last-Event-ID must be a non-negative integer.")) });
-  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, resume, version ?? "0.3");
+  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, resume, version ?? "0.3", STREAMING.has(method) || BLOCKING.has(method));
   const transport = legacy ? new LegacyJsonRpcTransportHandler(agent) : new JsonRpcTransportHandler(agent);
   const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
   const errorAnswer = (error: unknown): JsonRpcResponse => withDetails({ jsonrpc: "2.0", id, error: mapError(error) }, error);
