@@ -304,8 +304,8 @@ async function twinsInWorker(service, scenarios, serviceChild) {
     if (now - last <= 10) break;
     last = now;
   }
-  // Every twin's calls once first, whichever pairs run: a deployed isolate serves them mixed, and what ran before
-  // changes what the JIT made of the shared code (MCP get_submission measured 1.16 of its twin as the first pair, 1.04 after A2A's).
+  // Every twin's calls once first, whichever pairs run: a deployed isolate serves them mixed, and what ran before may
+  // change what the JIT makes of the code both sides share, so a pair measured alone is measured as in a full run.
   for (const name of new Set(TWINS.flat().filter(alike))) await cpuPerRequest(name);
   for (const [call, twin] of pairs) {
     const cpu = { [call]: [], [twin]: [] };
