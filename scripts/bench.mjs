@@ -155,6 +155,7 @@ const TWIN_COST_MAX = 1.05;
 // BENCH_ONLY=regex runs the matching scenarios alone, for profiling one path.
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
 const pad = (s, n) => String(s).padEnd(n);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 if (IN_WORKER) {
   console.log(
     `\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}; ${LOOP_REQUESTS} requests in a row inside the Worker per side, ${ROUNDS} rounds, median CPU per request`,
@@ -207,7 +208,6 @@ async function measure(root, label, chosen) {
     const scenarios = await seed(service);
     if (IN_WORKER) return await twinsInWorker(service, scenarios, serviceChild);
     const rows = [];
-    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     for (const [name, target, url, options] of scenarios.filter(([n]) => chosen(n) && (!only || only.test(n)))) {
       await load(url, options, 2); // warm caches and the objects
       // Alternate bare and service runs and keep the median ratio: the machine's noise hits both.
@@ -286,6 +286,7 @@ async function twinsInWorker(service, scenarios, serviceChild) {
   const byName = new Map(scenarios.map(([n, , url, options]) => [n, { url, ...options }]));
   const alike = (name) => byName.has(name) && !byName.get(name).setupRequest;
   const pairs = TWINS.filter(([call, twin]) => alike(call) && alike(twin) && (!only || (only.test(call) && only.test(twin))));
+  if (workerCpuMs(serviceChild) === null) throw new Error("bench:in-worker reads the Worker's CPU from /proc: Linux only.");
   const cpuPerRequest = async (name) => {
     const { url, method = "GET", headers = {}, body } = byName.get(name);
     const before = workerCpuMs(serviceChild);
@@ -295,7 +296,6 @@ async function twinsInWorker(service, scenarios, serviceChild) {
     if (Object.keys(statuses).some((status) => !status.startsWith("2"))) throw new Error(`${name} answered ${JSON.stringify(statuses)}`);
     return ((after - before) * 1000) / LOOP_REQUESTS;
   };
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log(`\n${pad("channel's call", 38)}${pad("/v1 twin", 40)}${pad("CPU µs/request", 18)}ratio   rounds (call / twin)`);
   // The seed's own work (the agent answering its messages, their events) done first: it would land on the first rounds.
   for (let waited = 0, last = workerCpuMs(serviceChild); waited < 60_000; waited += 500) {
