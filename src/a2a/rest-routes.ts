@@ -112,7 +112,9 @@ async function serve(c: Context<GatedEnv>): Promise<Response> {
   }
   const resume = resumePoint(c);
   if (resume === "bad") return asJson(malformed("Last-Event-ID must be a non-negative integer."));
-  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, resume, version, STREAMING.has(operation.method) || operation.method === "SendMessage");
+  const streaming = STREAMING.has(operation.method);
+  const blocking = operation.method === "SendMessage";
+  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, resume, version, streaming || blocking);
   // The transport turns what the handler threw into a JSON-RPC error: the error itself (kept) is what this binding shows.
   // The transport's own refusal (the method's params, before the handler is called) is the one kind it makes itself.
   const failed = (answer: Answer) => refusal() ?? asJson(errors[0] ?? malformed(answer.error!.message), headers);
@@ -121,7 +123,7 @@ async function serve(c: Context<GatedEnv>): Promise<Response> {
   if (refused) return asJson(refused, headers);
   const request = { jsonrpc: "2.0", id: 0, method: operation.method, params };
   const transport = new JsonRpcTransportHandler(agent);
-  if (STREAMING.has(operation.method)) {
+  if (streaming) {
     const handled = (await transport.handle(request, context)) as Answer | AsyncGenerator<Answer>;
     if (!(Symbol.asyncIterator in handled)) return failed(handled);
     // Each event is the StreamResponse itself; an error after the stream began is an `error` event with the error body.
@@ -143,5 +145,5 @@ async function serve(c: Context<GatedEnv>): Promise<Response> {
     const done = operation.method === "DeleteTaskPushNotificationConfig" ? new Response(null, { status: 204, headers }) : undefined;
     return refusal() ?? done ?? Response.json(handled.result ?? {}, { headers: { ...headers, "content-type": A2A_JSON } });
   })();
-  return operation.method === "SendMessage" ? blockingAnswer(answer, hangUp, { ...headers, "content-type": A2A_JSON }) : answer;
+  return blocking ? blockingAnswer(answer, hangUp, { ...headers, "content-type": A2A_JSON }) : answer;
 }

@@ -142,13 +142,15 @@ async function jsonRpc(c: Context<GatedEnv>): Promise<Response> {
   }
   const resume = resumePoint(c);
   if (resume === "bad") return c.json({ jsonrpc: "2.0", id, error: JsonRpcTransportHandler.mapToJSONRPCError(malformed("Last-Event-ID must be a non-negative integer.")) });
-  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, resume, version ?? "0.3", STREAMING.has(method) || BLOCKING.has(method));
+  const streaming = STREAMING.has(method);
+  const blocking = BLOCKING.has(method);
+  const { agent, errors, context, headers, hangUp, refusal } = agentRequest(c, resume, version ?? "0.3", streaming || blocking);
   const transport = legacy ? new LegacyJsonRpcTransportHandler(agent) : new JsonRpcTransportHandler(agent);
   const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
   const errorAnswer = (error: unknown): JsonRpcResponse => withDetails({ jsonrpc: "2.0", id, error: mapError(error) }, error);
   const refused = refusedParams((request as { params?: unknown }).params);
   if (refused) return c.json(errorAnswer(refused), 200, headers);
-  if (STREAMING.has(method)) {
+  if (streaming) {
     const answer = (await transport.handle(request as Record<string, unknown>, context)) as JsonRpcResponse | AsyncGenerator<JsonRpcResponse>;
     if (!(Symbol.asyncIterator in answer)) return refusal() ?? c.json(withDetails(answer, errors[0]), 200, headers);
     const frame = (event: JsonRpcResponse) => {
@@ -167,5 +169,5 @@ async function jsonRpc(c: Context<GatedEnv>): Promise<Response> {
     const result = (await transport.handle(request as Record<string, unknown>, context)) as JsonRpcResponse;
     return refusal() ?? Response.json(withDetails(result, errors[0]), { headers });
   })();
-  return BLOCKING.has(method) ? blockingAnswer(answer, hangUp, headers) : answer;
+  return blocking ? blockingAnswer(answer, hangUp, headers) : answer;
 }
